@@ -1,0 +1,42 @@
+// One function per verdict kind about a communicator. Each looks only at its own
+// condition and returns a verdict when it holds; choosing among several is the detector's
+// job (see detector.h). The exact rules are written up in core/detect/README.md.
+#ifndef NCCLWATCH_CORE_DETECT_COMM_RULES_H_
+#define NCCLWATCH_CORE_DETECT_COMM_RULES_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "core/detect/comm_group.h"
+#include "core/detect/detect_config.h"
+#include "core/detect/verdict.h"
+
+namespace ncclwatch::detect {
+
+struct RuleContext {
+  const CommGroup& group;
+  const DetectConfig& config;
+  uint64_t now_ns;
+  uint64_t stall_ns;  // threshold for this communicator (adaptive or configured)
+};
+
+// now - since, or 0 when since lies in the future (clocks of one host only).
+inline uint64_t Age(uint64_t now_ns, uint64_t since_ns) {
+  return now_ns > since_ns ? now_ns - since_ns : 0;
+}
+
+// Ranks disagree on what collective #N is. No threshold.
+std::optional<Verdict> CheckMismatch(const RuleContext& context);
+// A rank's process is gone while live peers wait on an incomplete collective.
+std::optional<Verdict> CheckRankExited(const RuleContext& context);
+// Some rank's init has not finished within the configured threshold.
+std::optional<Verdict> CheckInitHang(const RuleContext& context);
+// Some visible ranks joined #N, other visible ranks have not, for longer than stall_ns.
+std::optional<Verdict> CheckStraggler(const RuleContext& context);
+// Every visible rank joined #N and it has not completed for longer than stall_ns
+// (longer still for a rank alone on this host).
+std::optional<Verdict> CheckCollectiveHang(const RuleContext& context);
+
+}  // namespace ncclwatch::detect
+
+#endif  // NCCLWATCH_CORE_DETECT_COMM_RULES_H_

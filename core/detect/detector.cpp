@@ -1,0 +1,69 @@
+#include "core/detect/detector.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "core/detect/cadence.h"
+#include "core/detect/comm_group.h"
+#include "core/detect/comm_rules.h"
+#include "core/detect/evidence.h"
+#include "core/detect/sync_rule.h"
+
+namespace ncclwatch::detect {
+namespace {
+
+std::optional<Verdict> MostImportantFor(const RuleContext& context) {
+  for (auto rule : {CheckMismatch, CheckRankExited, CheckInitHang}) {
+    if (std::optional<Verdict> verdict = rule(context)) return verdict;
+  }
+  std::optional<Verdict> straggler = CheckStraggler(context);
+  std::optional<Verdict> hang = CheckCollectiveHang(context);
+  if (straggler && hang && hang->seq < straggler->seq) {
+    hang->notes.push_back("rank(s) " + FormatRanks(straggler->culprit_ranks) +
+                          " have not joined the later #" + std::to_string(straggler->seq) +
+                          ", likely because of this hang");
+    return hang;
+  }
+  return straggler ? straggler : hang;
+}
+
+// Blocked syncs of the communicator's ranks explain what their host threads wait on.
+void AddSyncNotes(const CommGroup& group, uint64_t now_ns, Verdict& verdict) {
+  for (const CommMember& member : group.members) {
+    if (std::optional<SyncSlotView> sync = LongestBlockedSync(*member.process)) {
+      verdict.notes.push_back(DescribeBlockedSync(member.rank(), *sync, now_ns));
+    }
+  }
+}
+
+bool ComesFirst(const Verdict& a, const Verdict& b) {
+  return std::tuple(Priority(a.kind), a.comm_hash, a.subject_pid) <
+         std::tuple(Priority(b.kind), b.comm_hash, b.subject_pid);
+}
+
+}  // namespace
+
+std::vector<Verdict> Classify(const HostView& view, const DetectConfig& config, uint64_t now_ns) {
+  std::vector<Verdict> verdicts;
+  std::set<const ProcessView*> explained;  // processes already covered by a comm verdict
+  for (const CommGroup& group : GroupByComm(view)) {
+    RuleContext context{group, config, now_ns, StallThresholdFor(group, config)};
+    std::optional<Verdict> verdict = MostImportantFor(context);
+    if (!verdict) continue;
+    AddSyncNotes(group, now_ns, *verdict);
+    for (const CommMember& member : group.members) explained.insert(member.process);
+    verdicts.push_back(std::move(*verdict));
+  }
+  for (const ProcessView& process : view.processes) {
+    if (explained.count(&process)) continue;
+    if (std::optional<Verdict> verdict = CheckSyncStuck(process, config, now_ns)) {
+      verdicts.push_back(std::move(*verdict));
+    }
+  }
+  std::stable_sort(verdicts.begin(), verdicts.end(), ComesFirst);
+  return verdicts;
+}
+
+}  // namespace ncclwatch::detect

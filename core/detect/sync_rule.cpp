@@ -1,0 +1,56 @@
+#include "core/detect/sync_rule.h"
+
+#include <cstdio>
+
+#include "core/detect/comm_rules.h"
+#include "core/detect/evidence.h"
+
+namespace ncclwatch::detect {
+
+bool PendingCollectiveExplains(const ProcessView& process, const SyncSlotView& sync) {
+  for (const CommView& comm : process.comms) {
+    if (comm.last_enqueued_seq <= comm.last_completed_seq) continue;
+    std::optional<uint64_t> issued = EnqueueTimeAtOrAfter(comm, comm.last_completed_seq + 1);
+    if (!issued || *issued <= sync.blocked_since_ns) return true;
+  }
+  return false;
+}
+
+std::string DescribeBlockedSync(int rank, const SyncSlotView& sync, uint64_t now_ns) {
+  char handle[24];
+  std::snprintf(handle, sizeof handle, "0x%llx", static_cast<unsigned long long>(sync.handle));
+  return "rank " + std::to_string(rank) + " blocked in a " + ToString(sync.target) + " sync (" +
+         handle + ") for " + FormatSeconds(Age(now_ns, sync.blocked_since_ns));
+}
+
+std::optional<Verdict> CheckSyncStuck(const ProcessView& process, const DetectConfig& config,
+                                      uint64_t now_ns) {
+  if (!process.alive) return std::nullopt;
+  std::optional<SyncSlotView> sync = LongestBlockedSync(process);
+  if (!sync || Age(now_ns, sync->blocked_since_ns) <= config.stall_threshold_ns) {
+    return std::nullopt;
+  }
+  if (PendingCollectiveExplains(process, *sync)) return std::nullopt;
+
+  Verdict verdict;
+  verdict.kind = VerdictKind::kSyncStuck;
+  verdict.op = ToString(sync->target);
+  verdict.culprit_ranks.push_back(process.global_rank);
+  verdict.since_ns = sync->blocked_since_ns;
+  verdict.subject_pid = process.pid;
+  RankEvidence evidence;
+  evidence.global_rank = process.global_rank;
+  evidence.pid = process.pid;
+  evidence.blocked_sync = sync;
+  verdict.ranks.push_back(evidence);
+  verdict.summary = "sync_stuck: global " + DescribeBlockedSync(process.global_rank, *sync, now_ns) +
+                    " (pid " + std::to_string(process.pid) + "), no NCCL collective pending";
+  for (const CommView& comm : process.comms) {
+    verdict.notes.push_back("comm " + FormatHash(comm.comm_hash) + " rank " +
+                            std::to_string(comm.rank) + ": last issued #" +
+                            std::to_string(comm.last_enqueued_seq) + ", all complete");
+  }
+  return verdict;
+}
+
+}  // namespace ncclwatch::detect

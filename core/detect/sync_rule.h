@@ -1,0 +1,32 @@
+// Rule for kind "sync_stuck": a process blocked in a CUDA host sync that no NCCL
+// collective explains.
+#ifndef NCCLWATCH_CORE_DETECT_SYNC_RULE_H_
+#define NCCLWATCH_CORE_DETECT_SYNC_RULE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/detect/detect_config.h"
+#include "core/detect/host_view.h"
+#include "core/detect/verdict.h"
+
+namespace ncclwatch::detect {
+
+// True when one of the process's communicators has an incomplete collective issued no
+// later than the sync began (the sync may be waiting for it), or whose issue time is no
+// longer known.
+bool PendingCollectiveExplains(const ProcessView& process, const SyncSlotView& sync);
+
+// The process's longest-blocked sync, when blocked longer than the configured threshold
+// and not explained by a pending collective. The caller drops it when a communicator of
+// the process already has a verdict (that verdict carries the sync as evidence).
+std::optional<Verdict> CheckSyncStuck(const ProcessView& process, const DetectConfig& config,
+                                      uint64_t now_ns);
+
+// "rank 2 blocked in a stream sync (0x...) for 75.0 s"
+std::string DescribeBlockedSync(int rank, const SyncSlotView& sync, uint64_t now_ns);
+
+}  // namespace ncclwatch::detect
+
+#endif  // NCCLWATCH_CORE_DETECT_SYNC_RULE_H_

@@ -1,0 +1,46 @@
+#include "core/detect/verdict.h"
+
+#include <array>
+#include <utility>
+
+namespace ncclwatch::detect {
+namespace {
+
+constexpr std::array<std::pair<VerdictKind, std::string_view>, 7> kNames = {{
+    {VerdictKind::kMismatch, "mismatch"},
+    {VerdictKind::kRankExited, "rank_exited"},
+    {VerdictKind::kInitHang, "init_hang"},
+    {VerdictKind::kStraggler, "straggler"},
+    {VerdictKind::kCollectiveHang, "collective_hang"},
+    {VerdictKind::kSyncStuck, "sync_stuck"},
+    {VerdictKind::kNone, "none"},
+}};
+
+}  // namespace
+
+std::string ToString(VerdictKind kind) {
+  for (const auto& [k, name] : kNames) {
+    if (k == kind) return std::string(name);
+  }
+  return "none";
+}
+
+std::optional<VerdictKind> ParseVerdictKind(std::string_view name) {
+  for (const auto& [k, n] : kNames) {
+    if (n == name) return k;
+  }
+  return std::nullopt;
+}
+
+int Priority(VerdictKind kind) { return static_cast<int>(kind); }
+
+std::string ToString(SyncTarget target) {
+  switch (target) {
+    case SyncTarget::kStream: return "stream";
+    case SyncTarget::kEvent: return "event";
+    case SyncTarget::kDevice: return "device";
+  }
+  return "device";
+}
+
+}  // namespace ncclwatch::detect

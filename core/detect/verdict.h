@@ -1,0 +1,82 @@
+// The detector's output: one diagnosis about one communicator (or, for sync_stuck, one
+// process), with the evidence needed to explain it to a human.
+#ifndef NCCLWATCH_CORE_DETECT_VERDICT_H_
+#define NCCLWATCH_CORE_DETECT_VERDICT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/detect/host_view.h"
+
+namespace ncclwatch::detect {
+
+// Declared in priority order: when several kinds apply to one communicator, the one
+// declared first is reported. kNone is never reported; it exists for parsing and tables.
+enum class VerdictKind {
+  kMismatch,
+  kRankExited,
+  kInitHang,
+  kStraggler,
+  kCollectiveHang,
+  kSyncStuck,
+  kNone,
+};
+
+// Stable lowercase names: "mismatch", "rank_exited", "init_hang", "straggler",
+// "collective_hang", "sync_stuck", "none". Part of the output format; never rename.
+std::string ToString(VerdictKind kind);
+// Inverse of ToString. Returns nullopt for any other string (case-sensitive).
+std::optional<VerdictKind> ParseVerdictKind(std::string_view name);
+
+// Lower is more important.
+int Priority(VerdictKind kind);
+
+// "stream", "event", "device".
+std::string ToString(SyncTarget target);
+
+// What one collective call looked like on one rank; ranks must agree on it at each #N.
+struct Fingerprint {
+  std::string op;
+  uint64_t count = 0;
+  int datatype = -1;
+  int redop = -1;
+  int root = -1;
+
+  friend bool operator==(const Fingerprint&, const Fingerprint&) = default;
+};
+
+// The state of one rank (one member of the communicator) behind a verdict.
+struct RankEvidence {
+  int comm_rank = -1;     // -1 for sync_stuck of a process without communicators
+  int global_rank = -1;
+  int32_t pid = 0;
+  bool alive = true;
+  uint64_t last_enqueued_seq = 0;
+  uint64_t last_completed_seq = 0;
+  int async_error = 0;
+  std::optional<Fingerprint> at_seq;          // what it issued at the verdict's seq
+  std::optional<SyncSlotView> blocked_sync;   // its longest-blocked host sync, if any
+};
+
+struct Verdict {
+  VerdictKind kind = VerdictKind::kNone;
+  uint64_t comm_hash = 0;     // 0 for sync_stuck
+  uint64_t seq = 0;           // collective #N; 0 for init_hang and sync_stuck
+  std::string op;             // op at #N; "init" for init_hang; sync target for sync_stuck
+  std::vector<int> culprit_ranks;  // communicator ranks (global ranks for sync_stuck)
+  std::vector<int> other_ranks;    // visible communicator ranks involved but not blamed
+  uint64_t since_ns = 0;      // onset of the condition (see README for each kind)
+  bool partial = false;       // fewer ranks visible on this host than nranks
+  int nranks = 0;
+  int32_t subject_pid = 0;    // the blocked process, for sync_stuck only
+  std::string summary;        // one line for humans
+  std::vector<RankEvidence> ranks;  // every visible rank of the communicator
+  std::vector<std::string> notes;   // further facts worth printing
+};
+
+}  // namespace ncclwatch::detect
+
+#endif  // NCCLWATCH_CORE_DETECT_VERDICT_H_

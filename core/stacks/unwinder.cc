@@ -1,0 +1,43 @@
+#include "core/stacks/unwinder.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace ncclwatch::stacks_internal {
+namespace {
+
+bool BacktraceForced() {
+  const char* choice = std::getenv("NCCLWATCH_STACK_UNWINDER");
+  return choice != nullptr && std::strcmp(choice, "backtrace") == 0;
+}
+
+UnwindFunction LoadLibunwindBacktrace() {
+  // RTLD_LOCAL keeps libunwind's _Unwind_* out of the global scope.
+  void* handle = dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_NOW);
+  if (handle == nullptr) return nullptr;
+  return reinterpret_cast<UnwindFunction>(dlsym(handle, "unw_backtrace"));
+}
+
+void WarmUp(UnwindFunction unwind) {
+  void* frames[8];
+  unwind(frames, 8);
+}
+
+}  // namespace
+
+Unwinder LoadUnwinder() {
+  Unwinder unwinder;
+  if (!BacktraceForced()) {
+    if (UnwindFunction libunwind = LoadLibunwindBacktrace()) {
+      unwinder = {libunwind, "libunwind"};
+    }
+  }
+  if (unwinder.unwind == nullptr) unwinder = {&backtrace, "backtrace"};
+  WarmUp(unwinder.unwind);
+  return unwinder;
+}
+
+}  // namespace ncclwatch::stacks_internal

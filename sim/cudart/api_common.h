@@ -1,0 +1,33 @@
+// Helpers shared by the exported entry points (api_*.cc).
+#ifndef NCCLWATCH_SIM_CUDART_API_COMMON_H_
+#define NCCLWATCH_SIM_CUDART_API_COMMON_H_
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "error_state.h"
+#include "export.h"
+#include "runtime.h"
+
+namespace ncclsim {
+
+// cudaErrorInitializationError in a forked child, cudaSuccess otherwise.
+inline cudaError_t CheckUsable() {
+  return Runtime::Usable() ? cudaSuccess : cudaErrorInitializationError;
+}
+
+// Resolves `handle` or explains why not (fork, bad device, unknown handle).
+inline cudaError_t ResolveStream(cudaStream_t handle, DefaultStream default_stream,
+                                 std::shared_ptr<Stream>* out) {
+  if (cudaError_t e = CheckUsable(); e != cudaSuccess) return e;
+  *out = Runtime::Get().Resolve(handle, default_stream);
+  return *out ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+
+// Enqueues a kernel that does nothing but keeps its place in the stream order (api_stream.cc).
+cudaError_t LaunchNoOpKernel(cudaStream_t handle, DefaultStream default_stream);
+
+}  // namespace ncclsim
+
+#endif  // NCCLWATCH_SIM_CUDART_API_COMMON_H_

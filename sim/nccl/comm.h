@@ -1,0 +1,74 @@
+// The process-local communicator object behind ncclComm_t.
+#ifndef NCCLWATCH_SIM_NCCL_COMM_H_
+#define NCCLWATCH_SIM_NCCL_COMM_H_
+
+#include <nccl.h>
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "fault_spec.h"
+#include "shm_segment.h"
+
+struct ncclComm {
+  int rank = 0;
+  int nranks = 1;
+  int device = 0;
+  int index = 0;  // K-th communicator created by this process (NCCLSIM_FAULT comm=K)
+  uint64_t hash = 0;
+  bool blocking = true;
+  std::vector<ncclsim::Fault> faults;
+  std::unique_ptr<ncclsim::ShmSegment> segment;
+
+  std::atomic<bool> aborted{false};   // releases every waiter of this rank
+  std::atomic<bool> revoked{false};
+  std::atomic<ncclResult_t> init_state{ncclInProgress};
+  std::atomic<ncclResult_t> async_error{ncclSuccess};
+  std::atomic<int> split_count{0};
+
+  // Stream-side progress, only touched by host functions in stream order.
+  uint64_t coll_seq = 0;  // collectives executed (1-based numbering for faults)
+  uint64_t phase = 0;
+  uint64_t boot_phase = 0;
+
+  // Work enqueued on streams (or waiting to be) and not finished yet.
+  std::mutex mu;
+  std::condition_variable cv;
+  int inflight = 0;
+  // Collectives execute in call order even when issued on different streams:
+  // each takes a ticket at launch and runs when exec_turn reaches it.
+  uint64_t next_ticket = 0;
+  uint64_t exec_turn = 0;
+  std::set<uint64_t> skipped_tickets;  // launched but never enqueued (launch failed)
+  int pending_enqueue = 0;  // nonblocking: accepted, not yet on a stream
+  std::thread init_thread;
+
+  // Deferred enqueues of nonblocking communicators.
+  std::vector<std::function<void()>> worker_queue;
+  std::thread worker;
+  bool worker_stop = false;
+};
+
+namespace ncclsim {
+
+using Comm = ncclComm;
+
+// Rings every rank's doorbell of the comm.
+void RingAll(Comm* c);
+void Ring(Comm* c, int rank);
+// Blocks (futex on this rank's doorbell) until pred() is true; false if aborted first.
+bool WaitFor(Comm* c, const std::function<bool()>& pred, int timeout_ms = -1);
+// Host-side allgather of two ints per rank, used by split.
+bool BootAllGather(Comm* c, const int32_t mine[2], std::vector<std::array<int32_t, 2>>* all);
+
+}  // namespace ncclsim
+
+#endif  // NCCLWATCH_SIM_NCCL_COMM_H_

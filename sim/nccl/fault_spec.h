@@ -1,0 +1,32 @@
+// NCCLSIM_FAULT: injected hangs, slowdowns, async errors and deaths (grammar in README.md).
+#ifndef NCCLWATCH_SIM_NCCL_FAULT_SPEC_H_
+#define NCCLWATCH_SIM_NCCL_FAULT_SPEC_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ncclsim {
+
+enum class FaultKind { kHang, kSlow, kError, kDie };
+
+struct Fault {
+  FaultKind kind = FaultKind::kHang;
+  bool at_init = false;  // seq=init
+  uint64_t seq = 0;      // 1-based collective number when !at_init
+  int rank = -1;         // -1: every rank
+  int comm_index = -1;   // -1: any communicator
+  int ms = 0;            // slow only
+};
+
+// Parses text; on error returns nullopt and sets *error to a one-line reason.
+std::optional<std::vector<Fault>> ParseFaultSpec(const std::string& text, std::string* error);
+
+// The fault of `kind` matching this point, if any. seq 0 means init.
+const Fault* FindFault(const std::vector<Fault>& faults, FaultKind kind, int comm_index,
+                       int rank, uint64_t seq);
+
+}  // namespace ncclsim
+
+#endif  // NCCLWATCH_SIM_NCCL_FAULT_SPEC_H_

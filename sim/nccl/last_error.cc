@@ -1,0 +1,44 @@
+#include "last_error.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace ncclsim {
+namespace {
+
+std::mutex g_mu;
+std::string g_last;
+thread_local std::string t_copy;
+
+}  // namespace
+
+void SetLastError(const std::string& message) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_last = message;
+}
+
+const char* LastError() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  t_copy = g_last;  // stays valid for the calling thread until its next call
+  return t_copy.c_str();
+}
+
+bool DebugInfoEnabled() {
+  const char* v = std::getenv("NCCL_DEBUG");
+  return v != nullptr && (strcasecmp(v, "INFO") == 0 || strcasecmp(v, "TRACE") == 0);
+}
+
+void DebugInfo(int device, const std::string& message) {
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  if (char* dot = std::strchr(host, '.')) *dot = '\0';
+  std::printf("%s:%d:%ld [%d] NCCL INFO %s\n", host, static_cast<int>(getpid()),
+              static_cast<long>(syscall(SYS_gettid)), device, message.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace ncclsim

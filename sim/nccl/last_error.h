@@ -1,0 +1,19 @@
+// ncclGetLastError text and NCCL_DEBUG-style logging.
+#ifndef NCCLWATCH_SIM_NCCL_LAST_ERROR_H_
+#define NCCLWATCH_SIM_NCCL_LAST_ERROR_H_
+
+#include <string>
+
+namespace ncclsim {
+
+void SetLastError(const std::string& message);
+const char* LastError();
+
+// True when NCCL_DEBUG is INFO (or TRACE), as in real NCCL.
+bool DebugInfoEnabled();
+// Prints "<host>:<pid>:<tid> [<dev>] NCCL INFO <message>" to stdout.
+void DebugInfo(int device, const std::string& message);
+
+}  // namespace ncclsim
+
+#endif  // NCCLWATCH_SIM_NCCL_LAST_ERROR_H_

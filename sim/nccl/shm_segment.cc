@@ -1,0 +1,132 @@
+#include "shm_segment.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <new>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "futex.h"
+
+namespace ncclsim {
+namespace {
+
+void SleepMs(int ms) {
+  timespec ts{0, ms * 1000000L};
+  nanosleep(&ts, nullptr);
+}
+
+}  // namespace
+
+std::string SegmentName(uint64_t comm_hash) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "/ncclsim.%u.%016" PRIx64, static_cast<unsigned>(getuid()),
+                comm_hash);
+  return buf;
+}
+
+ShmSegment::ShmSegment(uint64_t comm_hash, int nranks)
+    : name_(SegmentName(comm_hash)), nranks_(nranks), layout_(nranks) {}
+
+ShmSegment::~ShmSegment() {
+  if (void* base = base_.load()) munmap(base, layout_.TotalBytes());
+}
+
+bool ShmSegment::Attach(const std::function<bool()>& stop, std::string* error) {
+  const size_t size = layout_.TotalBytes();
+  bool creator = false;
+  int fd = -1;
+  int backoff_ms = 1;
+  // Peers may start in any order; those that find no segment yet poll for it with
+  // short sleeps, as ranks connecting to a bootstrap root would.
+  for (;;) {
+    fd = shm_open(name_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0) {
+      creator = true;
+      if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+        *error = std::string("ftruncate ") + name_ + ": " + std::strerror(errno);
+        close(fd);
+        shm_unlink(name_.c_str());
+        return false;
+      }
+      break;
+    }
+    if (errno != EEXIST) {
+      *error = std::string("shm_open ") + name_ + ": " + std::strerror(errno);
+      return false;
+    }
+    fd = shm_open(name_.c_str(), O_RDWR, 0600);
+    if (fd >= 0) {
+      struct stat st {};
+      if (fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) == size) break;
+      close(fd);
+    }
+    if (stop()) return false;
+    SleepMs(backoff_ms);
+    backoff_ms = std::min(backoff_ms * 2, 20);
+  }
+  void* mapped = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (mapped == MAP_FAILED) {
+    *error = std::string("mmap ") + name_ + ": " + std::strerror(errno);
+    if (creator) shm_unlink(name_.c_str());
+    return false;
+  }
+  base_.store(mapped);
+  SegmentHeader* h = header();
+  if (creator) {
+    // ftruncate zero-fills, so atomics start at 0; only the constants need writing.
+    h->nranks = static_cast<uint32_t>(nranks_);
+    h->total_bytes = size;
+    h->ready.store(kSegmentReady, std::memory_order_release);
+    FutexWakeAll(&h->ready);
+  } else {
+    while (h->ready.load(std::memory_order_acquire) != kSegmentReady) {
+      if (stop()) return false;
+      FutexWait(&h->ready, 0, 100);
+    }
+  }
+  const uint32_t now = h->attached.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (now == static_cast<uint32_t>(nranks_)) Unlink();
+  FutexWakeAll(&h->attached);
+  return true;
+}
+
+bool ShmSegment::WaitAllAttached(const std::function<bool()>& stop) {
+  SegmentHeader* h = header();
+  for (;;) {
+    const uint32_t v = h->attached.load(std::memory_order_acquire);
+    if (v >= static_cast<uint32_t>(nranks_)) return true;
+    if (stop()) return false;
+    FutexWait(&h->attached, v, 100);
+  }
+}
+
+void ShmSegment::Unlink() {
+  if (unlinked_) return;
+  unlinked_ = true;
+  shm_unlink(name_.c_str());
+}
+
+RankSlot* ShmSegment::slot(int r) const {
+  return reinterpret_cast<RankSlot*>(static_cast<char*>(base_.load()) + layout_.SlotsOffset()) + r;
+}
+P2pChannel* ShmSegment::channel(int from, int to) const {
+  return reinterpret_cast<P2pChannel*>(static_cast<char*>(base_.load()) + layout_.ChannelsOffset()) +
+         from * nranks_ + to;
+}
+unsigned char* ShmSegment::stage(int r) const {
+  return static_cast<unsigned char*>(base_.load()) + layout_.StageOffset() + r * kStageBytes;
+}
+unsigned char* ShmSegment::p2p_buffer(int from, int to) const {
+  return static_cast<unsigned char*>(base_.load()) + layout_.P2pOffset() +
+         static_cast<size_t>(from * nranks_ + to) * kP2pBytes;
+}
+
+}  // namespace ncclsim

@@ -1,0 +1,52 @@
+// A communicator's shared-memory segment: created by whichever rank comes first,
+// attached by all, and unlinked as soon as every rank has attached (mappings stay),
+// so a killed job leaves nothing in /dev/shm once init is done.
+#ifndef NCCLWATCH_SIM_NCCL_SHM_SEGMENT_H_
+#define NCCLWATCH_SIM_NCCL_SHM_SEGMENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "shared_state.h"
+
+namespace ncclsim {
+
+class ShmSegment {
+ public:
+  ShmSegment(uint64_t comm_hash, int nranks);
+  ~ShmSegment();
+  ShmSegment(const ShmSegment&) = delete;
+  ShmSegment& operator=(const ShmSegment&) = delete;
+
+  // Maps the segment (creating it if first) and counts this rank in. Blocks until
+  // the segment exists; returns false with *error set on a system failure or if
+  // stop() turns true while waiting.
+  bool Attach(const std::function<bool()>& stop, std::string* error);
+  // Blocks until all ranks attached; false if stop() turned true first.
+  bool WaitAllAttached(const std::function<bool()>& stop);
+  // Removes the name if still present (failure and abort paths).
+  void Unlink();
+
+  const std::string& name() const { return name_; }
+  SegmentHeader* header() const { return static_cast<SegmentHeader*>(base_.load()); }
+  RankSlot* slot(int r) const;
+  P2pChannel* channel(int from, int to) const;
+  unsigned char* stage(int r) const;
+  unsigned char* p2p_buffer(int from, int to) const;
+
+ private:
+  std::string name_;
+  int nranks_;
+  SegmentLayout layout_;
+  std::atomic<void*> base_{nullptr};  // read by Abort from other threads
+  bool unlinked_ = false;
+};
+
+// "/ncclsim.<uid>.<16 hex digits of the comm hash>".
+std::string SegmentName(uint64_t comm_hash);
+
+}  // namespace ncclsim
+
+#endif  // NCCLWATCH_SIM_NCCL_SHM_SEGMENT_H_

@@ -1,0 +1,41 @@
+#include <catch2/catch.hpp>
+
+#include "core/detect/verdict.h"
+
+namespace ncclwatch::detect {
+namespace {
+
+TEST_CASE("every verdict kind has a stable lowercase name that parses back", "[kind]") {
+  const std::vector<std::pair<VerdictKind, std::string>> expected = {
+      {VerdictKind::kStraggler, "straggler"},
+      {VerdictKind::kMismatch, "mismatch"},
+      {VerdictKind::kCollectiveHang, "collective_hang"},
+      {VerdictKind::kInitHang, "init_hang"},
+      {VerdictKind::kSyncStuck, "sync_stuck"},
+      {VerdictKind::kRankExited, "rank_exited"},
+      {VerdictKind::kNone, "none"},
+  };
+  for (const auto& [kind, name] : expected) {
+    CHECK(ToString(kind) == name);
+    REQUIRE(ParseVerdictKind(name).has_value());
+    CHECK(*ParseVerdictKind(name) == kind);
+  }
+}
+
+TEST_CASE("unknown verdict names do not parse", "[kind]") {
+  CHECK_FALSE(ParseVerdictKind("Straggler").has_value());
+  CHECK_FALSE(ParseVerdictKind("hang").has_value());
+  CHECK_FALSE(ParseVerdictKind("").has_value());
+}
+
+TEST_CASE("priority follows mismatch > rank_exited > init_hang > straggler > "
+          "collective_hang > sync_stuck", "[kind]") {
+  CHECK(Priority(VerdictKind::kMismatch) < Priority(VerdictKind::kRankExited));
+  CHECK(Priority(VerdictKind::kRankExited) < Priority(VerdictKind::kInitHang));
+  CHECK(Priority(VerdictKind::kInitHang) < Priority(VerdictKind::kStraggler));
+  CHECK(Priority(VerdictKind::kStraggler) < Priority(VerdictKind::kCollectiveHang));
+  CHECK(Priority(VerdictKind::kCollectiveHang) < Priority(VerdictKind::kSyncStuck));
+}
+
+}  // namespace
+}  // namespace ncclwatch::detect

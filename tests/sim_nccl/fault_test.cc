@@ -1,0 +1,243 @@
+// Hangs, aborts, NCCLSIM_FAULT kinds, mismatches and NCCLSIM_NOOP.
+#include <catch2/catch.hpp>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <future>
+#include <string>
+#include <thread>
+
+#include "fault_spec.h"
+#include "multiprocess.h"
+
+using simtest::Checker;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct EnvVar {
+  EnvVar(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~EnvVar() { unsetenv(name_); }
+  const char* name_;
+};
+
+simtest::RunResult RunWith(int n, const std::function<int(const ncclUniqueId&, int)>& body) {
+  const ncclUniqueId id = simtest::NewUniqueId();
+  auto result = simtest::RunRanks(n, [&](int rank) { return body(id, rank); }, 30000);
+  result.segment_left = simtest::RemoveSegment(id);
+  return result;
+}
+
+// Runs one int allreduce; true if the stream finished it within `wait`.
+// On a hang, aborts the communicator from this thread while another is blocked in
+// cudaStreamSynchronize, and checks that the abort releases it.
+bool AllReduceFinishes(ncclComm_t comm, cudaStream_t stream, Checker& check, std::chrono::milliseconds wait,
+                       bool* aborted) {
+  int in = 1, out = 0;
+  ncclAllReduce(&in, &out, 1, ncclInt32, ncclSum, comm, stream);
+  auto synced = std::async(std::launch::async, [stream] { return cudaStreamSynchronize(stream); });
+  if (synced.wait_for(wait) == std::future_status::ready) return true;
+  check(ncclCommAbort(comm) == ncclSuccess, "abort");
+  *aborted = true;
+  check(synced.wait_for(5s) == std::future_status::ready, "abort releases the blocked stream sync");
+  return false;
+}
+
+int HangBody(const ncclUniqueId& id, int rank) {
+  Checker check(rank);
+  ncclComm_t comm = nullptr;
+  if (!check(ncclCommInitRank(&comm, 2, id, rank) == ncclSuccess, "init")) return 1;
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  bool aborted = false;
+  check(AllReduceFinishes(comm, stream, check, 5s, &aborted), "collective #1 completes");
+  check(!AllReduceFinishes(comm, stream, check, 2s, &aborted), "collective #2 hangs");
+  check(aborted, "aborted");
+  cudaStreamDestroy(stream);
+  return check.failures() == 0 ? 0 : 1;
+}
+
+int MismatchBody(const ncclUniqueId& id, int rank) {
+  Checker check(rank);
+  ncclComm_t comm = nullptr;
+  if (!check(ncclCommInitRank(&comm, 2, id, rank) == ncclSuccess, "init")) return 1;
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  float buf[4] = {1, 2, 3, 4};
+  if (rank == 0) ncclAllReduce(buf, buf, 4, ncclFloat32, ncclSum, comm, stream);
+  else ncclBroadcast(buf, buf, 4, ncclFloat32, 0, comm, stream);
+  auto synced = std::async(std::launch::async, [stream] { return cudaStreamSynchronize(stream); });
+  check(synced.wait_for(1500ms) == std::future_status::timeout, "mismatched calls never complete");
+  ncclCommAbort(comm);
+  check(synced.wait_for(5s) == std::future_status::ready, "abort releases");
+  cudaStreamDestroy(stream);
+  return check.failures() == 0 ? 0 : 1;
+}
+
+int SlowErrorBody(const ncclUniqueId& id, int rank) {
+  Checker check(rank);
+  ncclComm_t comm = nullptr;
+  if (!check(ncclCommInitRank(&comm, 2, id, rank) == ncclSuccess, "init")) return 1;
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  bool aborted = false;
+  ncclResult_t async = ncclInternalError;
+  check(AllReduceFinishes(comm, stream, check, 5s, &aborted), "#1");
+  check(ncclCommGetAsyncError(comm, &async) == ncclSuccess && async == ncclSuccess, "no error before #2");
+  const auto start = std::chrono::steady_clock::now();
+  check(AllReduceFinishes(comm, stream, check, 10s, &aborted), "#2 (slow) completes");
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  check(took >= 400ms, "slow fault delays #2 by its ms (took " + std::to_string(took.count()) + " ms)");
+  check(AllReduceFinishes(comm, stream, check, 5s, &aborted), "#3");
+  ncclCommGetAsyncError(comm, &async);
+  check(async == (rank == 1 ? ncclRemoteError : ncclSuccess), "error fault: rank 1 reports ncclRemoteError from #3 on");
+  if (!aborted) ncclCommDestroy(comm);
+  cudaStreamDestroy(stream);
+  return check.failures() == 0 ? 0 : 1;
+}
+
+int DieBody(const ncclUniqueId& id, int rank) {
+  Checker check(rank);
+  ncclComm_t comm = nullptr;
+  if (!check(ncclCommInitRank(&comm, 2, id, rank) == ncclSuccess, "init")) return 1;
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  bool aborted = false;
+  check(AllReduceFinishes(comm, stream, check, 5s, &aborted), "#1");
+  // Rank 1 is SIGKILLed inside #2; its peer hangs there.
+  check(!AllReduceFinishes(comm, stream, check, 1500ms, &aborted), "peer of a dead rank hangs");
+  cudaStreamDestroy(stream);
+  return check.failures() == 0 ? 0 : 1;
+}
+
+int InitHangBody(const ncclUniqueId& id, int rank) {
+  Checker check(rank);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t comm = nullptr;
+  check(ncclCommInitRankConfig(&comm, 2, id, rank, &config) == ncclInProgress, "nonblocking init");
+  std::this_thread::sleep_for(1500ms);
+  ncclResult_t state = ncclSuccess;
+  check(ncclCommGetAsyncError(comm, &state) == ncclSuccess && state == ncclInProgress, "init never finishes");
+  check(ncclCommAbort(comm) == ncclSuccess, "abort during init");
+  return check.failures() == 0 ? 0 : 1;
+}
+
+int NoopBody(const ncclUniqueId& id, int rank) {
+  Checker check(rank);
+  ncclComm_t comm = nullptr;
+  if (!check(ncclCommInitRank(&comm, 2, id, rank) == ncclSuccess, "init")) return 1;
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  int in = 5, out = -1;
+  // Rank 0 calls one collective more than rank 1: with real work this would hang.
+  for (int i = 0; i < (rank == 0 ? 2 : 1); ++i)
+    check(ncclAllReduce(&in, &out, 1, ncclInt32, ncclSum, comm, stream) == ncclSuccess, "noop allreduce");
+  ncclGroupStart();
+  ncclSend(&in, 1, ncclInt32, 1 - rank, comm, stream);
+  check(ncclGroupEnd() == ncclSuccess, "noop group");
+  check(cudaStreamSynchronize(stream) == cudaSuccess, "sync returns");
+  check(out == -1, "nothing executed");
+  check(ncclAllReduce(&in, &out, 1, ncclInt32, ncclMaxRedOp, comm, stream) == ncclInvalidArgument,
+        "noop still validates");
+  ncclCommDestroy(comm);
+  cudaStreamDestroy(stream);
+  return check.failures() == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+TEST_CASE("hang fault: collective #N never completes until ncclCommAbort", "[sim_nccl][fault]") {
+  EnvVar fault("NCCLSIM_FAULT", "hang:seq=2");
+  const auto result = RunWith(2, HangBody);
+  INFO(result.Describe());
+  REQUIRE(result.all_ok());
+}
+
+TEST_CASE("mismatched collectives hang until abort", "[sim_nccl][fault]") {
+  const auto result = RunWith(2, MismatchBody);
+  INFO(result.Describe());
+  REQUIRE(result.all_ok());
+}
+
+TEST_CASE("slow and error faults", "[sim_nccl][fault]") {
+  EnvVar fault("NCCLSIM_FAULT", "slow:seq=2,ms=400;error:seq=3,rank=1,comm=0");
+  const auto result = RunWith(2, SlowErrorBody);
+  INFO(result.Describe());
+  REQUIRE(result.all_ok());
+}
+
+TEST_CASE("die fault: the rank SIGKILLs itself inside collective #N", "[sim_nccl][fault]") {
+  EnvVar fault("NCCLSIM_FAULT", "die:seq=2,rank=1");
+  const auto result = RunWith(2, DieBody);
+  INFO(result.Describe());
+  REQUIRE(result.children.size() == 2);
+  CHECK(result.children[0].ok());
+  CHECK((!result.children[1].exited && result.children[1].signal == SIGKILL));
+  CHECK_FALSE(result.segment_left);  // unlinked once every rank had attached
+}
+
+TEST_CASE("seq=init faults: hang keeps init in progress, die kills the rank in init", "[sim_nccl][fault]") {
+  {
+    EnvVar fault("NCCLSIM_FAULT", "hang:seq=init");
+    const auto result = RunWith(2, InitHangBody);
+    INFO(result.Describe());
+    REQUIRE(result.all_ok());
+  }
+  EnvVar fault("NCCLSIM_FAULT", "die:seq=init,rank=0");
+  const auto result = RunWith(1, [](const ncclUniqueId& id, int) {
+    ncclComm_t comm = nullptr;
+    ncclCommInitRank(&comm, 1, id, 0);
+    return 0;  // not reached
+  });
+  REQUIRE(result.children.size() == 1);
+  CHECK(result.children[0].signal == SIGKILL);
+  CHECK_FALSE(result.segment_left);
+}
+
+TEST_CASE("malformed NCCLSIM_FAULT fails init with ncclInvalidArgument", "[sim_nccl][fault]") {
+  EnvVar fault("NCCLSIM_FAULT", "hang:seq=two");
+  const auto result = RunWith(1, [](const ncclUniqueId& id, int) {
+    Checker check(0);
+    ncclComm_t comm = nullptr;
+    check(ncclCommInitRank(&comm, 1, id, 0) == ncclInvalidArgument, "init refused");
+    check(std::string(ncclGetLastError(nullptr)).find("NCCLSIM_FAULT") != std::string::npos, "last error names it");
+    return check.failures();
+  });
+  INFO(result.Describe());
+  REQUIRE(result.all_ok());
+}
+
+TEST_CASE("fault grammar", "[sim_nccl][fault]") {
+  std::string error;
+  auto faults = ncclsim::ParseFaultSpec("hang:seq=3,rank=1;slow:seq=2,ms=50,comm=1;die:seq=init", &error);
+  REQUIRE(faults.has_value());
+  REQUIRE(faults->size() == 3);
+  CHECK((*faults)[0].kind == ncclsim::FaultKind::kHang);
+  CHECK((*faults)[0].seq == 3);
+  CHECK((*faults)[0].rank == 1);
+  CHECK((*faults)[1].ms == 50);
+  CHECK((*faults)[1].comm_index == 1);
+  CHECK((*faults)[2].at_init);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kHang, 0, 1, 3) != nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kHang, 0, 0, 3) == nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kSlow, 0, 0, 2) == nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kDie, 5, 3, 0) != nullptr);
+  for (const char* bad : {"hang", "hang:", "freeze:seq=1", "hang:seq=0", "slow:seq=1", "hang:seq=1,ms=5",
+                          "hang:seq=1,rank=-1", "hang:rank=1", "hang:seq=1;", "error:seq=init", "hang:seq=1,x=2"}) {
+    INFO(bad);
+    error.clear();
+    CHECK(!ncclsim::ParseFaultSpec(bad, &error).has_value());
+    CHECK(!error.empty());
+  }
+}
+
+TEST_CASE("NCCLSIM_NOOP validates and returns without enqueuing", "[sim_nccl][noop]") {
+  EnvVar noop("NCCLSIM_NOOP", "1");
+  const auto result = RunWith(2, NoopBody);
+  INFO(result.Describe());
+  REQUIRE(result.all_ok());
+}
