@@ -1,0 +1,95 @@
+// The result of a post-mortem analysis: one merged verdict over every rank's dump, and the
+// evidence behind it. Produced by Analyze (analyzer.h), rendered by report_text.h /
+// report_json.h. Ranks are communicator ranks of the verdict's communicator unless the
+// field says "global".
+#ifndef NCCLWATCH_CORE_ANALYZE_ANALYSIS_H_
+#define NCCLWATCH_CORE_ANALYZE_ANALYSIS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ncclwatch::analyze {
+
+struct MergedVerdict {
+  // straggler|mismatch|collective_hang|init_hang|sync_stuck|rank_exited|none
+  std::string kind = "none";
+  uint64_t comm_hash = 0;   // 0 for sync_stuck and none
+  int nranks = 0;
+  uint64_t seq = 0;         // 1-based collective number; 0 for init_hang, sync_stuck, none
+  std::string op;           // "init" for init_hang
+  std::vector<int> ranks;   // culprits (global ranks for sync_stuck)
+  std::vector<int> other_ranks;  // involved, not blamed (e.g. the waiters)
+  std::string summary;
+  std::string source;       // "merged" (derived from all dumps) or "local" (adopted from a rank's own verdict)
+};
+
+// One rank of the verdict's communicator.
+struct RankRow {
+  int rank = -1;
+  bool has_dump = false;
+  int global_rank = -1;
+  std::string host;
+  int32_t pid = 0;
+  bool init_done = false;
+  uint64_t last_joined = 0;     // last enqueued collective number
+  uint64_t last_completed = 0;
+  std::string state;            // see StateAt() in comm_table.h
+  int async_error = 0;
+};
+
+struct FingerprintCell {
+  int rank = -1;
+  bool known = false;  // false when the rank has no record of this collective number
+  std::string op;
+  uint64_t count = 0;
+  int datatype = -1;
+  int redop = -1;
+  int root = -1;
+};
+
+struct FingerprintRow {
+  uint64_t seq = 0;
+  bool differs = false;
+  std::vector<FingerprintCell> cells;  // one per rank with a dump
+};
+
+struct ThreadStackView {
+  std::string title;                 // e.g. "thread 812 \"python\" (blocked in stream sync)"
+  bool python = false;
+  std::vector<std::string> frames;   // innermost user frame first
+  int hidden_frames = 0;             // internal/trampoline/libc-wait frames left out
+};
+
+// Stacks shared by one or more culprit ranks (identical user frames are grouped).
+struct StackGroup {
+  std::vector<int> ranks;
+  std::string where;                 // "host:pid" of the first rank of the group
+  std::vector<ThreadStackView> threads;
+  std::string python_unavailable;    // reason, when Python stacks were not captured
+};
+
+struct Hint {
+  std::string id;      // stable: p2p_transport, data_loading, broadcast_divergence, collective_divergence,
+                       // init_transport, old_kernel
+  std::string advice;
+  std::vector<std::string> evidence;
+};
+
+struct Analysis {
+  MergedVerdict verdict;
+  size_t dumps_read = 0;
+  std::vector<std::string> rejected;     // one-line errors of unusable files
+  std::vector<std::string> hosts;
+  std::vector<int> missing_ranks;        // ranks of the verdict's communicator without a dump
+  std::vector<RankRow> ranks;            // every rank of the verdict's communicator
+  std::vector<FingerprintRow> fingerprints;  // mismatch only: collectives around #seq
+  std::vector<StackGroup> stacks;        // culprits first
+  size_t culprits_without_stacks = 0;
+  std::vector<Hint> hints;
+  std::vector<std::string> notes;
+};
+
+}  // namespace ncclwatch::analyze
+
+#endif  // NCCLWATCH_CORE_ANALYZE_ANALYSIS_H_

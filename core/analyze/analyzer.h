@@ -1,0 +1,25 @@
+// The post-mortem analyzer: one merged verdict from every rank's dump, from any number of
+// hosts, plus the evidence and remediation hints (analysis.h).
+//
+// Communicators are aligned by commHash and ranks by collective number; monotonic times
+// of different hosts are never compared. Missing ranks are tolerated and listed.
+// Choice of the verdict: each communicator is classified (classify.h); the ranks' own
+// verdicts contribute rank_exited and sync_stuck, which only a live detector can see.
+// The most important kind wins (mismatch, rank_exited, init_hang, straggler,
+// collective_hang, sync_stuck); among equals, the communicator with the most ranks.
+#ifndef NCCLWATCH_CORE_ANALYZE_ANALYZER_H_
+#define NCCLWATCH_CORE_ANALYZE_ANALYZER_H_
+
+#include <vector>
+
+#include "core/analyze/analysis.h"
+#include "core/dump/dump_reader.h"
+
+namespace ncclwatch::analyze {
+
+// `set` as returned by dump::ReadDumpDir; its rejected files are listed in the analysis.
+Analysis Analyze(const dump::DumpSet& set);
+
+}  // namespace ncclwatch::analyze
+
+#endif  // NCCLWATCH_CORE_ANALYZE_ANALYZER_H_

@@ -1,0 +1,37 @@
+// The verdict rules, applied to one communicator aligned across all dumps.
+//
+// In priority order (the first that applies wins):
+//   init_hang       some rank started init and never finished it;
+//   mismatch        at some collective number the ranks' fingerprints (op, count, datatype,
+//                   redop, root) differ; culprits are the ranks outside the largest group
+//                   (on a tie, the group holding the lowest rank counts as the majority);
+//   straggler       #S, the lowest collective some rank joined and has not completed, was
+//                   not joined by some ranks: they are the culprits; ranks without a dump
+//                   are culprits only when every rank with a dump joined #S;
+//   collective_hang every rank joined #S and it has not completed on some (usually all) of
+//                   them: culprits are the ranks where it has not completed.
+// A communicator with nothing in flight and init done gets no verdict.
+// rank_exited and sync_stuck cannot be derived from the communicator state alone; the
+// analyzer adopts them from the ranks' own verdicts.
+#ifndef NCCLWATCH_CORE_ANALYZE_CLASSIFY_H_
+#define NCCLWATCH_CORE_ANALYZE_CLASSIFY_H_
+
+#include <optional>
+#include <string>
+
+#include "core/analyze/analysis.h"
+#include "core/analyze/comm_table.h"
+
+namespace ncclwatch::analyze {
+
+std::optional<MergedVerdict> ClassifyComm(const CommTable& table);
+
+// Lower is more important; unknown kinds sort last.
+int KindPriority(const std::string& kind);
+
+// Point-to-point calls legitimately differ between ranks, so they are never compared.
+bool IsPointToPoint(const std::string& op);
+
+}  // namespace ncclwatch::analyze
+
+#endif  // NCCLWATCH_CORE_ANALYZE_CLASSIFY_H_

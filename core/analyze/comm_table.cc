@@ -1,0 +1,58 @@
+#include "core/analyze/comm_table.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+namespace ncclwatch::analyze {
+
+std::vector<int> CommTable::MissingRanks() const {
+  std::vector<int> missing;
+  for (int r = 0; r < nranks; ++r) {
+    if (!ranks.count(r)) missing.push_back(r);
+  }
+  return missing;
+}
+
+const dump::CollectiveRecord* CommTable::Record(int rank, uint64_t seq) const {
+  auto it = ranks.find(rank);
+  if (it == ranks.end()) return nullptr;
+  for (const auto& record : it->second.comm->records) {
+    if (record.seq == seq) return &record;
+  }
+  return nullptr;
+}
+
+std::vector<const dump::RankDump*> LatestPerProcess(const std::vector<const dump::RankDump*>& dumps) {
+  std::map<std::pair<std::string, int32_t>, const dump::RankDump*> latest;
+  for (const auto* d : dumps) {
+    auto& slot = latest[{d->process.host, d->process.pid}];
+    if (!slot || d->incident.detected_unix_ns > slot->incident.detected_unix_ns) slot = d;
+  }
+  std::vector<const dump::RankDump*> out;
+  out.reserve(latest.size());
+  for (const auto& [key, d] : latest) out.push_back(d);
+  return out;
+}
+
+std::vector<CommTable> BuildCommTables(const std::vector<const dump::RankDump*>& dumps) {
+  std::unordered_map<uint64_t, CommTable> by_hash;
+  for (const auto* d : dumps) {
+    for (const auto& comm : d->comms) {
+      CommTable& table = by_hash[comm.comm_hash];
+      table.comm_hash = comm.comm_hash;
+      table.nranks = std::max(table.nranks, comm.nranks);
+      table.ranks[comm.rank] = RankEntry{d, &comm};
+    }
+  }
+  std::vector<CommTable> tables;
+  tables.reserve(by_hash.size());
+  for (auto& [hash, table] : by_hash) tables.push_back(std::move(table));
+  std::sort(tables.begin(), tables.end(), [](const CommTable& a, const CommTable& b) {
+    return a.nranks != b.nranks ? a.nranks > b.nranks : a.comm_hash < b.comm_hash;
+  });
+  return tables;
+}
+
+}  // namespace ncclwatch::analyze

@@ -1,0 +1,186 @@
+#include "core/analyze/hints.h"
+
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+
+#include "core/analyze/rank_list.h"
+#include "core/analyze/user_frames.h"
+
+namespace ncclwatch::analyze {
+namespace {
+
+constexpr size_t kInnermostUserFrames = 8;
+
+std::string HostList(const std::set<std::string>& hosts) {
+  std::string out;
+  for (const auto& h : hosts) out += (out.empty() ? "" : ",") + h;
+  return out;
+}
+
+// "NCCL_P2P_DISABLE=1 on h1; unset on h2".
+std::string EnvEvidence(const std::vector<const dump::RankDump*>& dumps, const std::string& name) {
+  std::map<std::string, std::set<std::string>> hosts_by_value;
+  for (const auto* d : dumps) {
+    auto it = d->environment.nccl_env.find(name);
+    hosts_by_value[it == d->environment.nccl_env.end() ? "" : it->second].insert(d->process.host);
+  }
+  std::string out;
+  for (const auto& [value, hosts] : hosts_by_value) {
+    if (!out.empty()) out += "; ";
+    out += value.empty() ? name + " unset" : name + "=" + value;
+    out += " on " + HostList(hosts);
+  }
+  return out;
+}
+
+std::string DriverEvidence(const std::vector<const dump::RankDump*>& dumps) {
+  std::map<std::string, std::set<std::string>> hosts_by_driver;
+  for (const auto* d : dumps) {
+    hosts_by_driver[d->environment.nvidia_driver.empty() ? "unknown" : d->environment.nvidia_driver].insert(
+        d->process.host);
+  }
+  std::string out;
+  for (const auto& [driver, hosts] : hosts_by_driver) {
+    if (!out.empty()) out += "; ";
+    out += "driver " + driver + " on " + HostList(hosts);
+    if (driver.rfind("545.", 0) == 0) out += " (545.x has reports of exactly this hang)";
+  }
+  return out;
+}
+
+void P2PTransport(const HintInput& in, std::vector<Hint>* hints) {
+  Hint h;
+  h.id = "p2p_transport";
+  h.advice =
+      "Every rank is inside the same collective and it never completes: test the P2P path with "
+      "NCCL_P2P_DISABLE=1, check the driver version (545.x has such reports), set NCCL_P2P_LEVEL=NVL on "
+      "NVLink machines, and rerun with NCCL_DEBUG=INFO.";
+  h.evidence.push_back(in.verdict->summary);
+  h.evidence.push_back(DriverEvidence(in.dumps));
+  h.evidence.push_back(EnvEvidence(in.dumps, "NCCL_P2P_DISABLE"));
+  h.evidence.push_back(EnvEvidence(in.dumps, "NCCL_P2P_LEVEL"));
+  hints->push_back(std::move(h));
+}
+
+void Check(const std::string& text, const std::string& where, std::vector<std::string>* matches, bool* resume) {
+  if (!LooksLikeDataLoading(text)) return;
+  matches->push_back(where + ": " + text);
+  std::string lower = text;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"resume", "restore", "skip"}) {
+    if (lower.find(word) != std::string::npos) *resume = true;
+  }
+}
+
+void DataLoading(const HintInput& in, std::vector<Hint>* hints) {
+  std::vector<std::string> matches;
+  bool resume = false;
+  for (const auto& [rank, d] : in.culprits) {
+    std::string where = "rank " + std::to_string(rank) + " (" + d->process.host + ":" +
+                        std::to_string(d->process.pid) + ")";
+    for (const auto& t : d->python.threads) {
+      size_t n = 0;
+      for (const auto& f : t.frames) {
+        if (n++ == kInnermostUserFrames) break;
+        Check(f.function + " (" + f.file + ":" + std::to_string(f.line) + ")", where, &matches, &resume);
+      }
+    }
+    for (const auto& t : d->threads) {
+      for (const auto& frame : NativeUserFrames(t, kInnermostUserFrames).frames) {
+        Check(frame, where, &matches, &resume);
+      }
+    }
+  }
+  if (matches.empty()) return;
+  Hint h;
+  h.id = "data_loading";
+  h.advice = std::string("The stragglers are in data loading") + (resume ? ", restoring or skipping data" : "") +
+             ": suspect uneven data loading or data-state restore (typical after resuming from a checkpoint). "
+             "Save the data-loader state in the checkpoint instead of skipping batches, or raise the "
+             "collective timeout while it catches up.";
+  const size_t kMaxEvidence = 6;
+  for (size_t i = 0; i < matches.size() && i < kMaxEvidence; ++i) h.evidence.push_back(matches[i]);
+  if (matches.size() > kMaxEvidence) {
+    h.evidence.push_back("... and " + std::to_string(matches.size() - kMaxEvidence) + " more frames");
+  }
+  hints->push_back(std::move(h));
+}
+
+void Divergence(const HintInput& in, std::vector<Hint>* hints) {
+  std::map<std::string, std::vector<int>> ranks_by_op;
+  for (const auto& row : *in.fingerprints) {
+    if (row.seq != in.verdict->seq) continue;
+    for (const auto& cell : row.cells) ranks_by_op[cell.known ? cell.op : "(no record)"].push_back(cell.rank);
+  }
+  Hint h;
+  std::string evidence = "at #" + std::to_string(in.verdict->seq) + ":";
+  for (const auto& [op, ranks] : ranks_by_op) evidence += " " + FormatRanks(ranks) + " issued " + op + ";";
+  evidence.pop_back();
+  h.evidence.push_back(evidence);
+  if (ranks_by_op.count("Broadcast") && ranks_by_op.size() > 1) {
+    h.id = "broadcast_divergence";
+    h.advice =
+        "A Broadcast that only some ranks issue: DDP buffer broadcast divergence (try "
+        "DistributedDataParallel(..., broadcast_buffers=False)) or rank-dependent control flow, such as "
+        "validation or an extra forward on some ranks only.";
+  } else {
+    h.id = "collective_divergence";
+    h.advice =
+        "The ranks issued different collectives at the same point: look for rank-dependent control flow "
+        "(a branch, an early exit or a different number of iterations on some ranks).";
+  }
+  hints->push_back(std::move(h));
+}
+
+void InitTransport(const HintInput& in, std::vector<Hint>* hints) {
+  Hint h;
+  h.id = "init_transport";
+  h.advice =
+      "Communicator init never finishes: check the interface and transport settings: NCCL_SOCKET_IFNAME "
+      "(the interface the ranks can reach each other on), NCCL_IB_DISABLE=1 on machines without "
+      "InfiniBand, and the P2P level (NCCL_P2P_LEVEL); rerun with NCCL_DEBUG=INFO.";
+  h.evidence.push_back(in.verdict->summary);
+  for (const char* name : {"NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE", "NCCL_P2P_LEVEL"}) {
+    h.evidence.push_back(EnvEvidence(in.dumps, name));
+  }
+  hints->push_back(std::move(h));
+}
+
+void OldKernel(const HintInput& in, std::vector<Hint>* hints) {
+  std::map<std::string, std::set<std::string>> hosts_by_kernel;
+  for (const auto* d : in.dumps) {
+    if (KernelOlderThan5_5(d->environment.kernel_release)) {
+      hosts_by_kernel[d->environment.kernel_release].insert(d->process.host);
+    }
+  }
+  if (hosts_by_kernel.empty()) return;
+  Hint h;
+  h.id = "old_kernel";
+  h.advice = "Kernel older than 5.5, where NCCL hangs have been reported; 5.5 or newer is recommended.";
+  for (const auto& [kernel, hosts] : hosts_by_kernel) h.evidence.push_back("kernel " + kernel + " on " + HostList(hosts));
+  hints->push_back(std::move(h));
+}
+
+}  // namespace
+
+bool KernelOlderThan5_5(const std::string& release) {
+  int major = 0, minor = 0;
+  if (std::sscanf(release.c_str(), "%d.%d", &major, &minor) != 2) return false;
+  return major < 5 || (major == 5 && minor < 5);
+}
+
+std::vector<Hint> BuildHints(const HintInput& in) {
+  std::vector<Hint> hints;
+  const std::string& kind = in.verdict->kind;
+  if (kind == "collective_hang") P2PTransport(in, &hints);
+  if (kind == "straggler") DataLoading(in, &hints);
+  if (kind == "mismatch" && in.fingerprints && !in.fingerprints->empty()) Divergence(in, &hints);
+  if (kind == "init_hang") InitTransport(in, &hints);
+  if (kind != "none") OldKernel(in, &hints);
+  return hints;
+}
+
+}  // namespace ncclwatch::analyze

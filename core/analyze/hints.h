@@ -1,0 +1,34 @@
+// Remediation hints for the known field causes of NCCL hangs. A hint is emitted only with
+// evidence from the dumps that ties it to this incident; each hint lists that evidence.
+//   p2p_transport          collective_hang (every rank in #S, none completes)
+//   data_loading           straggler whose innermost user frames are in data loading
+//   broadcast_divergence   mismatch where a Broadcast is issued by only some ranks
+//   collective_divergence  any other mismatch
+//   init_transport         init_hang
+//   old_kernel             any verdict, on a host with a kernel older than 5.5
+#ifndef NCCLWATCH_CORE_ANALYZE_HINTS_H_
+#define NCCLWATCH_CORE_ANALYZE_HINTS_H_
+
+#include <utility>
+#include <vector>
+
+#include "core/analyze/analysis.h"
+#include "core/dump/dump.h"
+
+namespace ncclwatch::analyze {
+
+struct HintInput {
+  const MergedVerdict* verdict = nullptr;
+  std::vector<std::pair<int, const dump::RankDump*>> culprits;  // culprit rank -> its dump
+  std::vector<const dump::RankDump*> dumps;                     // every dump analysed
+  const std::vector<FingerprintRow>* fingerprints = nullptr;
+};
+
+std::vector<Hint> BuildHints(const HintInput& input);
+
+// True for kernel releases such as "5.4.0-150-generic" (older than 5.5).
+bool KernelOlderThan5_5(const std::string& release);
+
+}  // namespace ncclwatch::analyze
+
+#endif  // NCCLWATCH_CORE_ANALYZE_HINTS_H_

@@ -1,0 +1,22 @@
+// Renderings of an Analysis: the text report for people and the stable JSON schema
+// "ncclwatch.analysis" v1 (documented in tools/README.md) for programs.
+#ifndef NCCLWATCH_CORE_ANALYZE_REPORT_H_
+#define NCCLWATCH_CORE_ANALYZE_REPORT_H_
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/analyze/analysis.h"
+
+namespace ncclwatch::analyze {
+
+inline constexpr char kAnalysisSchemaName[] = "ncclwatch.analysis";
+inline constexpr int kAnalysisSchemaVersion = 1;
+
+std::string RenderTextReport(const Analysis& analysis);
+nlohmann::json RenderJsonReport(const Analysis& analysis);
+
+}  // namespace ncclwatch::analyze
+
+#endif  // NCCLWATCH_CORE_ANALYZE_REPORT_H_

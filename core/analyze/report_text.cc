@@ -1,0 +1,115 @@
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "core/analyze/rank_list.h"
+#include "core/analyze/report.h"
+#include "core/dump/dump_json.h"
+
+namespace ncclwatch::analyze {
+namespace {
+
+void Verdict(const Analysis& a, std::ostringstream& out) {
+  const auto& v = a.verdict;
+  out << "VERDICT: " << v.kind << '\n';
+  if (v.kind != "none") {
+    if (v.comm_hash) out << "  communicator " << dump::FormatHex(v.comm_hash) << " (" << v.nranks << " ranks)\n";
+    if (v.seq) out << "  collective #" << v.seq << ' ' << v.op << '\n';
+    else if (!v.op.empty()) out << "  op " << v.op << '\n';
+    out << "  culprits: " << FormatRanks(v.ranks) << (v.kind == "sync_stuck" ? " (global)" : "") << '\n';
+  }
+  out << "  " << v.summary << (v.source == "local" ? " (as reported by the ranks' own detectors)" : "") << '\n';
+  out << "  read " << a.dumps_read << " dumps from " << a.hosts.size() << " host" << (a.hosts.size() == 1 ? "" : "s");
+  if (!a.hosts.empty()) {
+    out << ":";
+    for (size_t i = 0; i < a.hosts.size() && i < 8; ++i) out << ' ' << a.hosts[i];
+    if (a.hosts.size() > 8) out << " ...";
+  }
+  out << "; missing ranks: " << FormatRangeList(a.missing_ranks) << "\n\n";
+}
+
+// Thousands of ranks usually fall into a few states: one line per state.
+void RankStates(const Analysis& a, std::ostringstream& out) {
+  if (a.ranks.empty()) return;
+  using Key = std::tuple<std::string, uint64_t, uint64_t, bool>;
+  std::map<Key, std::vector<int>> groups;
+  for (const auto& r : a.ranks) groups[{r.state, r.last_joined, r.last_completed, r.has_dump}].push_back(r.rank);
+  out << "EVIDENCE: each rank's last joined and last completed collective\n";
+  for (const auto& [key, ranks] : groups) {
+    const auto& [state, joined, completed, has_dump] = key;
+    out << "  " << FormatRanks(ranks) << ": ";
+    if (has_dump) out << "joined #" << joined << ", completed #" << completed << ", ";
+    out << state << '\n';
+  }
+  out << '\n';
+}
+
+std::string Describe(const FingerprintCell& c) {
+  if (!c.known) return "(no record)";
+  std::string s = c.op + "(count=" + std::to_string(c.count) + " dtype=" + std::to_string(c.datatype);
+  if (c.redop >= 0) s += " redop=" + std::to_string(c.redop);
+  if (c.root >= 0) s += " root=" + std::to_string(c.root);
+  return s + ")";
+}
+
+void Fingerprints(const Analysis& a, std::ostringstream& out) {
+  if (a.fingerprints.empty()) return;
+  out << "EVIDENCE: fingerprints side by side\n";
+  for (const auto& row : a.fingerprints) {
+    std::map<std::string, std::vector<int>> by_fp;
+    for (const auto& c : row.cells) by_fp[Describe(c)].push_back(c.rank);
+    out << "  #" << row.seq << (row.differs ? "  DIFFERS" : "") << '\n';
+    for (const auto& [fp, ranks] : by_fp) out << "      " << FormatRanks(ranks) << ": " << fp << '\n';
+  }
+  out << '\n';
+}
+
+void Stacks(const Analysis& a, std::ostringstream& out) {
+  if (a.stacks.empty() && a.culprits_without_stacks == 0) return;
+  out << "EVIDENCE: culprit stacks (innermost user frames first)\n";
+  for (const auto& g : a.stacks) {
+    out << "  " << FormatRanks(g.ranks) << " (" << g.where << (g.ranks.size() > 1 ? " and others with the same stacks" : "")
+        << ")\n";
+    if (g.threads.empty()) out << "    (no stacks captured)\n";
+    for (const auto& t : g.threads) {
+      out << "    " << t.title << '\n';
+      for (const auto& f : t.frames) out << "      " << f << '\n';
+      if (t.hidden_frames) out << "      (" << t.hidden_frames << " internal/libc frames hidden)\n";
+    }
+    if (!g.python_unavailable.empty()) out << "    python stacks unavailable: " << g.python_unavailable << '\n';
+  }
+  if (a.culprits_without_stacks) out << "  " << a.culprits_without_stacks << " culprit(s) left no dump, so no stacks\n";
+  out << '\n';
+}
+
+void Hints(const Analysis& a, std::ostringstream& out) {
+  if (a.hints.empty()) return;
+  out << "WHAT TO TRY\n";
+  for (const auto& h : a.hints) {
+    out << "  [" << h.id << "] " << h.advice << '\n';
+    for (const auto& e : h.evidence) out << "      evidence: " << e << '\n';
+  }
+  out << '\n';
+}
+
+void Lines(const char* title, const std::vector<std::string>& lines, std::ostringstream& out) {
+  if (lines.empty()) return;
+  out << title << '\n';
+  for (const auto& l : lines) out << "  " << l << '\n';
+}
+
+}  // namespace
+
+std::string RenderTextReport(const Analysis& a) {
+  std::ostringstream out;
+  Verdict(a, out);
+  RankStates(a, out);
+  Fingerprints(a, out);
+  Stacks(a, out);
+  Hints(a, out);
+  Lines("NOTES", a.notes, out);
+  Lines("UNUSABLE FILES", a.rejected, out);
+  return out.str();
+}
+
+}  // namespace ncclwatch::analyze

@@ -1,0 +1,152 @@
+// The hang dump: everything one rank knows at the moment an incident is declared.
+//
+// Plain data, no behaviour. The watchdog of each rank fills one RankDump per incident and
+// hands it to WriteDump (dump_writer.h); `ncclwatch analyze` reads them back with
+// ReadDumpFile/ReadDumpDir (dump_reader.h). The on-disk schema is documented field by
+// field in core/dump/README.md.
+//
+// Conventions:
+//   * *_mono_ns / *_ns times are CLOCK_MONOTONIC nanoseconds of the writing host. They are
+//     comparable between processes of one host only, never across hosts. 0 means unset.
+//   * Communicator hashes are NCCL's commHash (printed "commId 0x..." by NCCL_DEBUG=INFO).
+//   * Collective sequence numbers are 1-based per communicator.
+#ifndef NCCLWATCH_CORE_DUMP_DUMP_H_
+#define NCCLWATCH_CORE_DUMP_DUMP_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ncclwatch::dump {
+
+inline constexpr char kSchemaName[] = "ncclwatch.dump";
+inline constexpr int kSchemaVersion = 1;
+
+struct Incident {
+  std::string id;            // Same on every rank of one host for one incident.
+  std::string trigger;       // "local", "trigger-file" or "lone-rank".
+  std::string job_id;        // NCCLWATCH_JOB_ID, may be empty.
+  uint64_t detected_mono_ns = 0;
+  uint64_t detected_unix_ns = 0;
+  std::string detected_iso;  // UTC, e.g. "2026-11-21T23:12:53.123456789Z".
+};
+
+// The verdict as this rank's host detector saw it; kind "none" when the dump was
+// requested without a local diagnosis (e.g. trigger-file).
+struct LocalVerdict {
+  std::string kind = "none";  // straggler|mismatch|collective_hang|init_hang|sync_stuck|rank_exited|none
+  uint64_t comm_hash = 0;
+  uint64_t seq = 0;
+  std::string op;
+  std::vector<int> culprit_ranks;
+  std::vector<int> other_ranks;
+  uint64_t since_mono_ns = 0;
+  std::string summary;
+  bool partial = false;       // the host saw fewer ranks than the communicator has
+};
+
+struct ProcessInfo {
+  int global_rank = -1;
+  int local_rank = -1;
+  int world_size = 0;
+  std::string host;
+  int32_t pid = 0;
+  int device = -1;
+  std::string exe;
+  std::vector<std::string> cmdline;
+};
+
+struct Environment {
+  std::map<std::string, std::string> nccl_env;  // every NCCL_* variable
+  int cuda_driver_version = 0;    // cudaDriverGetVersion, e.g. 13000; 0 unknown
+  int cuda_runtime_version = 0;   // cudaRuntimeGetVersion
+  int nccl_version = 0;           // ncclGetVersion, e.g. 22809
+  std::string nvidia_driver;      // e.g. "545.23.08"; empty when no driver
+  std::string kernel_release;     // uname -r
+};
+
+struct CollectiveRecord {
+  uint64_t seq = 0;
+  std::string op;         // NCCL name without prefix: "AllReduce", "Broadcast", ...
+  uint64_t count = 0;
+  int datatype = -1;      // ncclDataType_t
+  int redop = -1;         // ncclRedOp_t, -1 when the op has none
+  int root = -1;          // -1 when the op has none
+  int peer = -1;          // Send/Recv peer, -1 otherwise
+  uint64_t stream = 0;    // cudaStream_t value
+  uint64_t enqueue_ns = 0;
+  uint64_t complete_ns = 0;  // 0 while not known complete
+};
+
+struct CommState {
+  uint64_t comm_hash = 0;
+  int rank = -1;
+  int nranks = 0;
+  int device = -1;
+  uint64_t init_started_ns = 0;
+  uint64_t init_done_ns = 0;  // 0 while init has not finished
+  uint64_t last_enqueued_seq = 0;
+  uint64_t last_completed_seq = 0;
+  int async_error = 0;        // ncclResult_t
+  std::vector<CollectiveRecord> records;  // the last N, ascending seq
+};
+
+// One thread blocked in a host-side CUDA synchronisation.
+struct HostSync {
+  int32_t tid = 0;
+  uint64_t since_ns = 0;
+  std::string target;     // "stream", "event" or "device"
+  uint64_t handle = 0;    // stream/event value, or the device ordinal
+};
+
+struct NativeFrame {
+  uint64_t pc = 0;
+  std::string function;   // demangled; empty when unknown
+  std::string module;     // path of the object; empty when unknown
+  uint64_t offset = 0;    // pc minus the module's load base
+  bool internal = false;  // capture machinery; reports hide it
+};
+
+struct NativeThread {
+  int32_t tid = 0;
+  std::string name;
+  std::string state;      // one letter from /proc/<pid>/task/<tid>/stat
+  bool answered = false;
+  std::vector<NativeFrame> frames;  // innermost first
+};
+
+struct PythonFrame {
+  std::string file;
+  int line = 0;
+  std::string function;
+};
+
+struct PythonThread {
+  uint64_t thread_id = 0;
+  bool current = false;
+  std::vector<PythonFrame> frames;  // innermost first
+};
+
+struct PythonStacks {
+  bool available = false;
+  std::string reason;     // why not available (empty when available)
+  std::vector<PythonThread> threads;
+};
+
+struct RankDump {
+  int version = kSchemaVersion;
+  Incident incident;
+  LocalVerdict verdict;
+  ProcessInfo process;
+  Environment environment;
+  std::vector<CommState> comms;
+  std::vector<HostSync> host_syncs;
+  std::vector<NativeThread> threads;
+  std::vector<std::string> stack_errors;  // degradations of native capture
+  PythonStacks python;
+};
+
+}  // namespace ncclwatch::dump
+
+#endif  // NCCLWATCH_CORE_DUMP_DUMP_H_

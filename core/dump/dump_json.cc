@@ -1,0 +1,395 @@
+#include "core/dump/dump_json.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace ncclwatch::dump {
+namespace {
+
+using nlohmann::json;
+
+// Far beyond any real job; keeps a hostile dump from making the analyzer list billions of ranks.
+constexpr int kMaxRanks = 1 << 20;
+
+// ---- writing ----
+
+json ToJson(const CollectiveRecord& r) {
+  return json{{"seq", r.seq},         {"op", r.op},       {"count", r.count},
+              {"datatype", r.datatype}, {"redop", r.redop}, {"root", r.root},
+              {"peer", r.peer},       {"stream", FormatHex(r.stream)},
+              {"enqueue_ns", r.enqueue_ns}, {"complete_ns", r.complete_ns}};
+}
+
+json ToJson(const CommState& c) {
+  json records = json::array();
+  for (const auto& r : c.records) records.push_back(ToJson(r));
+  return json{{"comm", FormatHex(c.comm_hash)},
+              {"rank", c.rank},
+              {"nranks", c.nranks},
+              {"device", c.device},
+              {"init_started_ns", c.init_started_ns},
+              {"init_done_ns", c.init_done_ns},
+              {"last_enqueued_seq", c.last_enqueued_seq},
+              {"last_completed_seq", c.last_completed_seq},
+              {"async_error", c.async_error},
+              {"records", std::move(records)}};
+}
+
+json ToJson(const NativeThread& t) {
+  json frames = json::array();
+  for (const auto& f : t.frames) {
+    frames.push_back(json{{"pc", FormatHex(f.pc)},
+                          {"function", f.function},
+                          {"module", f.module},
+                          {"offset", FormatHex(f.offset)},
+                          {"internal", f.internal}});
+  }
+  return json{{"tid", t.tid},
+              {"name", t.name},
+              {"state", t.state},
+              {"answered", t.answered},
+              {"frames", std::move(frames)}};
+}
+
+json ToJson(const PythonStacks& p) {
+  json threads = json::array();
+  for (const auto& t : p.threads) {
+    json frames = json::array();
+    for (const auto& f : t.frames) {
+      frames.push_back(json{{"file", f.file}, {"line", f.line}, {"function", f.function}});
+    }
+    threads.push_back(json{{"thread_id", t.thread_id},
+                           {"current", t.current},
+                           {"frames", std::move(frames)}});
+  }
+  return json{{"available", p.available}, {"reason", p.reason}, {"threads", std::move(threads)}};
+}
+
+// ---- reading ----
+
+// A JSON object together with its dotted path, so every error names the field.
+class Node {
+ public:
+  Node(const json& value, std::string path) : value_(value), path_(std::move(path)) {}
+
+  const json& value() const { return value_; }
+  const std::string& path() const { return path_; }
+
+  bool Has(const char* key) const { return value_.contains(key); }
+
+  Node Child(const char* key, json::value_t expected) const {
+    auto it = value_.find(key);
+    if (it == value_.end()) Fail(Join(key), "is missing");
+    if (it->type() != expected) Fail(Join(key), std::string("must be ") + TypeName(expected));
+    return Node(*it, Join(key));
+  }
+
+  // Optional fields keep the default when absent; a present field of the wrong type fails.
+  template <typename T>
+  void Get(const char* key, T* out, bool required = false) const {
+    auto it = value_.find(key);
+    if (it == value_.end()) {
+      if (required) Fail(Join(key), "is missing");
+      return;
+    }
+    Convert(*it, Join(key), out);
+  }
+
+  void GetHex(const char* key, uint64_t* out, bool required = false) const {
+    std::string text;
+    Get(key, &text, required);
+    if (text.empty() && !required) return;
+    auto parsed = ParseHex(text);
+    if (!parsed) Fail(Join(key), "must be a hex string like \"0x1f\"");
+    *out = *parsed;
+  }
+
+  std::vector<Node> Elements(const char* key) const {
+    std::vector<Node> out;
+    auto it = value_.find(key);
+    if (it == value_.end()) return out;
+    if (!it->is_array()) Fail(Join(key), "must be an array");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& element = (*it)[i];
+      std::string path = Join(key) + "[" + std::to_string(i) + "]";
+      if (!element.is_object()) Fail(path, "must be an object");
+      out.emplace_back(element, path);
+    }
+    return out;
+  }
+
+  [[noreturn]] static void Fail(const std::string& path, const std::string& what) {
+    throw DumpFormatError("field '" + path + "' " + what);
+  }
+
+ private:
+  std::string Join(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  static const char* TypeName(json::value_t type) {
+    return type == json::value_t::object ? "an object" : type == json::value_t::array ? "an array" : "a value";
+  }
+
+  static void Convert(const json& v, const std::string& path, std::string* out) {
+    if (!v.is_string()) Fail(path, "must be a string");
+    *out = v.get<std::string>();
+  }
+  static void Convert(const json& v, const std::string& path, bool* out) {
+    if (!v.is_boolean()) Fail(path, "must be true or false");
+    *out = v.get<bool>();
+  }
+  static void Convert(const json& v, const std::string& path, uint64_t* out) {
+    if (!v.is_number_unsigned()) Fail(path, "must be a non-negative integer");
+    *out = v.get<uint64_t>();
+  }
+  static void Convert(const json& v, const std::string& path, int* out) {
+    if (!v.is_number_integer()) Fail(path, "must be an integer");
+    int64_t x = v.get<int64_t>();
+    if (x < INT32_MIN || x > INT32_MAX) Fail(path, "is out of range");
+    *out = static_cast<int>(x);
+  }
+  static void Convert(const json& v, const std::string& path, std::vector<int>* out) {
+    if (!v.is_array()) Fail(path, "must be an array of integers");
+    out->clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      int x = 0;
+      Convert(v[i], path + "[" + std::to_string(i) + "]", &x);
+      out->push_back(x);
+    }
+  }
+  static void Convert(const json& v, const std::string& path, std::vector<std::string>* out) {
+    if (!v.is_array()) Fail(path, "must be an array of strings");
+    out->clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::string s;
+      Convert(v[i], path + "[" + std::to_string(i) + "]", &s);
+      out->push_back(std::move(s));
+    }
+  }
+
+  const json& value_;
+  std::string path_;
+};
+
+void CheckSchema(const json& doc) {
+  if (!doc.is_object()) throw DumpFormatError("foreign JSON: top level is not an object");
+  auto schema = doc.find("schema");
+  if (schema == doc.end() || !schema->is_string()) {
+    throw DumpFormatError("foreign JSON: no \"schema\" field (not an ncclwatch dump)");
+  }
+  if (*schema != kSchemaName) {
+    throw DumpFormatError("foreign JSON: schema is \"" + schema->get<std::string>() + "\", expected \"" +
+                          kSchemaName + "\"");
+  }
+  auto version = doc.find("version");
+  if (version == doc.end() || !version->is_number_integer()) {
+    throw DumpFormatError("field 'version' is missing or not an integer");
+  }
+  int64_t v = version->get<int64_t>();
+  if (v > kSchemaVersion) {
+    throw DumpFormatError("dump version " + std::to_string(v) + " is newer than this ncclwatch supports (" +
+                          std::to_string(kSchemaVersion) + "); upgrade ncclwatch");
+  }
+  if (v < 1) throw DumpFormatError("dump version " + std::to_string(v) + " is invalid");
+}
+
+void Read(const Node& n, Incident* out) {
+  n.Get("id", &out->id, true);
+  n.Get("trigger", &out->trigger);
+  n.Get("job_id", &out->job_id);
+  n.Get("detected_mono_ns", &out->detected_mono_ns);
+  n.Get("detected_unix_ns", &out->detected_unix_ns);
+  n.Get("detected_iso", &out->detected_iso);
+}
+
+void Read(const Node& n, LocalVerdict* out) {
+  n.Get("kind", &out->kind, true);
+  n.GetHex("comm", &out->comm_hash);
+  n.Get("seq", &out->seq);
+  n.Get("op", &out->op);
+  n.Get("culprit_ranks", &out->culprit_ranks);
+  n.Get("other_ranks", &out->other_ranks);
+  n.Get("since_mono_ns", &out->since_mono_ns);
+  n.Get("summary", &out->summary);
+  n.Get("partial", &out->partial);
+}
+
+void Read(const Node& n, ProcessInfo* out) {
+  n.Get("global_rank", &out->global_rank, true);
+  n.Get("local_rank", &out->local_rank);
+  n.Get("world_size", &out->world_size);
+  n.Get("host", &out->host, true);
+  n.Get("pid", &out->pid, true);
+  n.Get("device", &out->device);
+  n.Get("exe", &out->exe);
+  n.Get("cmdline", &out->cmdline);
+}
+
+void Read(const Node& n, Environment* out) {
+  if (n.Has("nccl_env")) {
+    Node env = n.Child("nccl_env", json::value_t::object);
+    for (const auto& [key, value] : env.value().items()) {
+      if (!value.is_string()) Node::Fail(env.path() + "." + key, "must be a string");
+      out->nccl_env[key] = value.get<std::string>();
+    }
+  }
+  n.Get("cuda_driver_version", &out->cuda_driver_version);
+  n.Get("cuda_runtime_version", &out->cuda_runtime_version);
+  n.Get("nccl_version", &out->nccl_version);
+  n.Get("nvidia_driver", &out->nvidia_driver);
+  n.Get("kernel_release", &out->kernel_release);
+}
+
+void Read(const Node& n, CollectiveRecord* out) {
+  n.Get("seq", &out->seq, true);
+  n.Get("op", &out->op, true);
+  n.Get("count", &out->count);
+  n.Get("datatype", &out->datatype);
+  n.Get("redop", &out->redop);
+  n.Get("root", &out->root);
+  n.Get("peer", &out->peer);
+  n.GetHex("stream", &out->stream);
+  n.Get("enqueue_ns", &out->enqueue_ns);
+  n.Get("complete_ns", &out->complete_ns);
+}
+
+void Read(const Node& n, CommState* out) {
+  n.GetHex("comm", &out->comm_hash, true);
+  n.Get("rank", &out->rank, true);
+  n.Get("nranks", &out->nranks, true);
+  if (out->nranks <= 0 || out->nranks > kMaxRanks) Node::Fail(n.path() + ".nranks", "is out of range");
+  if (out->rank < 0 || out->rank >= out->nranks) {
+    Node::Fail(n.path() + ".rank", "must be within [0, nranks)");
+  }
+  n.Get("device", &out->device);
+  n.Get("init_started_ns", &out->init_started_ns);
+  n.Get("init_done_ns", &out->init_done_ns);
+  n.Get("last_enqueued_seq", &out->last_enqueued_seq);
+  n.Get("last_completed_seq", &out->last_completed_seq);
+  n.Get("async_error", &out->async_error);
+  for (const Node& r : n.Elements("records")) Read(r, &out->records.emplace_back());
+}
+
+void Read(const Node& n, HostSync* out) {
+  n.Get("tid", &out->tid);
+  n.Get("since_ns", &out->since_ns, true);
+  n.Get("target", &out->target);
+  n.GetHex("handle", &out->handle);
+}
+
+void Read(const Node& n, NativeThread* out) {
+  n.Get("tid", &out->tid, true);
+  n.Get("name", &out->name);
+  n.Get("state", &out->state);
+  n.Get("answered", &out->answered);
+  for (const Node& f : n.Elements("frames")) {
+    NativeFrame& frame = out->frames.emplace_back();
+    f.GetHex("pc", &frame.pc);
+    f.Get("function", &frame.function);
+    f.Get("module", &frame.module);
+    f.GetHex("offset", &frame.offset);
+    f.Get("internal", &frame.internal);
+  }
+}
+
+void Read(const Node& n, PythonStacks* out) {
+  n.Get("available", &out->available);
+  n.Get("reason", &out->reason);
+  for (const Node& t : n.Elements("threads")) {
+    PythonThread& thread = out->threads.emplace_back();
+    t.Get("thread_id", &thread.thread_id);
+    t.Get("current", &thread.current);
+    for (const Node& f : t.Elements("frames")) {
+      PythonFrame& frame = thread.frames.emplace_back();
+      f.Get("file", &frame.file);
+      f.Get("line", &frame.line);
+      f.Get("function", &frame.function);
+    }
+  }
+}
+
+}  // namespace
+
+std::string FormatHex(uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, value);
+  return buf;
+}
+
+std::optional<uint64_t> ParseHex(std::string_view text) {
+  if (text.size() < 3 || text.size() > 18 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) {
+    return std::nullopt;
+  }
+  uint64_t value = 0;
+  for (char c : text.substr(2)) {
+    int digit = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+    if (digit < 0) return std::nullopt;
+    value = value << 4 | static_cast<uint64_t>(digit);
+  }
+  return value;
+}
+
+nlohmann::json ToJson(const RankDump& d) {
+  json comms = json::array();
+  for (const auto& c : d.comms) comms.push_back(ToJson(c));
+  json syncs = json::array();
+  for (const auto& s : d.host_syncs) {
+    syncs.push_back(json{{"tid", s.tid}, {"since_ns", s.since_ns}, {"target", s.target}, {"handle", FormatHex(s.handle)}});
+  }
+  json threads = json::array();
+  for (const auto& t : d.threads) threads.push_back(ToJson(t));
+  json nccl_env = json::object();
+  for (const auto& [k, v] : d.environment.nccl_env) nccl_env[k] = v;
+  const auto& v = d.verdict;
+  const auto& p = d.process;
+  const auto& e = d.environment;
+  // nlohmann::ordered_json is not used: key order does not matter to readers, and the
+  // default json sorts keys, which keeps files diffable.
+  return json{
+      {"schema", kSchemaName},
+      {"version", kSchemaVersion},
+      {"incident", {{"id", d.incident.id}, {"trigger", d.incident.trigger}, {"job_id", d.incident.job_id},
+                    {"detected_mono_ns", d.incident.detected_mono_ns},
+                    {"detected_unix_ns", d.incident.detected_unix_ns},
+                    {"detected_iso", d.incident.detected_iso}}},
+      {"verdict", {{"kind", v.kind}, {"comm", FormatHex(v.comm_hash)}, {"seq", v.seq}, {"op", v.op},
+                   {"culprit_ranks", v.culprit_ranks}, {"other_ranks", v.other_ranks},
+                   {"since_mono_ns", v.since_mono_ns}, {"summary", v.summary}, {"partial", v.partial}}},
+      {"process", {{"global_rank", p.global_rank}, {"local_rank", p.local_rank}, {"world_size", p.world_size},
+                   {"host", p.host}, {"pid", p.pid}, {"device", p.device}, {"exe", p.exe},
+                   {"cmdline", p.cmdline}}},
+      {"environment", {{"nccl_env", std::move(nccl_env)}, {"cuda_driver_version", e.cuda_driver_version},
+                       {"cuda_runtime_version", e.cuda_runtime_version}, {"nccl_version", e.nccl_version},
+                       {"nvidia_driver", e.nvidia_driver}, {"kernel_release", e.kernel_release}}},
+      {"comms", std::move(comms)},
+      {"host_syncs", std::move(syncs)},
+      {"native_stacks", {{"threads", std::move(threads)}, {"errors", d.stack_errors}}},
+      {"python_stacks", ToJson(d.python)},
+  };
+}
+
+RankDump FromJson(const nlohmann::json& doc) {
+  CheckSchema(doc);
+  Node root(doc, "");
+  RankDump d;
+  root.Get("version", &d.version);
+  Read(root.Child("incident", json::value_t::object), &d.incident);
+  if (root.Has("verdict")) Read(root.Child("verdict", json::value_t::object), &d.verdict);
+  Read(root.Child("process", json::value_t::object), &d.process);
+  if (root.Has("environment")) Read(root.Child("environment", json::value_t::object), &d.environment);
+  for (const Node& c : root.Elements("comms")) Read(c, &d.comms.emplace_back());
+  for (const Node& s : root.Elements("host_syncs")) Read(s, &d.host_syncs.emplace_back());
+  if (root.Has("native_stacks")) {
+    Node stacks = root.Child("native_stacks", json::value_t::object);
+    for (const Node& t : stacks.Elements("threads")) Read(t, &d.threads.emplace_back());
+    stacks.Get("errors", &d.stack_errors);
+  }
+  if (root.Has("python_stacks")) Read(root.Child("python_stacks", json::value_t::object), &d.python);
+  return d;
+}
+
+}  // namespace ncclwatch::dump

@@ -1,0 +1,129 @@
+#include "core/dump/dump_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <new>
+
+#include <nlohmann/json.hpp>
+
+#include "core/dump/dump_json.h"
+#include "core/dump/dump_text.h"
+
+namespace ncclwatch::dump {
+namespace {
+
+std::string Sanitize(const std::string& text) {
+  std::string out = text.empty() ? "unknown" : text;
+  for (char& c : out) {
+    bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                c == '_' || c == '-';
+    if (!keep) c = '_';
+  }
+  return out;
+}
+
+WriteResult Failure(int error, const std::string& what, const std::string& path) {
+  WriteResult result;
+  result.error = error;
+  result.message = what + " " + path + ": " + std::strerror(error);
+  return result;
+}
+
+bool WriteAll(int fd, const std::string& data, const WriteHooks& hooks) {
+  auto write_fn = hooks.write ? hooks.write : ::write;
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write_fn(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string DirectoryOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The rename is durable only once the directory entry is; failure here loses nothing
+// already visible, so it is not reported.
+void SyncDirectory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+std::string DumpFileStem(const RankDump& dump) {
+  std::string rank = dump.process.global_rank >= 0 ? std::to_string(dump.process.global_rank) : "X";
+  return "rank" + rank + "-" + Sanitize(dump.process.host) + "-" + std::to_string(dump.process.pid) + "-" +
+         Sanitize(dump.incident.id);
+}
+
+WriteResult WriteFileAtomically(const std::string& path, const std::string& contents,
+                                const WriteHooks& hooks) noexcept {
+  try {
+    std::string dir = DirectoryOf(path);
+    std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+    std::string temp = dir + "/." + base + ".tmp." + std::to_string(::getpid());
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return Failure(errno, "cannot create", temp);
+    auto fsync_fn = hooks.fsync ? hooks.fsync : ::fsync;
+    bool written = WriteAll(fd, contents, hooks) && fsync_fn(fd) == 0;
+    int error = errno;
+    if (::close(fd) != 0 && written) {
+      written = false;
+      error = errno;
+    }
+    if (!written) {
+      ::unlink(temp.c_str());
+      return Failure(error, "cannot write", path);
+    }
+    if (::rename(temp.c_str(), path.c_str()) != 0) {
+      error = errno;
+      ::unlink(temp.c_str());
+      return Failure(error, "cannot rename into", path);
+    }
+    SyncDirectory(dir);
+    return WriteResult{};
+  } catch (const std::bad_alloc&) {
+    return Failure(ENOMEM, "out of memory writing", path);
+  } catch (...) {
+    return Failure(EIO, "unexpected error writing", path);
+  }
+}
+
+WriteResult WriteDump(const RankDump& dump, const std::string& dir, const WriteHooks& hooks) noexcept {
+  try {
+    std::string stem = dir + "/" + DumpFileStem(dump);
+    std::string json_text = ToJson(dump).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    WriteResult result = WriteFileAtomically(stem + ".json", json_text, hooks);
+    if (!result.ok()) return result;
+    result.json_path = stem + ".json";
+    WriteResult text = WriteFileAtomically(stem + ".txt", RenderDumpText(dump), hooks);
+    if (!text.ok()) {
+      text.message += " (the .json was written)";
+      text.json_path = result.json_path;
+      return text;
+    }
+    result.text_path = stem + ".txt";
+    return result;
+  } catch (const std::bad_alloc&) {
+    return Failure(ENOMEM, "out of memory writing dump to", dir);
+  } catch (...) {
+    return Failure(EINVAL, "cannot encode dump for", dir);
+  }
+}
+
+}  // namespace ncclwatch::dump

@@ -1,0 +1,50 @@
+// Writes one rank's dump as two files, atomically, without throwing.
+//
+// Files: <dir>/<stem>.json (the schema in README.md) and <dir>/<stem>.txt (for humans),
+// where <stem> is DumpFileStem(dump). Each file is first written to a hidden temporary in
+// the same directory, fsync'ed, then renamed into place, so a reader sees either the whole
+// file or nothing; on failure the temporary is removed. The JSON is written first: when
+// only the .txt fails, the .json stays and the error says so.
+//
+// One writer per process at a time: temporaries are named after the pid.
+//
+// Linked into the LD_PRELOAD library: the API never throws and reports every failure
+// (unwritable or missing dir, ENOSPC, ...) as a status the caller can log before carrying on.
+#ifndef NCCLWATCH_CORE_DUMP_DUMP_WRITER_H_
+#define NCCLWATCH_CORE_DUMP_DUMP_WRITER_H_
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "core/dump/dump.h"
+
+namespace ncclwatch::dump {
+
+struct WriteResult {
+  int error = 0;            // errno of the first failure; 0 on success
+  std::string message;      // one line, e.g. "cannot write /d/x.json: No space left on device"
+  std::string json_path;    // set when the .json is in place
+  std::string text_path;    // set when the .txt is in place
+  bool ok() const { return error == 0; }
+};
+
+// Seams for tests: replace the system calls that can fail for lack of space.
+struct WriteHooks {
+  ssize_t (*write)(int fd, const void* buf, size_t len) = nullptr;  // nullptr: ::write
+  int (*fsync)(int fd) = nullptr;                                    // nullptr: ::fsync
+};
+
+// "rank<R>-<host>-<pid>-<incident>" with every character outside [A-Za-z0-9._-] of host
+// and incident replaced by '_'; R is "X" when the global rank is unknown (-1).
+std::string DumpFileStem(const RankDump& dump);
+
+WriteResult WriteDump(const RankDump& dump, const std::string& dir, const WriteHooks& hooks = {}) noexcept;
+
+// Writes `contents` to `path` atomically as described above. Exposed for tests and tools.
+WriteResult WriteFileAtomically(const std::string& path, const std::string& contents,
+                                const WriteHooks& hooks = {}) noexcept;
+
+}  // namespace ncclwatch::dump
+
+#endif  // NCCLWATCH_CORE_DUMP_DUMP_WRITER_H_

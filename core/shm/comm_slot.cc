@@ -1,0 +1,152 @@
+#include "core/shm/comm_slot.h"
+
+#include "core/shm/seqlock.h"
+
+namespace ncclwatch::shm {
+namespace {
+
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+}  // namespace
+
+void CommSlot::BeginInit(uint64_t handle, uint64_t now_ns) {
+  CommSlotHeader& h = *header_;
+  const uint32_t v = SeqlockWriteBegin(h.version);
+  h.comm_hash.store(0, kRelaxed);
+  h.parent_hash.store(0, kRelaxed);
+  h.handle.store(handle, kRelaxed);
+  h.rank.store(-1, kRelaxed);
+  h.nranks.store(-1, kRelaxed);
+  h.device.store(-1, kRelaxed);
+  h.flags.store(0, kRelaxed);
+  SeqlockWriteEnd(h.version, v);
+  h.init_start_ns.store(now_ns, kRelaxed);
+  h.init_done_ns.store(0, kRelaxed);
+  h.init_result.store(0, kRelaxed);
+  h.async_error.store(0, kRelaxed);
+  h.async_error_ns.store(0, kRelaxed);
+  h.last_enqueued_seq.store(0, kRelaxed);
+  h.last_completed_seq.store(0, kRelaxed);
+  h.last_completed_ns.store(0, kRelaxed);
+  h.peers_overflowed.store(0, kRelaxed);
+  for (PeerCounters& p : h.peers) {
+    p.peer.store(-1, kRelaxed);
+    p.sends.store(0, kRelaxed);
+    p.recvs.store(0, kRelaxed);
+  }
+  h.peers_claimed.store(0, kRelaxed);
+  // Records of a previous user of this slot stay in the ring but are hidden from readers,
+  // which only look at the last records_written entries.
+  h.records_written.store(0, kRelaxed);
+  h.state.store(static_cast<uint32_t>(CommState::kInitializing), std::memory_order_release);
+}
+
+void CommSlot::PublishIdentity(const CommIdentity& id) {
+  CommSlotHeader& h = *header_;
+  const uint32_t v = SeqlockWriteBegin(h.version);
+  h.comm_hash.store(id.comm_hash, kRelaxed);
+  h.parent_hash.store(id.parent_hash, kRelaxed);
+  h.rank.store(id.rank, kRelaxed);
+  h.nranks.store(id.nranks, kRelaxed);
+  h.device.store(id.device, kRelaxed);
+  h.flags.store(id.flags, kRelaxed);
+  SeqlockWriteEnd(h.version, v);
+}
+
+void CommSlot::SetHandle(uint64_t handle) {
+  CommSlotHeader& h = *header_;
+  const uint32_t v = SeqlockWriteBegin(h.version);
+  h.handle.store(handle, kRelaxed);
+  SeqlockWriteEnd(h.version, v);
+}
+
+void CommSlot::FinishInit(bool ok, int result, uint64_t now_ns) {
+  header_->init_result.store(result, kRelaxed);
+  header_->init_done_ns.store(now_ns, kRelaxed);
+  SetState(ok ? CommState::kReady : CommState::kInitFailed);
+}
+
+void CommSlot::SetState(CommState state) {
+  header_->state.store(static_cast<uint32_t>(state), std::memory_order_release);
+}
+
+void CommSlot::SetAsyncError(int result, uint64_t now_ns) {
+  if (header_->async_error.load(kRelaxed) == result) return;
+  header_->async_error_ns.store(now_ns, kRelaxed);
+  header_->async_error.store(result, std::memory_order_release);
+}
+
+PeerCounters* CommSlot::FindOrClaimPeer(int32_t peer) {
+  CommSlotHeader& h = *header_;
+  const uint32_t claimed = h.peers_claimed.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < claimed && i < kMaxPeers; ++i) {
+    if (h.peers[i].peer.load(kRelaxed) == peer) return &h.peers[i];
+  }
+  const uint32_t index = h.peers_claimed.load(kRelaxed);
+  if (index >= kMaxPeers) {
+    h.peers_overflowed.fetch_add(1, kRelaxed);
+    return nullptr;
+  }
+  h.peers[index].peer.store(peer, kRelaxed);
+  h.peers_claimed.store(index + 1, std::memory_order_release);
+  return &h.peers[index];
+}
+
+RecordRef CommSlot::Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns) {
+  CommSlotHeader& h = *header_;
+  RecordRef ref;
+  if (IsPointToPoint(op.op)) {
+    PeerCounters* peer = FindOrClaimPeer(op.root_or_peer);
+    if (peer != nullptr) {
+      std::atomic<uint64_t>& counter = op.op == Op::kSend ? peer->sends : peer->recvs;
+      ref.seq = counter.fetch_add(1, kRelaxed) + 1;
+    }
+  } else {
+    ref.collective = true;
+    ref.seq = h.last_enqueued_seq.fetch_add(1, kRelaxed) + 1;
+  }
+  ref.ring_index = h.records_written.fetch_add(1, kRelaxed);
+  RingRecord& r = ring_[ref.ring_index & mask_];
+  const uint32_t v = SeqlockWriteBegin(r.version);
+  r.op_and_types.store(PackOpAndTypes(op.op, op.datatype, op.redop), kRelaxed);
+  r.ring_index.store(ref.ring_index, kRelaxed);
+  r.seq.store(ref.seq, kRelaxed);
+  r.count.store(op.count, kRelaxed);
+  r.peer_and_flags.store(PackPeerAndFlags(op.root_or_peer, flags), kRelaxed);
+  r.stream.store(op.stream, kRelaxed);
+  r.enqueue_ns.store(enqueue_ns, kRelaxed);
+  r.complete_ns.store(0, kRelaxed);
+  SeqlockWriteEnd(r.version, v);
+  return ref;
+}
+
+void CommSlot::AddFlags(const RecordRef& ref, uint32_t flags) {
+  RingRecord& r = ring_[ref.ring_index & mask_];
+  if (r.ring_index.load(kRelaxed) != ref.ring_index) return;
+  const uint32_t v = SeqlockWriteBegin(r.version);
+  r.peer_and_flags.store(r.peer_and_flags.load(kRelaxed) | (uint64_t{flags} << 32), kRelaxed);
+  SeqlockWriteEnd(r.version, v);
+}
+
+void CommSlot::MarkCompleted(const RecordRef& ref, uint64_t now_ns) {
+  MarkRangeCompleted(ref.ring_index, ref.ring_index, ref.collective ? ref.seq : 0, now_ns);
+}
+
+void CommSlot::MarkRangeCompleted(uint64_t first_ring_index, uint64_t last_ring_index, uint64_t max_collective_seq,
+                                  uint64_t now_ns) {
+  // Only the newest ring_capacity indices can still be in the ring.
+  if (last_ring_index - first_ring_index > mask_) first_ring_index = last_ring_index - mask_;
+  for (uint64_t index = first_ring_index; index <= last_ring_index; ++index) {
+    RingRecord& r = ring_[index & mask_];
+    if (r.ring_index.load(std::memory_order_acquire) == index && r.complete_ns.load(kRelaxed) == 0) {
+      r.complete_ns.store(now_ns, std::memory_order_release);
+    }
+  }
+  CommSlotHeader& h = *header_;
+  if (max_collective_seq > h.last_completed_seq.load(kRelaxed)) {
+    h.last_completed_ns.store(now_ns, kRelaxed);
+    h.last_completed_seq.store(max_collective_seq, std::memory_order_release);
+  }
+}
+
+}  // namespace ncclwatch::shm

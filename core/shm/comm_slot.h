@@ -1,0 +1,86 @@
+// Writer-side view of one communicator's slot in a segment (see layout.h).
+//
+// Threads that call NCCL on the communicator publish its identity and append records;
+// the tracker thread alone marks records completed. No locks, allocations or system calls.
+#ifndef NCCLWATCH_CORE_SHM_COMM_SLOT_H_
+#define NCCLWATCH_CORE_SHM_COMM_SLOT_H_
+
+#include <cstdint>
+
+#include "core/shm/layout.h"
+
+namespace ncclwatch::shm {
+
+struct CommIdentity {
+  uint64_t comm_hash = 0;
+  uint64_t parent_hash = 0;
+  int rank = -1;
+  int nranks = -1;
+  int device = -1;
+  uint32_t flags = 0;  // kComm* bits
+};
+
+// What identifies one NCCL call across ranks.
+struct OpFingerprint {
+  Op op = Op::kNone;
+  uint8_t datatype = 0;  // ncclDataType_t
+  uint8_t redop = 0;     // ncclRedOp_t (0 when the op has none)
+  uint64_t count = 0;
+  int32_t root_or_peer = -1;
+  uint64_t stream = 0;
+};
+
+// Where an appended record lives, so that it can be amended or completed later.
+struct RecordRef {
+  uint64_t ring_index = 0;
+  uint64_t seq = 0;
+  bool collective = false;
+};
+
+class CommSlot {
+ public:
+  CommSlot() = default;
+  CommSlot(CommSlotHeader* header, RingRecord* ring, uint32_t ring_capacity)
+      : header_(header), ring_(ring), mask_(ring_capacity - 1) {}
+
+  bool valid() const { return header_ != nullptr; }
+  CommSlotHeader* header() const { return header_; }
+
+  // Resets the slot for a communicator whose init is starting.
+  void BeginInit(uint64_t handle, uint64_t now_ns);
+  void PublishIdentity(const CommIdentity& identity);
+  // `ok` picks kReady or kInitFailed.
+  void FinishInit(bool ok, int result, uint64_t now_ns);
+  void SetState(CommState state);
+  void SetAsyncError(int result, uint64_t now_ns);
+  void SetHandle(uint64_t handle);
+
+  // Assigns the next collective seq, or the next per-peer P2P seq, and publishes the record.
+  RecordRef Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns);
+  // Adds flags to a record this thread appended (e.g. kRecordFailed after the call).
+  void AddFlags(const RecordRef& ref, uint32_t flags);
+  // Tracker only. Records whose ring slot was reused meanwhile are left alone.
+  void MarkCompleted(const RecordRef& ref, uint64_t now_ns);
+  // Marks records [first, last] (absolute ring indices) complete and advances the
+  // completed collective seq to `max_collective_seq` (0: no collective among them).
+  void MarkRangeCompleted(uint64_t first_ring_index, uint64_t last_ring_index, uint64_t max_collective_seq,
+                          uint64_t now_ns);
+
+ private:
+  PeerCounters* FindOrClaimPeer(int32_t peer);
+
+  CommSlotHeader* header_ = nullptr;
+  RingRecord* ring_ = nullptr;
+  uint64_t mask_ = 0;
+};
+
+inline uint32_t PackOpAndTypes(Op op, uint8_t datatype, uint8_t redop) {
+  return static_cast<uint32_t>(op) | (uint32_t{datatype} << 8) | (uint32_t{redop} << 16);
+}
+inline uint64_t PackPeerAndFlags(int32_t root_or_peer, uint32_t flags) {
+  return static_cast<uint32_t>(root_or_peer) | (uint64_t{flags} << 32);
+}
+
+}  // namespace ncclwatch::shm
+
+#endif  // NCCLWATCH_CORE_SHM_COMM_SLOT_H_

@@ -1,0 +1,50 @@
+#include "core/shm/layout.h"
+
+namespace ncclwatch::shm {
+namespace {
+
+constexpr uint64_t RoundUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+}  // namespace
+
+static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
+static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free);
+
+uint32_t NormalizeRingCapacity(uint64_t requested) {
+  if (requested < kMinRingCapacity) requested = kMinRingCapacity;
+  if (requested > kMaxRingCapacity) requested = kMaxRingCapacity;
+  uint32_t capacity = kMinRingCapacity;
+  while (capacity < requested) capacity <<= 1;
+  return capacity;
+}
+
+SegmentGeometry ComputeGeometry(uint32_t ring_capacity) {
+  SegmentGeometry g;
+  g.ring_capacity = NormalizeRingCapacity(ring_capacity);
+  g.comm_slot_bytes = RoundUp(sizeof(CommSlotHeader), 64) + uint64_t{g.ring_capacity} * sizeof(RingRecord);
+  g.sync_slots_offset = kHeaderBytes;
+  g.comm_slots_offset = RoundUp(g.sync_slots_offset + uint64_t{kMaxSyncSlots} * sizeof(SyncSlot), 4096);
+  g.segment_bytes = RoundUp(g.comm_slots_offset + uint64_t{kMaxComms} * g.comm_slot_bytes, 4096);
+  return g;
+}
+
+const char* OpName(Op op) {
+  switch (op) {
+    case Op::kNone: return "None";
+    case Op::kAllReduce: return "AllReduce";
+    case Op::kBroadcast: return "Broadcast";
+    case Op::kReduce: return "Reduce";
+    case Op::kAllGather: return "AllGather";
+    case Op::kReduceScatter: return "ReduceScatter";
+    case Op::kAlltoAll: return "AlltoAll";
+    case Op::kGather: return "Gather";
+    case Op::kScatter: return "Scatter";
+    case Op::kSend: return "Send";
+    case Op::kRecv: return "Recv";
+  }
+  return "Unknown";
+}
+
+}  // namespace ncclwatch::shm

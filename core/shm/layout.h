@@ -1,0 +1,192 @@
+// Binary layout of one ncclwatch shared-memory segment (layout version 1).
+//
+// One segment per process that created at least one NCCL communicator, named
+//   /ncclwatch.<uid>.<job id>.<pid>.<process start ticks>       (see segment_name.h)
+// mode 0600, fixed size, created at the first communicator, unlinked at clean exit.
+//
+//   offset 0                   SegmentHeader          (kHeaderBytes, identity of the process)
+//   header.sync_slots_offset   SyncSlot[max_sync_slots]   (one per application thread that
+//                                                          blocked in a CUDA sync)
+//   header.comm_slots_offset   max_comms x { CommSlotHeader, RingRecord[ring_capacity] }
+//                              (stride header.comm_slot_bytes)
+//
+// Every field a reader looks at is a std::atomic of at most 8 bytes, lock-free, so a reader
+// in another process may map the segment read-only. Consistency rules:
+//  * SegmentHeader's plain fields are written before `magic` is stored (release); a reader
+//    that sees kMagic (acquire) sees them all.
+//  * Groups of fields that must be seen together (a RingRecord, a SyncSlot, a comm's
+//    identity) are guarded by a seqlock `version`: odd while its single writer updates it.
+//  * Counters (seqs, peer counts, completion times) are single atomics, monotonic.
+// Writers: a comm's identity and its ring are written by the threads that call NCCL on it,
+// RingRecord::complete_ns and CommSlotHeader::last_completed_* by the tracker thread only,
+// a SyncSlot by the thread that owns it.
+//
+// Times are CLOCK_MONOTONIC nanoseconds, comparable between processes of one host.
+#ifndef NCCLWATCH_CORE_SHM_LAYOUT_H_
+#define NCCLWATCH_CORE_SHM_LAYOUT_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace ncclwatch::shm {
+
+inline constexpr uint64_t kMagic = 0x3168637461776e63ULL;  // "ncwatch1" little-endian
+inline constexpr uint32_t kLayoutVersion = 1;
+inline constexpr uint32_t kHeaderBytes = 4096;
+inline constexpr uint32_t kMaxComms = 12;
+inline constexpr uint32_t kMaxSyncSlots = 64;
+inline constexpr uint32_t kMaxPeers = 64;
+inline constexpr uint32_t kDefaultRingCapacity = 1024;
+inline constexpr uint32_t kMinRingCapacity = 16;
+inline constexpr uint32_t kMaxRingCapacity = 1u << 16;
+inline constexpr size_t kHostBytes = 64;
+inline constexpr size_t kJobIdBytes = 96;
+
+enum class SegmentState : uint32_t { kLive = 1, kClosed = 2 };
+
+// Where the header's global rank came from.
+enum class RankSource : uint32_t { kUnknown = 0, kTorchrun = 1, kSlurm = 2, kOpenMpi = 3, kCommunicator = 4 };
+
+struct SegmentHeader {
+  std::atomic<uint64_t> magic;  // kMagic once the segment is fully initialised
+  uint32_t layout_version;
+  uint32_t header_bytes;
+  uint64_t segment_bytes;
+  uint32_t ring_capacity;  // power of two
+  uint32_t max_comms;
+  uint32_t max_sync_slots;
+  uint32_t max_peers;
+  uint64_t comm_slot_bytes;
+  uint64_t sync_slots_offset;
+  uint64_t comm_slots_offset;
+  int32_t pid;
+  int32_t local_rank;  // -1 when unknown
+  int32_t world_size;  // -1 when unknown
+  uint32_t reserved0;
+  uint64_t process_start_ticks;  // /proc/<pid>/stat field 22
+  uint64_t created_ns;
+  char host[kHostBytes];
+  char job_id[kJobIdBytes];
+  std::atomic<int32_t> global_rank;  // -1 until known
+  std::atomic<uint32_t> rank_source;  // RankSource
+  std::atomic<uint32_t> state;        // SegmentState
+  std::atomic<uint32_t> comms_claimed;  // comm slots [0, comms_claimed) have been used
+};
+
+enum class SyncKind : uint32_t { kNone = 0, kStream = 1, kEvent = 2, kDevice = 3 };
+
+struct alignas(64) SyncSlot {
+  std::atomic<uint32_t> version;
+  std::atomic<uint32_t> kind;  // SyncKind
+  std::atomic<int32_t> tid;    // owning thread, 0 when free
+  std::atomic<int32_t> device;
+  std::atomic<uint64_t> target;  // cudaStream_t / cudaEvent_t, 0 for a device sync
+  std::atomic<uint64_t> blocked_since_ns;  // 0 when the thread is not blocked
+  std::atomic<uint64_t> syncs_completed;
+};
+
+enum class CommState : uint32_t {
+  kFree = 0,
+  kInitializing = 1,
+  kReady = 2,
+  kInitFailed = 3,
+  kFinalized = 4,
+  kDestroyed = 5,
+  kAborted = 6,
+  kRevoked = 7,
+};
+
+// CommSlotHeader::flags bits.
+inline constexpr uint32_t kCommNonblocking = 1u << 0;
+inline constexpr uint32_t kCommHashKnown = 1u << 1;
+inline constexpr uint32_t kCommFromSplit = 1u << 2;
+inline constexpr uint32_t kCommFromShrink = 1u << 3;
+
+// Op codes of RingRecord::op. Broadcast and Bcast are one op, as in NCCL.
+enum class Op : uint8_t {
+  kNone = 0,
+  kAllReduce = 1,
+  kBroadcast = 2,
+  kReduce = 3,
+  kAllGather = 4,
+  kReduceScatter = 5,
+  kAlltoAll = 6,
+  kGather = 7,
+  kScatter = 8,
+  kSend = 9,
+  kRecv = 10,
+};
+inline constexpr bool IsPointToPoint(Op op) { return op == Op::kSend || op == Op::kRecv; }
+const char* OpName(Op op);
+
+// RingRecord::flags bits.
+inline constexpr uint32_t kRecordInGroup = 1u << 0;     // issued inside ncclGroupStart/End
+inline constexpr uint32_t kRecordCaptured = 1u << 1;    // stream was capturing: no completion
+inline constexpr uint32_t kRecordFailed = 1u << 2;      // NCCL returned an error
+inline constexpr uint32_t kRecordUntracked = 1u << 3;   // no completion event could be recorded
+inline constexpr uint32_t kRecordInProgress = 1u << 4;  // nonblocking: enqueue still pending
+
+struct alignas(64) RingRecord {
+  std::atomic<uint32_t> version;
+  std::atomic<uint32_t> op_and_types;  // op | datatype << 8 | redop << 16
+  std::atomic<uint64_t> ring_index;    // absolute index, to detect reuse of the slot
+  std::atomic<uint64_t> seq;           // collective seq, or per-peer P2P seq (1-based)
+  std::atomic<uint64_t> count;
+  std::atomic<uint64_t> peer_and_flags;  // (uint32)root-or-peer | flags << 32
+  std::atomic<uint64_t> stream;
+  std::atomic<uint64_t> enqueue_ns;
+  std::atomic<uint64_t> complete_ns;  // 0 until the tracker saw the op complete
+};
+static_assert(sizeof(RingRecord) == 64);
+
+struct PeerCounters {
+  std::atomic<int32_t> peer;  // -1 while unclaimed
+  std::atomic<uint32_t> reserved;
+  std::atomic<uint64_t> sends;
+  std::atomic<uint64_t> recvs;
+};
+
+struct alignas(64) CommSlotHeader {
+  std::atomic<uint32_t> version;  // seqlock over the identity fields below
+  std::atomic<uint32_t> state;    // CommState
+  // Identity.
+  std::atomic<uint64_t> comm_hash;
+  std::atomic<uint64_t> parent_hash;
+  std::atomic<uint64_t> handle;  // ncclComm_t in the owning process
+  std::atomic<int32_t> rank;
+  std::atomic<int32_t> nranks;
+  std::atomic<int32_t> device;
+  std::atomic<uint32_t> flags;
+  // Lifecycle.
+  std::atomic<uint64_t> init_start_ns;
+  std::atomic<uint64_t> init_done_ns;
+  std::atomic<int32_t> init_result;
+  std::atomic<int32_t> async_error;  // last ncclResult_t seen from ncclCommGetAsyncError
+  std::atomic<uint64_t> async_error_ns;
+  // Progress.
+  std::atomic<uint64_t> last_enqueued_seq;
+  std::atomic<uint64_t> last_completed_seq;
+  std::atomic<uint64_t> last_completed_ns;
+  std::atomic<uint64_t> records_written;  // ring head (absolute)
+  std::atomic<uint32_t> peers_claimed;
+  std::atomic<uint32_t> peers_overflowed;
+  PeerCounters peers[kMaxPeers];
+};
+
+// Sizes derived from a ring capacity; the single source of truth for offsets.
+struct SegmentGeometry {
+  uint32_t ring_capacity;
+  uint64_t comm_slot_bytes;
+  uint64_t sync_slots_offset;
+  uint64_t comm_slots_offset;
+  uint64_t segment_bytes;
+};
+SegmentGeometry ComputeGeometry(uint32_t ring_capacity);
+
+// Clamps to [kMinRingCapacity, kMaxRingCapacity] and rounds up to a power of two.
+uint32_t NormalizeRingCapacity(uint64_t requested);
+
+}  // namespace ncclwatch::shm
+
+#endif  // NCCLWATCH_CORE_SHM_LAYOUT_H_

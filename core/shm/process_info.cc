@@ -1,0 +1,71 @@
+#include "core/shm/process_info.h"
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+namespace ncclwatch::shm {
+namespace {
+
+// Reads /proc/<pid>/stat with raw system calls: no allocation beyond the string, usable
+// after fork.
+bool ReadProcStat(pid_t pid, char* buffer, size_t size) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = read(fd, buffer, size - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buffer[n] = '\0';
+  return true;
+}
+
+// Returns the text after the command name, which may itself contain spaces and ')'.
+const char* AfterCommandName(const char* stat) {
+  const char* close_paren = std::strrchr(stat, ')');
+  return close_paren == nullptr ? nullptr : close_paren + 1;
+}
+
+}  // namespace
+
+uint64_t ProcessStartTicks(pid_t pid) {
+  char stat[1024];
+  if (!ReadProcStat(pid, stat, sizeof(stat))) return 0;
+  const char* cursor = AfterCommandName(stat);
+  if (cursor == nullptr) return 0;
+  // After ")" come fields 3 (state) .. 22 (starttime): skip 19 fields.
+  for (int field = 3; field < 22; ++field) {
+    while (*cursor == ' ') ++cursor;
+    while (*cursor != ' ' && *cursor != '\0') ++cursor;
+  }
+  return std::strtoull(cursor, nullptr, 10);
+}
+
+bool ProcessIsAlive(pid_t pid, uint64_t start_ticks) {
+  char stat[1024];
+  if (pid <= 0 || !ReadProcStat(pid, stat, sizeof(stat))) return false;
+  const char* cursor = AfterCommandName(stat);
+  if (cursor == nullptr) return false;
+  while (*cursor == ' ') ++cursor;
+  if (*cursor == 'Z' || *cursor == 'X') return false;
+  return ProcessStartTicks(pid) == start_ticks;
+}
+
+uint64_t MonotonicNowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+}  // namespace ncclwatch::shm

@@ -1,0 +1,33 @@
+// Lock-free reader of ncclwatch segments. Never blocks or disturbs the writers; a record
+// being rewritten during the read is retried a few times and then left out.
+#ifndef NCCLWATCH_CORE_SHM_READER_H_
+#define NCCLWATCH_CORE_SHM_READER_H_
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/shm/snapshot.h"
+
+namespace ncclwatch::shm {
+
+// Reads one segment by its /dev/shm entry name. nullopt when it is not (yet) a valid
+// ncclwatch segment of this layout version.
+std::optional<ProcessView> ReadSegment(const std::string& entry_name);
+
+// Every segment of `job_id` (sanitized) owned by `uid` on this host.
+JobSnapshot ReadJobSnapshot(const std::string& job_id, uid_t uid = getuid());
+
+// Job ids that have at least one segment of `uid` on this host, sorted.
+std::vector<std::string> ListJobIds(uid_t uid = getuid());
+
+// Unlinks the segments of `job_id` whose owner process is gone (crashed or killed).
+// Returns how many were removed.
+int RemoveStaleSegments(const std::string& job_id, uid_t uid = getuid());
+
+}  // namespace ncclwatch::shm
+
+#endif  // NCCLWATCH_CORE_SHM_READER_H_

@@ -1,0 +1,144 @@
+#include "core/shm/segment_writer.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/shm/process_info.h"
+#include "core/shm/segment_name.h"
+
+namespace ncclwatch::shm {
+namespace {
+
+void CopyString(char* dest, size_t size, const std::string& text) {
+  std::memset(dest, 0, size);
+  std::memcpy(dest, text.data(), text.size() < size - 1 ? text.size() : size - 1);
+}
+
+void FillHeader(SegmentHeader* h, const SegmentOptions& options, const SegmentGeometry& g) {
+  h->layout_version = kLayoutVersion;
+  h->header_bytes = kHeaderBytes;
+  h->segment_bytes = g.segment_bytes;
+  h->ring_capacity = g.ring_capacity;
+  h->max_comms = kMaxComms;
+  h->max_sync_slots = kMaxSyncSlots;
+  h->max_peers = kMaxPeers;
+  h->comm_slot_bytes = g.comm_slot_bytes;
+  h->sync_slots_offset = g.sync_slots_offset;
+  h->comm_slots_offset = g.comm_slots_offset;
+  h->pid = options.pid;
+  h->local_rank = options.rank.local_rank;
+  h->world_size = options.rank.world_size;
+  h->process_start_ticks = options.process_start_ticks;
+  h->created_ns = MonotonicNowNs();
+  CopyString(h->host, sizeof(h->host), options.host);
+  CopyString(h->job_id, sizeof(h->job_id), options.job_id);
+  h->global_rank.store(options.rank.global_rank, std::memory_order_relaxed);
+  h->rank_source.store(static_cast<uint32_t>(options.rank.source), std::memory_order_relaxed);
+  h->state.store(static_cast<uint32_t>(SegmentState::kLive), std::memory_order_relaxed);
+  h->comms_claimed.store(0, std::memory_order_relaxed);
+}
+
+bool IsReusable(uint32_t state) {
+  const auto s = static_cast<CommState>(state);
+  return s == CommState::kDestroyed || s == CommState::kAborted || s == CommState::kInitFailed;
+}
+
+}  // namespace
+
+std::unique_ptr<SegmentWriter> SegmentWriter::Create(const SegmentOptions& options, std::string* error) {
+  const SegmentGeometry geometry = ComputeGeometry(options.ring_capacity);
+  const std::string name = SegmentName(options.uid, options.job_id, options.pid, options.process_start_ticks);
+  const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    *error = "shm_open(" + name + "): " + std::strerror(errno);
+    return nullptr;
+  }
+  // The umask cannot widen 0600, but an inherited stricter one could hide the segment
+  // from nothing we need; set it explicitly anyway.
+  fchmod(fd, 0600);
+  if (ftruncate(fd, static_cast<off_t>(geometry.segment_bytes)) != 0) {
+    *error = "ftruncate(" + name + "): " + std::strerror(errno);
+    close(fd);
+    shm_unlink(name.c_str());
+    return nullptr;
+  }
+  void* base = mmap(nullptr, geometry.segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (base == MAP_FAILED) {
+    *error = "mmap(" + name + "): " + std::strerror(errno);
+    shm_unlink(name.c_str());
+    return nullptr;
+  }
+  // Fresh shm pages are zero: every slot starts free, every version even.
+  auto* header = static_cast<SegmentHeader*>(base);
+  FillHeader(header, options, geometry);
+  header->magic.store(kMagic, std::memory_order_release);
+  return std::unique_ptr<SegmentWriter>(new SegmentWriter(name, base, geometry));
+}
+
+SegmentWriter::SegmentWriter(std::string name, void* base, const SegmentGeometry& geometry)
+    : name_(std::move(name)), base_(base), geometry_(geometry), header_(static_cast<SegmentHeader*>(base)) {}
+
+SegmentWriter::~SegmentWriter() { munmap(base_, geometry_.segment_bytes); }
+
+CommSlot SegmentWriter::CommSlotAt(uint32_t index) const {
+  auto* bytes = static_cast<char*>(base_) + geometry_.comm_slots_offset + index * geometry_.comm_slot_bytes;
+  auto* slot_header = reinterpret_cast<CommSlotHeader*>(bytes);
+  auto* ring = reinterpret_cast<RingRecord*>(bytes + ((sizeof(CommSlotHeader) + 63) / 64 * 64));
+  return CommSlot(slot_header, ring, geometry_.ring_capacity);
+}
+
+CommSlot SegmentWriter::ClaimCommSlot() {
+  uint32_t fresh = header_->comms_claimed.load(std::memory_order_relaxed);
+  while (fresh < kMaxComms) {
+    if (header_->comms_claimed.compare_exchange_weak(fresh, fresh + 1, std::memory_order_acq_rel)) {
+      return CommSlotAt(fresh);
+    }
+  }
+  for (uint32_t i = 0; i < kMaxComms; ++i) {
+    CommSlot slot = CommSlotAt(i);
+    uint32_t state = slot.header()->state.load(std::memory_order_acquire);
+    if (IsReusable(state) &&
+        slot.header()->state.compare_exchange_strong(state, static_cast<uint32_t>(CommState::kInitializing))) {
+      return slot;
+    }
+  }
+  return CommSlot();
+}
+
+SyncSlot* SegmentWriter::ClaimSyncSlot(int tid) {
+  auto* slots = reinterpret_cast<SyncSlot*>(static_cast<char*>(base_) + geometry_.sync_slots_offset);
+  for (uint32_t i = 0; i < kMaxSyncSlots; ++i) {
+    int32_t expected = 0;
+    if (slots[i].tid.load(std::memory_order_relaxed) == 0 &&
+        slots[i].tid.compare_exchange_strong(expected, tid, std::memory_order_acq_rel)) {
+      return &slots[i];
+    }
+  }
+  return nullptr;
+}
+
+void SegmentWriter::ReleaseSyncSlot(SyncSlot* slot) {
+  slot->blocked_since_ns.store(0, std::memory_order_relaxed);
+  slot->tid.store(0, std::memory_order_release);
+}
+
+void SegmentWriter::AdoptRankFromCommunicator(int rank) {
+  int32_t unknown = -1;
+  if (header_->global_rank.compare_exchange_strong(unknown, rank)) {
+    header_->rank_source.store(static_cast<uint32_t>(RankSource::kCommunicator), std::memory_order_release);
+  }
+}
+
+void SegmentWriter::CloseAndUnlink() {
+  header_->state.store(static_cast<uint32_t>(SegmentState::kClosed), std::memory_order_release);
+  if (!unlinked_) shm_unlink(name_.c_str());
+  unlinked_ = true;
+}
+
+}  // namespace ncclwatch::shm

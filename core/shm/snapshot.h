@@ -1,0 +1,97 @@
+// Plain, self-contained copy of what the processes of one job published on this host.
+// Produced by reader.h; consumed by the watchdog, the detector and the CLI.
+#ifndef NCCLWATCH_CORE_SHM_SNAPSHOT_H_
+#define NCCLWATCH_CORE_SHM_SNAPSHOT_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/shm/layout.h"
+
+namespace ncclwatch::shm {
+
+struct RecordView {
+  uint64_t ring_index = 0;
+  Op op = Op::kNone;
+  uint8_t datatype = 0;
+  uint8_t redop = 0;
+  uint64_t seq = 0;  // collective seq, or per-peer P2P seq
+  uint64_t count = 0;
+  int32_t root_or_peer = -1;
+  uint32_t flags = 0;  // kRecord* bits
+  uint64_t stream = 0;
+  uint64_t enqueue_ns = 0;
+  uint64_t complete_ns = 0;  // 0 while not seen complete
+};
+
+struct PeerView {
+  int32_t peer = -1;
+  uint64_t sends = 0;
+  uint64_t recvs = 0;
+};
+
+struct CommView {
+  uint32_t slot = 0;
+  CommState state = CommState::kFree;
+  uint64_t comm_hash = 0;
+  uint64_t parent_hash = 0;
+  uint64_t handle = 0;
+  int rank = -1;
+  int nranks = -1;
+  int device = -1;
+  uint32_t flags = 0;  // kComm* bits
+  uint64_t init_start_ns = 0;
+  uint64_t init_done_ns = 0;  // 0 while init runs
+  int init_result = 0;
+  int async_error = 0;
+  uint64_t async_error_ns = 0;
+  uint64_t last_enqueued_seq = 0;
+  uint64_t last_completed_seq = 0;
+  uint64_t last_completed_ns = 0;
+  uint64_t records_written = 0;
+  uint32_t peers_overflowed = 0;
+  std::vector<PeerView> peers;
+  std::vector<RecordView> records;  // oldest first, at most ring_capacity
+};
+
+struct SyncView {
+  int tid = 0;
+  SyncKind kind = SyncKind::kNone;
+  uint64_t target = 0;
+  int device = -1;
+  uint64_t blocked_since_ns = 0;  // 0 when not blocked
+  uint64_t syncs_completed = 0;
+};
+
+struct ProcessView {
+  std::string segment_name;  // /dev/shm entry
+  pid_t pid = 0;
+  uint64_t process_start_ticks = 0;
+  bool alive = false;  // pid runs and started at process_start_ticks
+  bool stale = false;  // owner gone without removing the segment
+  bool closed = false;  // owner removed it on a clean exit (still mapped by a reader)
+  std::string host;
+  std::string job_id;
+  int global_rank = -1;
+  RankSource rank_source = RankSource::kUnknown;
+  int local_rank = -1;
+  int world_size = -1;
+  uint64_t created_ns = 0;
+  uint32_t ring_capacity = 0;
+  uint64_t segment_bytes = 0;
+  std::vector<SyncView> sync_slots;  // owned slots only
+  std::vector<CommView> comms;       // slots ever used, including destroyed comms
+};
+
+struct JobSnapshot {
+  std::string job_id;
+  uint64_t taken_ns = 0;  // CLOCK_MONOTONIC
+  std::vector<ProcessView> processes;  // sorted by global rank, then pid
+};
+
+}  // namespace ncclwatch::shm
+
+#endif  // NCCLWATCH_CORE_SHM_SNAPSHOT_H_

@@ -1,0 +1,66 @@
+#include "preload/log.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include <spdlog/logger.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+namespace ncclwatch::preload {
+namespace {
+
+std::atomic<int> g_level{static_cast<int>(LogLevel::kWarn)};
+
+spdlog::level::level_enum ToSpdlog(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug: return spdlog::level::debug;
+    case LogLevel::kInfo: return spdlog::level::info;
+    case LogLevel::kWarn: return spdlog::level::warn;
+    case LogLevel::kError: return spdlog::level::err;
+    case LogLevel::kOff: return spdlog::level::off;
+  }
+  return spdlog::level::warn;
+}
+
+// Not registered in spdlog's global registry: the host process may use spdlog too.
+spdlog::logger& Logger() {
+  static spdlog::logger* logger = [] {
+    auto* l = new spdlog::logger("ncclwatch", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    l->set_pattern("[ncclwatch %P] %l: %v");
+    l->set_level(spdlog::level::trace);
+    return l;
+  }();
+  return *logger;
+}
+
+}  // namespace
+
+void InitLogging() {
+  const char* text = std::getenv("NCCLWATCH_LOG_LEVEL");
+  if (text == nullptr) return;
+  struct Name {
+    const char* name;
+    LogLevel level;
+  };
+  for (const Name& n : {Name{"debug", LogLevel::kDebug}, Name{"info", LogLevel::kInfo}, Name{"warn", LogLevel::kWarn},
+                        Name{"error", LogLevel::kError}, Name{"off", LogLevel::kOff}}) {
+    if (std::strcmp(text, n.name) == 0) g_level.store(static_cast<int>(n.level));
+  }
+}
+
+bool LogEnabled(LogLevel level) { return static_cast<int>(level) >= g_level.load(std::memory_order_relaxed); }
+
+void Log(LogLevel level, const std::string& message) {
+  if (!LogEnabled(level)) return;
+  try {
+    Logger().log(ToSpdlog(level), message);
+  } catch (...) {
+    // Logging must never take the host down.
+  }
+}
+
+}  // namespace ncclwatch::preload

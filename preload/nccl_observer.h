@@ -1,0 +1,80 @@
+// What the NCCL hooks do around the real call. Every Begin* returns false when the call
+// must simply be forwarded (pass-through, inert, re-entrant call from inside NCCL, or an
+// unknown communicator); otherwise the matching End* must follow the real call.
+// None of these throw: an internal failure disables ncclwatch for the process.
+#ifndef NCCLWATCH_PRELOAD_NCCL_OBSERVER_H_
+#define NCCLWATCH_PRELOAD_NCCL_OBSERVER_H_
+
+#include <nccl.h>
+
+#include <cstdint>
+
+#include "core/shm/comm_slot.h"
+
+namespace ncclwatch::preload {
+
+struct Runtime;
+struct ThreadState;
+struct CommEntry;
+
+// ---- Collectives and point-to-point.
+struct OpCall {
+  Runtime* runtime = nullptr;
+  ThreadState* thread = nullptr;
+  CommEntry* comm = nullptr;
+  shm::OpFingerprint op;
+  uint64_t enqueue_ns = 0;
+  shm::RecordRef record;
+  bool published = false;
+};
+bool BeginOp(ncclComm_t comm, const shm::OpFingerprint& op, OpCall* call) noexcept;
+void EndOp(OpCall* call, ncclResult_t result) noexcept;
+
+// ---- Groups.
+enum class GroupEndKind { kLaunch, kSimulate };
+struct GroupCall {
+  Runtime* runtime = nullptr;
+  ThreadState* thread = nullptr;
+  bool outermost = false;
+};
+bool BeginGroupStart(GroupCall* call) noexcept;
+void EndGroupStart(GroupCall* call, ncclResult_t result) noexcept;
+bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept;
+void EndGroupEnd(GroupCall* call, ncclResult_t result) noexcept;
+
+// ---- Communicator creation.
+enum class InitKind { kRoot, kAll, kSplit, kShrink };
+struct InitCall {
+  Runtime* runtime = nullptr;
+  ThreadState* thread = nullptr;
+  InitKind kind = InitKind::kRoot;
+  uint64_t start_ns = 0;
+  CommEntry* entry = nullptr;    // kRoot/kSplit/kShrink: published before the call
+  CommEntry* parent = nullptr;   // kSplit/kShrink
+  int color = 0;                 // kSplit
+  int predicted_split_count = 0;  // kSplit
+};
+// `unique_id` is the (first) ncclUniqueId for kRoot; `nranks`/`rank` as passed.
+bool BeginRootInit(const ncclUniqueId* unique_id, int nranks, int rank, const ncclConfig_t* config,
+                   InitCall* call) noexcept;
+bool BeginInitAll(InitCall* call) noexcept;
+bool BeginSplit(ncclComm_t parent, int color, const ncclConfig_t* config, InitCall* call) noexcept;
+bool BeginShrink(ncclComm_t parent, const ncclConfig_t* config, InitCall* call) noexcept;
+// `comms` points at `count` communicator handles written by NCCL.
+void EndInit(InitCall* call, ncclResult_t result, const ncclComm_t* comms, int count) noexcept;
+
+// Called by the ncclGetUniqueId hook after the real call (captures InitAll's id).
+void ObserveUniqueId(const ncclUniqueId* id, ncclResult_t result) noexcept;
+
+// ---- Communicator teardown and errors.
+enum class Teardown { kFinalize, kDestroy, kAbort, kRevoke };
+void ObserveTeardown(ncclComm_t comm, Teardown kind, ncclResult_t result) noexcept;
+void ObserveAsyncError(ncclComm_t comm, ncclResult_t call_result, const ncclResult_t* async_error) noexcept;
+
+// Guards calls that only need NCCL's nested calls ignored (teardown, async error).
+bool EnterObserved(ThreadState** thread) noexcept;
+void LeaveObserved(ThreadState* thread) noexcept;
+
+}  // namespace ncclwatch::preload
+
+#endif  // NCCLWATCH_PRELOAD_NCCL_OBSERVER_H_

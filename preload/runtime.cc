@@ -1,0 +1,134 @@
+#include "preload/runtime.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/shm/job_identity.h"
+#include "core/shm/process_info.h"
+#include "preload/log.h"
+
+namespace ncclwatch::preload {
+namespace {
+
+enum class Mode : int { kUnknown = 0, kInert = 1, kActive = 2, kPassThrough = 3 };
+
+std::atomic<int> g_mode{static_cast<int>(Mode::kUnknown)};
+std::atomic<Runtime*> g_runtime{nullptr};
+std::atomic<uint64_t> g_generation{0};
+std::mutex g_activation_mu;
+
+Mode LoadMode() { return static_cast<Mode>(g_mode.load(std::memory_order_acquire)); }
+
+// Reads NCCLWATCH_DISABLE once, on the first hook call of the process.
+Mode ResolveInitialMode() {
+  const char* disable = std::getenv("NCCLWATCH_DISABLE");
+  const bool off = disable != nullptr && disable[0] != '\0' && std::strcmp(disable, "0") != 0;
+  int expected = static_cast<int>(Mode::kUnknown);
+  g_mode.compare_exchange_strong(expected, static_cast<int>(off ? Mode::kPassThrough : Mode::kInert));
+  return LoadMode();
+}
+
+uint32_t RingCapacityFromEnvironment() {
+  const char* text = std::getenv("NCCLWATCH_RING");
+  if (text == nullptr || text[0] == '\0') return shm::kDefaultRingCapacity;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (end == text || *end != '\0' || value == 0) return shm::kDefaultRingCapacity;
+  return shm::NormalizeRingCapacity(value);
+}
+
+void ForgetParentInChild() {
+  // The parent's runtime (and its tracker thread, which did not survive the fork) stay
+  // untouched in memory; the child simply stops using them.
+  g_runtime.store(nullptr, std::memory_order_release);
+  g_generation.fetch_add(1, std::memory_order_relaxed);
+  if (LoadMode() == Mode::kActive) g_mode.store(static_cast<int>(Mode::kInert), std::memory_order_release);
+}
+
+void CloseAtExit() {
+  Runtime* rt = g_runtime.load(std::memory_order_acquire);
+  if (rt == nullptr || rt->owner_pid != getpid()) return;
+  try {
+    if (rt->tracker) rt->tracker->Stop();
+    rt->segment->CloseAndUnlink();
+  } catch (...) {
+  }
+}
+
+std::unique_ptr<Runtime> CreateRuntime() {
+  auto rt = std::make_unique<Runtime>();
+  rt->generation = g_generation.fetch_add(1, std::memory_order_relaxed) + 1;
+  rt->owner_pid = getpid();
+  shm::SegmentOptions options;
+  options.uid = getuid();
+  options.job_id = shm::JobIdFromEnvironment(shm::ProcessEnvironment());
+  options.pid = rt->owner_pid;
+  options.process_start_ticks = shm::ProcessStartTicks(rt->owner_pid);
+  options.host = shm::HostName();
+  options.rank = shm::RankFromEnvironment(shm::ProcessEnvironment());
+  options.ring_capacity = RingCapacityFromEnvironment();
+  std::string error;
+  rt->segment = shm::SegmentWriter::Create(options, &error);
+  if (!rt->segment) {
+    Log(LogLevel::kWarn, "cannot publish progress: " + error + "; ncclwatch is disabled for this process");
+    return nullptr;
+  }
+  rt->cuda_resolved = rt->cuda.Resolve();
+  if (rt->cuda_resolved) {
+    rt->tracker = std::make_unique<Tracker>(rt->cuda);
+  } else {
+    Log(LogLevel::kInfo, "CUDA runtime not found; GPU completion times will not be published");
+  }
+  Log(LogLevel::kInfo, "publishing to /dev/shm" + rt->segment->name());
+  return rt;
+}
+
+}  // namespace
+
+bool PassThroughOnly() {
+  Mode mode = LoadMode();
+  if (mode == Mode::kUnknown) mode = ResolveInitialMode();
+  return mode == Mode::kPassThrough;
+}
+
+Runtime* ActiveRuntime() { return g_runtime.load(std::memory_order_acquire); }
+
+Runtime* ActivateForNewCommunicator() {
+  if (PassThroughOnly()) return nullptr;
+  if (Runtime* rt = ActiveRuntime()) return rt;
+  std::lock_guard<std::mutex> lock(g_activation_mu);
+  if (Runtime* rt = ActiveRuntime()) return rt;
+  if (PassThroughOnly()) return nullptr;
+  InitLogging();
+  static std::once_flag process_hooks_once;
+  std::call_once(process_hooks_once, [] {
+    pthread_atfork(nullptr, nullptr, ForgetParentInChild);
+    std::atexit(CloseAtExit);
+  });
+  std::unique_ptr<Runtime> rt = CreateRuntime();
+  if (!rt) {
+    g_mode.store(static_cast<int>(Mode::kPassThrough), std::memory_order_release);
+    return nullptr;
+  }
+  Runtime* raw = rt.release();  // lives until exit: hooks on other threads may hold it
+  g_runtime.store(raw, std::memory_order_release);
+  g_mode.store(static_cast<int>(Mode::kActive), std::memory_order_release);
+  return raw;
+}
+
+void StartTrackerOnce(Runtime* runtime, int device) {
+  if (runtime->tracker && device >= 0) runtime->tracker->Start(device);
+}
+
+void DisableAfterInternalError(const char* where) {
+  const int previous = g_mode.exchange(static_cast<int>(Mode::kPassThrough));
+  if (previous != static_cast<int>(Mode::kPassThrough)) {
+    Log(LogLevel::kWarn, std::string("internal error in ") + where + "; ncclwatch is now a pass-through");
+  }
+}
+
+}  // namespace ncclwatch::preload

@@ -1,0 +1,55 @@
+// Process-wide state of the preload and its life cycle.
+//
+//   pass-through  NCCLWATCH_DISABLE=1, or after an internal error: hooks only forward.
+//   inert         until the first communicator is created: no thread, shm, signal
+//                 handler or CUDA call.
+//   active        from the first init hook on: a segment, a comm registry, and (from the
+//                 first communicator with a known device) the tracker thread.
+// A forked child returns to inert: it never publishes as its parent, makes no CUDA call,
+// and leaves the parent's segment alone; if it creates a communicator itself it becomes
+// active under its own pid. At clean exit the segment is closed and unlinked.
+#ifndef NCCLWATCH_PRELOAD_RUNTIME_H_
+#define NCCLWATCH_PRELOAD_RUNTIME_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "core/shm/segment_writer.h"
+#include "preload/comm_registry.h"
+#include "preload/cuda_api.h"
+#include "preload/tracker.h"
+
+namespace ncclwatch::preload {
+
+struct Runtime {
+  uint64_t generation = 0;
+  pid_t owner_pid = 0;
+  std::unique_ptr<shm::SegmentWriter> segment;
+  CommRegistry comms;
+  CudaApi cuda;
+  bool cuda_resolved = false;
+  std::unique_ptr<Tracker> tracker;  // null when the CUDA runtime was not found
+};
+
+// True when NCCLWATCH_DISABLE=1 or ncclwatch disabled itself. Cheap.
+bool PassThroughOnly();
+
+// The active runtime, or nullptr while inert / in pass-through. One atomic load.
+Runtime* ActiveRuntime();
+
+// Called when a communicator is about to be created: activates on first use.
+// nullptr when ncclwatch is (or just became) disabled.
+Runtime* ActivateForNewCommunicator();
+
+// Starts the tracker bound to `device` (first call wins).
+void StartTrackerOnce(Runtime* runtime, int device);
+
+// Switches the process to pass-through for good, with one warning.
+void DisableAfterInternalError(const char* where);
+
+}  // namespace ncclwatch::preload
+
+#endif  // NCCLWATCH_PRELOAD_RUNTIME_H_

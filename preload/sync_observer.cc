@@ -1,0 +1,32 @@
+#include "preload/sync_observer.h"
+
+#include "core/shm/process_info.h"
+#include "core/shm/sync_slot.h"
+#include "preload/runtime.h"
+#include "preload/thread_state.h"
+
+namespace ncclwatch::preload {
+
+shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noexcept {
+  if (PassThroughOnly()) return nullptr;
+  Runtime* rt = ActiveRuntime();
+  if (rt == nullptr || ThisThreadDepths().reentry > 0) return nullptr;
+  try {
+    ThreadState* ts = ThisThread(rt->generation);
+    if (!ts->sync_slot_claimed) {
+      ts->sync_slot_claimed = true;
+      ts->sync_slot = rt->segment->ClaimSyncSlot(ts->tid);
+    }
+    if (ts->sync_slot == nullptr) return nullptr;
+    // The device is left unknown (-1): asking would add a CUDA call to every sync.
+    shm::MarkSyncBlocked(*ts->sync_slot, kind, target, -1, shm::MonotonicNowNs());
+    return ts->sync_slot;
+  } catch (...) {
+    DisableAfterInternalError("BeginSync");
+    return nullptr;
+  }
+}
+
+void EndSync(shm::SyncSlot* slot) noexcept { shm::MarkSyncReturned(*slot); }
+
+}  // namespace ncclwatch::preload

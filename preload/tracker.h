@@ -1,0 +1,97 @@
+// GPU completion tracking: a pool of CUDA events recorded after NCCL work, and the
+// tracker thread that polls them and publishes completion times.
+//
+// Application threads call RecordCompletion() right after NCCL enqueued work (lock-free:
+// a CAS on a pool slot, plus the CUDA calls). The thread polls every kBusyPollMs while
+// events are outstanding and wakes every kIdlePollMs otherwise. It binds to the first
+// communicator's device before any CUDA call, sets its capture mode to ThreadLocal so its
+// queries never invalidate another thread's graph capture, and clears the NotReady error
+// its polling leaves on its own thread.
+#ifndef NCCLWATCH_PRELOAD_TRACKER_H_
+#define NCCLWATCH_PRELOAD_TRACKER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "core/shm/comm_slot.h"
+#include "preload/cuda_api.h"
+
+namespace ncclwatch::preload {
+
+// Records [first, last] of one communicator, done when the event completes.
+struct CompletionTarget {
+  shm::CommSlot slot;
+  uint64_t first_ring_index = 0;
+  uint64_t last_ring_index = 0;
+  uint64_t max_collective_seq = 0;
+};
+
+class Tracker {
+ public:
+  static constexpr int kTargetsPerEvent = 4;
+  static constexpr int kMaxDevices = 64;
+  static constexpr uint32_t kEventsPerDevice = 512;
+  static constexpr int kBusyPollMs = 2;
+  static constexpr int kIdlePollMs = 20;
+  // A claim looks at this many slots at most: a full pool must not cost a full scan.
+  static constexpr uint32_t kClaimProbes = 16;
+
+  explicit Tracker(const CudaApi& cuda) : cuda_(cuda) {}
+  ~Tracker();
+  Tracker(const Tracker&) = delete;
+  Tracker& operator=(const Tracker&) = delete;
+
+  // Starts the thread, bound to `device`. Idempotent.
+  void Start(int device);
+  // Stops the thread, waiting at most ~1 s (it may be stuck in the driver).
+  void Stop();
+
+  // Records a completion event on `stream` for up to kTargetsPerEvent targets, on
+  // `device`, leaving the caller's current device and last CUDA error as they were.
+  // Returns the shm::kRecord* flags to add to the targets' records (0 when tracked).
+  uint32_t RecordCompletion(int device, uint64_t stream, const CompletionTarget* targets, int count);
+
+  uint64_t outstanding() const { return outstanding_.load(std::memory_order_relaxed); }
+
+ private:
+  enum SlotState : uint32_t { kFree = 0, kClaimed = 1, kPending = 2 };
+  struct EventSlot {
+    std::atomic<uint32_t> state{kFree};
+    cudaEvent_t event = nullptr;
+    int target_count = 0;
+    CompletionTarget targets[kTargetsPerEvent];
+  };
+  struct DevicePool {
+    std::atomic<uint32_t> cursor{0};
+    std::atomic<uint32_t> in_use{0};  // claimed or pending slots
+    EventSlot slots[kEventsPerDevice];
+  };
+
+  DevicePool* PoolFor(int device);
+  EventSlot* Claim(DevicePool* pool);
+  static void Release(DevicePool* pool, EventSlot* slot);
+  // Creates a disable-timing event on `device`, restoring the current device.
+  bool CreateEvent(int device, cudaEvent_t* event);
+  void DisableEvents(cudaError_t error);
+  void Run(int device);
+  void PollOnce(int* bound_device);
+
+  const CudaApi& cuda_;
+  std::atomic<DevicePool*> pools_[kMaxDevices] = {};
+  std::atomic<uint64_t> outstanding_{0};
+  std::atomic<bool> events_disabled_{false};
+  std::atomic<bool> started_{false};
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;     // guarded by mu_
+  bool stopped_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace ncclwatch::preload
+
+#endif  // NCCLWATCH_PRELOAD_TRACKER_H_

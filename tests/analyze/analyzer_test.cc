@@ -1,0 +1,346 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "core/analyze/analyzer.h"
+#include "core/analyze/report.h"
+#include "tests/analyze/crafted_job.h"
+
+using namespace ncclwatch;
+using testing::Comm;
+using testing::Issue;
+using testing::kTpComm;
+using testing::kWorldComm;
+
+namespace {
+
+analyze::Analysis AnalyzeJob(const std::vector<dump::RankDump>& job) {
+  dump::DumpSet set;
+  for (size_t i = 0; i < job.size(); ++i) set.dumps.push_back(dump::LoadedDump{"d" + std::to_string(i), job[i]});
+  return analyze::Analyze(set);
+}
+
+const analyze::Hint* FindHint(const analyze::Analysis& a, const std::string& id) {
+  for (const auto& h : a.hints) {
+    if (h.id == id) return &h;
+  }
+  return nullptr;
+}
+
+bool AnyContains(const std::vector<std::string>& lines, const std::string& part) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
+}
+
+using Ranks = std::vector<int>;
+
+}  // namespace
+
+TEST_CASE("a job where every collective completed has verdict none", "[analyze]") {
+  analyze::Analysis a = AnalyzeJob(testing::HealthyJob(8, 20));
+  CHECK(a.verdict.kind == "none");
+  CHECK(a.hints.empty());
+  CHECK(a.dumps_read == 8);
+  CHECK(a.missing_ranks.empty());
+}
+
+TEST_CASE("a rank that never joined #N is the straggler, with its data-loading frames as evidence", "[analyze]") {
+  auto job = testing::HealthyJob(8, 0);
+  for (auto& d : job) Issue(d, 10, 9);
+  Issue(job[3], 9, 9);
+  testing::AddPythonStack(job[3], {{"/app/train.py", 120, "restore_dataloader_state"}, {"/app/train.py", 10, "main"}});
+  testing::AddBlockedMainThread(job[3], "read_shard");
+  testing::AddBlockedMainThread(job[0], "ncclAllReduce");
+
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.comm_hash == kWorldComm);
+  CHECK(a.verdict.seq == 10);
+  CHECK(a.verdict.op == "AllReduce");
+  CHECK(a.verdict.ranks == Ranks{3});
+  CHECK(a.verdict.other_ranks == Ranks{0, 1, 2, 4, 5, 6, 7});
+  REQUIRE(a.ranks.size() == 8);
+  CHECK(a.ranks[3].state == "not joined #10");
+  CHECK(a.ranks[3].last_joined == 9);
+  CHECK(a.ranks[0].state == "waiting in #10");
+
+  REQUIRE(a.stacks.size() == 1);
+  CHECK(a.stacks[0].ranks == Ranks{3});
+  REQUIRE(a.stacks[0].threads.size() == 2);
+  CHECK(a.stacks[0].threads[0].python);
+  CHECK(a.stacks[0].threads[0].frames.front() == "restore_dataloader_state (/app/train.py:120)");
+  // Native: the handler, the trampoline and the libc wait frames are hidden; the user frame comes first.
+  const auto& native = a.stacks[0].threads[1];
+  CHECK(native.frames.front().rfind("read_shard (libtrain.so+0x", 0) == 0);
+  CHECK(native.hidden_frames == 4);
+  CHECK(AnyContains(native.frames, "__libc_start_main"));  // above the first user frame: kept
+
+  const analyze::Hint* hint = FindHint(a, "data_loading");
+  REQUIRE(hint);
+  CHECK(AnyContains(hint->evidence, "rank 3 (node0:1003): restore_dataloader_state"));
+  CHECK(hint->advice.find("restoring or skipping data") != std::string::npos);
+  CHECK_FALSE(FindHint(a, "p2p_transport"));
+}
+
+TEST_CASE("a straggler without data-loading frames gets no data-loading hint", "[analyze]") {
+  auto job = testing::HealthyJob(4, 0);
+  for (auto& d : job) Issue(d, 10, 9);
+  Issue(job[2], 9, 9);
+  testing::AddBlockedMainThread(job[2], "compute_attention");
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "straggler");
+  CHECK_FALSE(FindHint(a, "data_loading"));
+}
+
+TEST_CASE("every rank inside a collective that never completes is a collective hang", "[analyze]") {
+  auto job = testing::HealthyJob(8, 0);
+  for (auto& d : job) {
+    Issue(d, 5, 4);
+    d.environment.nvidia_driver = "545.23.08";
+  }
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "collective_hang");
+  CHECK(a.verdict.seq == 5);
+  CHECK(a.verdict.ranks == Ranks{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(a.verdict.summary == "all 8 ranks joined #5 AllReduce and none completed it");
+  const analyze::Hint* hint = FindHint(a, "p2p_transport");
+  REQUIRE(hint);
+  CHECK(hint->advice.find("NCCL_P2P_DISABLE=1") != std::string::npos);
+  CHECK(hint->advice.find("NCCL_P2P_LEVEL=NVL") != std::string::npos);
+  CHECK(hint->advice.find("NCCL_DEBUG=INFO") != std::string::npos);
+  CHECK(AnyContains(hint->evidence, "driver 545.23.08 on node0 (545.x has reports"));
+  CHECK(AnyContains(hint->evidence, "NCCL_P2P_DISABLE unset on node0"));
+}
+
+TEST_CASE("a Broadcast issued by one rank where the others AllReduce is a mismatch", "[analyze]") {
+  auto job = testing::HealthyJob(4, 0);
+  for (auto& d : job) Issue(d, 7, 6);
+  auto& odd = Comm(job[2]).records[6];
+  odd.op = "Broadcast";
+  odd.redop = -1;
+  odd.root = 0;
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "mismatch");
+  CHECK(a.verdict.seq == 7);
+  CHECK(a.verdict.op == "Broadcast");
+  CHECK(a.verdict.ranks == Ranks{2});
+  CHECK(a.verdict.other_ranks == Ranks{0, 1, 3});
+  auto row = std::find_if(a.fingerprints.begin(), a.fingerprints.end(), [](const auto& r) { return r.seq == 7; });
+  REQUIRE(row != a.fingerprints.end());
+  CHECK(row->differs);
+  CHECK(row->cells.at(2).op == "Broadcast");
+  CHECK(row->cells.at(1).op == "AllReduce");
+  auto earlier = std::find_if(a.fingerprints.begin(), a.fingerprints.end(), [](const auto& r) { return r.seq == 6; });
+  REQUIRE(earlier != a.fingerprints.end());
+  CHECK_FALSE(earlier->differs);
+  const analyze::Hint* hint = FindHint(a, "broadcast_divergence");
+  REQUIRE(hint);
+  CHECK(hint->advice.find("broadcast_buffers=False") != std::string::npos);
+  CHECK(AnyContains(hint->evidence, "rank 2 issued Broadcast"));
+}
+
+TEST_CASE("different counts at the same collective are a mismatch without the broadcast hint", "[analyze]") {
+  auto job = testing::HealthyJob(2, 0);
+  for (auto& d : job) Issue(d, 3, 2);
+  Comm(job[1]).records[2].count = 2048;
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "mismatch");
+  CHECK(a.verdict.ranks == Ranks{1});  // tie: the group of the lowest rank is the majority
+  CHECK(FindHint(a, "collective_divergence"));
+  CHECK_FALSE(FindHint(a, "broadcast_divergence"));
+}
+
+TEST_CASE("send and receive are never compared as a mismatch", "[analyze]") {
+  auto job = testing::HealthyJob(2, 0);
+  Issue(job[0], 3, 3, "Send");
+  Issue(job[1], 3, 3, "Recv");
+  CHECK(AnalyzeJob(job).verdict.kind == "none");
+}
+
+TEST_CASE("an init that never finishes is an init hang with the transport settings as evidence", "[analyze]") {
+  auto job = testing::HealthyJob(4, 0);
+  for (auto& d : job) {
+    Comm(d).init_done_ns = 0;
+    d.environment.nccl_env["NCCL_SOCKET_IFNAME"] = "eth0";
+  }
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "init_hang");
+  CHECK(a.verdict.op == "init");
+  CHECK(a.verdict.seq == 0);
+  CHECK(a.verdict.ranks == Ranks{0, 1, 2, 3});
+  const analyze::Hint* hint = FindHint(a, "init_transport");
+  REQUIRE(hint);
+  CHECK(hint->advice.find("NCCL_SOCKET_IFNAME") != std::string::npos);
+  CHECK(hint->advice.find("NCCL_IB_DISABLE") != std::string::npos);
+  CHECK(AnyContains(hint->evidence, "NCCL_SOCKET_IFNAME=eth0 on node0"));
+  CHECK(AnyContains(hint->evidence, "NCCL_IB_DISABLE unset on node0"));
+}
+
+TEST_CASE("ranks that never reached init are blamed for an init hang", "[analyze]") {
+  auto job = testing::HealthyJob(4, 0);
+  job.pop_back();
+  for (auto& d : job) Comm(d).init_done_ns = 0;
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "init_hang");
+  CHECK(a.verdict.ranks == Ranks{3});
+  CHECK(a.missing_ranks == Ranks{3});
+}
+
+TEST_CASE("ranks without a dump are listed, and blamed when every other rank waits", "[analyze]") {
+  auto job = testing::HealthyJob(8, 0);
+  for (auto& d : job) Issue(d, 10, 9);
+  job.resize(6);
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.missing_ranks == Ranks{6, 7});
+  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.ranks == Ranks{6, 7});
+  CHECK(a.ranks.at(7).state == "no dump");
+  CHECK_FALSE(a.ranks.at(7).has_dump);
+  CHECK(a.culprits_without_stacks == 2);
+}
+
+TEST_CASE("missing ranks are not blamed when a present rank is behind", "[analyze]") {
+  auto job = testing::HealthyJob(8, 0);
+  for (auto& d : job) Issue(d, 10, 9);
+  Issue(job[1], 9, 9);
+  job.pop_back();
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.ranks == Ranks{1});
+  CHECK(a.missing_ranks == Ranks{7});
+}
+
+TEST_CASE("rank_exited is adopted from the survivors' own verdicts", "[analyze]") {
+  auto job = testing::HealthyJob(8, 0);
+  for (auto& d : job) {
+    Issue(d, 10, 9);
+    d.verdict.kind = "rank_exited";
+    d.verdict.comm_hash = kWorldComm;
+    d.verdict.seq = 10;
+    d.verdict.op = "AllReduce";
+    d.verdict.culprit_ranks = {5};
+  }
+  job.erase(job.begin() + 5);
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "rank_exited");
+  CHECK(a.verdict.source == "local");
+  CHECK(a.verdict.ranks == Ranks{5});
+  CHECK(a.verdict.seq == 10);
+  CHECK(a.missing_ranks == Ranks{5});
+}
+
+TEST_CASE("sync_stuck is adopted when no communicator is stuck", "[analyze]") {
+  auto job = testing::HealthyJob(4, 6);
+  job[1].verdict.kind = "sync_stuck";
+  job[1].verdict.op = "stream";
+  job[1].host_syncs.push_back(dump::HostSync{1001, 5, "stream", 0x7f00});
+  testing::AddBlockedMainThread(job[1], "cudaStreamSynchronize");
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "sync_stuck");
+  CHECK(a.verdict.ranks == Ranks{1});
+  REQUIRE(a.stacks.size() == 1);
+  CHECK(a.stacks[0].threads.at(0).title.find("blocked in stream sync") != std::string::npos);
+}
+
+TEST_CASE("across hosts whose clocks disagree, ranks are aligned by collective number", "[analyze]") {
+  auto job = testing::HealthyJob(16, 0, 4);  // 4 hosts, 4 ranks each, clocks far apart
+  for (auto& d : job) Issue(d, 30, 29);
+  Issue(job[13], 29, 29);
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.hosts == std::vector<std::string>{"node0", "node1", "node2", "node3"});
+  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.ranks == Ranks{13});
+  REQUIRE(a.stacks.size() == 1);  // rank 13 has no threads captured: an empty group says so
+  CHECK(a.stacks[0].ranks == Ranks{13});
+  CHECK(a.stacks[0].threads.empty());
+}
+
+TEST_CASE("a mismatch outranks a straggler on another communicator", "[analyze]") {
+  auto job = testing::HealthyJob(4, 0);
+  for (auto& d : job) {
+    Issue(d, 10, 9);
+    dump::CommState tp = Comm(d);
+    tp.comm_hash = kTpComm;
+    tp.nranks = 2;
+    tp.rank = d.process.global_rank % 2;
+    d.comms.push_back(tp);
+  }
+  Issue(job[0], 9, 9);  // world: straggler
+  Issue(job[3], Comm(job[3], kTpComm), 4, 3, "AllGather");  // tp of ranks 2,3: mismatch at #1
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "mismatch");
+  CHECK(a.verdict.comm_hash == kTpComm);
+  CHECK(AnyContains(a.notes, "straggler"));
+}
+
+TEST_CASE("only the latest dump of a process counts", "[analyze]") {
+  auto job = testing::HealthyJob(2, 0);
+  for (auto& d : job) Issue(d, 10, 9);  // an old incident...
+  auto later = testing::HealthyJob(2, 12);  // ...then the job recovered
+  for (auto& d : later) {
+    d.incident.id = "inc2";
+    d.incident.detected_unix_ns += 1000;
+    job.push_back(d);
+  }
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "none");
+  CHECK(a.dumps_read == 2);
+}
+
+TEST_CASE("an old kernel is flagged next to any verdict", "[analyze]") {
+  auto job = testing::HealthyJob(2, 0);
+  for (auto& d : job) Issue(d, 3, 2);
+  job[1].environment.kernel_release = "5.4.0-150-generic";
+  analyze::Analysis a = AnalyzeJob(job);
+  const analyze::Hint* hint = FindHint(a, "old_kernel");
+  REQUIRE(hint);
+  CHECK(hint->evidence == std::vector<std::string>{"kernel 5.4.0-150-generic on node0"});
+}
+
+TEST_CASE("the JSON report carries the documented verdict keys", "[analyze][report]") {
+  auto job = testing::HealthyJob(4, 0);
+  for (auto& d : job) Issue(d, 10, 9);
+  Issue(job[2], 8, 8);
+  nlohmann::json report = analyze::RenderJsonReport(AnalyzeJob(job));
+  CHECK(report["schema"] == "ncclwatch.analysis");
+  CHECK(report["version"] == 1);
+  CHECK(report["verdict"]["kind"] == "straggler");
+  CHECK(report["verdict"]["comm"] == "0xfeedface12345678");
+  CHECK(report["verdict"]["seq"] == 10);
+  CHECK(report["verdict"]["op"] == "AllReduce");
+  CHECK(report["verdict"]["ranks"] == nlohmann::json::array({2}));
+  CHECK(report["ranks"].size() == 4);
+  CHECK(report["ranks"][2]["last_joined"] == 8);
+}
+
+TEST_CASE("the text report groups thousands of ranks into a few lines", "[analyze][report]") {
+  auto job = testing::HealthyJob(1024, 0);
+  for (auto& d : job) Issue(d, 3, 2);
+  Issue(job[700], 2, 2);
+  std::string text = analyze::RenderTextReport(AnalyzeJob(job));
+  CHECK(text.find("VERDICT: straggler") != std::string::npos);
+  CHECK(text.find("rank 700: joined #2, completed #2, not joined #3") != std::string::npos);
+  CHECK(text.find("ranks 0-699,701-1023: joined #3, completed #2, waiting in #3") != std::string::npos);
+  CHECK(std::count(text.begin(), text.end(), '\n') < 40);
+}
+
+TEST_CASE("a process holding several ranks of one communicator counts each rank", "[analyze]") {
+  // ncclCommInitAll style: one process drives ranks 0-3, another ranks 4-7.
+  auto job = testing::HealthyJob(8, 0);
+  for (auto& d : job) Issue(d, 6, 5);
+  Issue(job[6], 5, 5);
+  std::vector<dump::RankDump> processes(2);
+  for (int p = 0; p < 2; ++p) {
+    processes[p] = job[p * 4];
+    processes[p].comms.clear();
+    for (int r = p * 4; r < p * 4 + 4; ++r) processes[p].comms.push_back(Comm(job[r]));
+  }
+  analyze::Analysis a = AnalyzeJob(processes);
+  CHECK(a.dumps_read == 2);
+  CHECK(a.missing_ranks.empty());
+  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.ranks == Ranks{6});
+  REQUIRE(a.ranks.size() == 8);
+  CHECK(a.ranks[6].pid == 1004);
+}

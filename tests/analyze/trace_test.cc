@@ -1,0 +1,107 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/analyze/analyzer.h"
+#include "core/analyze/trace.h"
+#include "tests/analyze/crafted_job.h"
+
+using namespace ncclwatch;
+using nlohmann::json;
+
+namespace {
+
+struct Traced {
+  json trace;
+  analyze::Analysis analysis;
+};
+
+Traced TraceOf(const std::vector<dump::RankDump>& job) {
+  dump::DumpSet set;
+  for (const auto& d : job) set.dumps.push_back(dump::LoadedDump{"x", d});
+  Traced t;
+  t.analysis = analyze::Analyze(set);
+  std::vector<const dump::RankDump*> dumps;
+  for (const auto& l : set.dumps) dumps.push_back(&l.dump);
+  // Through text, as a viewer would read it.
+  t.trace = json::parse(analyze::BuildTrace(dumps, t.analysis.verdict).dump());
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("the trace is trace-event JSON with one track per rank and the culprit marked", "[trace]") {
+  auto job = testing::HealthyJob(8, 0, 4);  // two hosts with unrelated monotonic clocks
+  for (auto& d : job) testing::Issue(d, 6, 5);
+  testing::Issue(job[5], 5, 5);
+  Traced t = TraceOf(job);
+  REQUIRE(t.trace["traceEvents"].is_array());
+  std::map<int, std::string> process_names;
+  std::set<int> span_pids;
+  int culprit_instants = 0;
+  for (const auto& e : t.trace["traceEvents"]) {
+    REQUIRE(e.contains("ph"));
+    REQUIRE(e["pid"].is_number_integer());
+    REQUIRE(e["tid"].is_number_integer());
+    REQUIRE(e["ts"].is_number());
+    CHECK(e["ts"].get<double>() >= 0);
+    std::string ph = e["ph"];
+    CHECK((ph == "X" || ph == "M" || ph == "i"));
+    if (ph == "M" && e["name"] == "process_name") process_names[e["pid"]] = e["args"]["name"];
+    if (ph == "X") {
+      REQUIRE(e["dur"].is_number());
+      CHECK(e["dur"].get<double>() >= 0);
+      span_pids.insert(e["pid"].get<int>());
+    }
+    if (ph == "i") {
+      ++culprit_instants;
+      CHECK(e["name"] == "culprit: straggler #6 AllReduce");
+    }
+  }
+  CHECK(process_names.size() == 8);
+  CHECK(span_pids.size() == 8);
+  CHECK(culprit_instants == 1);
+  int culprits = 0;
+  for (const auto& [pid, name] : process_names) {
+    if (name.find("CULPRIT") != std::string::npos) {
+      ++culprits;
+      CHECK(name.rfind("rank 5 (node1:1005)", 0) == 0);
+    }
+  }
+  CHECK(culprits == 1);
+}
+
+TEST_CASE("the trace aligns hosts by collective number, not by their monotonic clocks", "[trace]") {
+  auto job = testing::HealthyJob(8, 0, 4);
+  for (auto& d : job) testing::Issue(d, 6, 6);
+  // Wall clocks disagree by 3 s too; completions of the same collective still line up.
+  for (int r = 4; r < 8; ++r) job[r].incident.detected_unix_ns += 3'000'000'000ull;
+  Traced t = TraceOf(job);
+  std::map<std::string, std::vector<double>> ends_by_span;
+  for (const auto& e : t.trace["traceEvents"]) {
+    if (e["ph"] == "X") ends_by_span[e["name"]].push_back(e["ts"].get<double>() + e["dur"].get<double>());
+  }
+  REQUIRE(ends_by_span.count("AllReduce #4"));
+  for (const auto& [name, ends] : ends_by_span) {
+    auto [lo, hi] = std::minmax_element(ends.begin(), ends.end());
+    CHECK(*hi - *lo < 1.0);  // microseconds
+  }
+}
+
+TEST_CASE("an incomplete collective spans until the incident", "[trace]") {
+  auto job = testing::HealthyJob(2, 0);
+  for (auto& d : job) testing::Issue(d, 3, 2);
+  Traced t = TraceOf(job);
+  int incomplete = 0;
+  for (const auto& e : t.trace["traceEvents"]) {
+    if (e["ph"] == "X" && e["name"] == "AllReduce #3 (incomplete)") {
+      ++incomplete;
+      CHECK(e["args"]["complete"] == false);
+      CHECK(e["dur"].get<double>() > 1e6);  // detection is ~90 s after the enqueue
+    }
+  }
+  CHECK(incomplete == 2);
+}

@@ -1,0 +1,396 @@
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/dump/dump_json.h"
+#include "core/shm/process_info.h"
+#include "core/shm/segment_writer.h"
+#include "tests/analyze/crafted_job.h"
+#include "tests/cli/run_process.h"
+#include "tests/dump/temp_dir.h"
+
+using namespace ncclwatch;
+using nlohmann::json;
+using testing::RunProcess;
+
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitIncident = 3;
+
+testing::ProcessResult Ncclwatch(std::vector<std::string> args, const std::map<std::string, std::string>& env = {}) {
+  args.insert(args.begin(), testing::NcclwatchBinary());
+  testing::ProcessResult r = RunProcess(args, env);
+  REQUIRE_FALSE(r.timed_out);
+  return r;
+}
+
+bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+bool IsOneLine(const std::string& text) {
+  return !text.empty() && text.back() == '\n' && text.find('\n') == text.size() - 1;
+}
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) FAIL(std::string(name) + " is not set (run through ctest)");
+  return v;
+}
+
+void WriteStragglerJob(const std::string& dir) {
+  auto job = testing::HealthyJob(8, 0, 4);
+  for (auto& d : job) testing::Issue(d, 10, 9);
+  testing::Issue(job[3], 9, 9);
+  testing::AddPythonStack(job[3], {{"/app/data.py", 40, "skip_batches"}, {"/app/train.py", 9, "main"}});
+  testing::WriteJob(job, dir);
+}
+
+}  // namespace
+
+TEST_CASE("every subcommand has --help", "[cli]") {
+  for (const std::string sub : {"analyze", "status", "trace", "run", "doctor"}) {
+    testing::ProcessResult r = Ncclwatch({sub, "--help"});
+    CHECK(r.exit_status == 0);
+    CHECK(Has(r.out, "Usage: "));
+    CHECK(Has(r.out, sub));
+    CHECK(Has(r.out, "Exit status"));
+  }
+  testing::ProcessResult top = Ncclwatch({"--help"});
+  CHECK(top.exit_status == 0);
+  CHECK(Has(top.out, "analyze"));
+  CHECK(Ncclwatch({"no-such-command"}).exit_status == kExitUsage);
+  CHECK(Ncclwatch({}).exit_status == kExitUsage);
+}
+
+TEST_CASE("analyze prints one verdict with evidence and exits 3 on a hang", "[cli][analyze]") {
+  testing::TempDir dir;
+  WriteStragglerJob(dir.path());
+  testing::ProcessResult r = Ncclwatch({"analyze", dir.path()});
+  CHECK(r.exit_status == kExitIncident);
+  CHECK(Has(r.out, "VERDICT: straggler"));
+  CHECK(Has(r.out, "communicator 0xfeedface12345678 (8 ranks)"));
+  CHECK(Has(r.out, "collective #10 AllReduce"));
+  CHECK(Has(r.out, "culprits: rank 3"));
+  CHECK(Has(r.out, "skip_batches (/app/data.py:40)"));
+  CHECK(Has(r.out, "[data_loading]"));
+}
+
+TEST_CASE("analyze --json follows the documented schema", "[cli][analyze]") {
+  testing::TempDir dir;
+  WriteStragglerJob(dir.path());
+  testing::ProcessResult r = Ncclwatch({"analyze", dir.path(), "--json"});
+  CHECK(r.exit_status == kExitIncident);
+  json report = json::parse(r.out);
+  CHECK(report["schema"] == "ncclwatch.analysis");
+  CHECK(report["verdict"]["kind"] == "straggler");
+  CHECK(report["verdict"]["comm"] == "0xfeedface12345678");
+  CHECK(report["verdict"]["seq"] == 10);
+  CHECK(report["verdict"]["op"] == "AllReduce");
+  CHECK(report["verdict"]["ranks"] == json::array({3}));
+  CHECK(report["hosts"] == json::array({"node0", "node1"}));
+  CHECK(report["hints"][0]["id"] == "data_loading");
+}
+
+TEST_CASE("analyze exits 0 when nothing is stuck", "[cli][analyze]") {
+  testing::TempDir dir;
+  testing::WriteJob(testing::HealthyJob(4, 5), dir.path());
+  testing::ProcessResult r = Ncclwatch({"analyze", dir.path()});
+  CHECK(r.exit_status == 0);
+  CHECK(Has(r.out, "VERDICT: none"));
+}
+
+TEST_CASE("unusable input gives a one-line error and exit 2, never a crash", "[cli][analyze]") {
+  testing::TempDir dir;
+  SECTION("missing directory") {
+    testing::ProcessResult r = Ncclwatch({"analyze", dir.File("nope")});
+    CHECK(r.exit_status == kExitUsage);
+    CHECK(IsOneLine(r.err));
+    CHECK(Has(r.err, "no such directory"));
+  }
+  SECTION("no dumps") {
+    testing::ProcessResult r = Ncclwatch({"analyze", dir.path()});
+    CHECK(r.exit_status == kExitUsage);
+    CHECK(IsOneLine(r.err));
+    CHECK(Has(r.err, "no dumps"));
+  }
+  SECTION("truncated") {
+    std::string valid = dump::ToJson(testing::MakeRankDump(0, 2)).dump();
+    dir.Write("r0.json", valid.substr(0, valid.size() - 10));
+    testing::ProcessResult r = Ncclwatch({"analyze", dir.path()});
+    CHECK(r.exit_status == kExitUsage);
+    CHECK(IsOneLine(r.err));
+    CHECK(Has(r.err, "not valid JSON (truncated or corrupt)"));
+  }
+  SECTION("foreign") {
+    dir.Write("trace.json", R"({"traceEvents": []})");
+    testing::ProcessResult r = Ncclwatch({"analyze", dir.path()});
+    CHECK(r.exit_status == kExitUsage);
+    CHECK(IsOneLine(r.err));
+    CHECK(Has(r.err, "foreign JSON"));
+  }
+  SECTION("future version") {
+    json future = dump::ToJson(testing::MakeRankDump(0, 2));
+    future["version"] = 99;
+    dir.Write("r0.json", future.dump());
+    testing::ProcessResult r = Ncclwatch({"analyze", dir.path()});
+    CHECK(r.exit_status == kExitUsage);
+    CHECK(IsOneLine(r.err));
+    CHECK(Has(r.err, "dump version 99 is newer"));
+  }
+  SECTION("hostile bytes") {
+    std::string garbage;
+    for (int i = 0; i < 70000; ++i) garbage += static_cast<char>((i * 7919) % 256);
+    dir.Write("a.json", garbage);
+    dir.Write("b.json", std::string(200000, '['));
+    dir.Write("c.json", R"({"schema":"ncclwatch.dump","version":1,"incident":{"id":"x"},"process":{"global_rank":1e400}})");
+    testing::ProcessResult r = Ncclwatch({"analyze", dir.path()});
+    CHECK(r.exit_status == kExitUsage);
+    CHECK(IsOneLine(r.err));
+  }
+}
+
+TEST_CASE("bad files next to good dumps are listed and the analysis goes on", "[cli][analyze]") {
+  testing::TempDir dir;
+  WriteStragglerJob(dir.path());
+  dir.Write("zz-broken.json", "{");
+  testing::ProcessResult r = Ncclwatch({"analyze", dir.path()});
+  CHECK(r.exit_status == kExitIncident);
+  CHECK(Has(r.out, "UNUSABLE FILES"));
+  CHECK(Has(r.out, "zz-broken.json: not valid JSON"));
+}
+
+TEST_CASE("trace writes trace-event JSON with one track per rank and the culprit marked", "[cli][trace]") {
+  testing::TempDir dir;
+  WriteStragglerJob(dir.path());
+  std::string out = dir.File("out/trace.json");
+  std::filesystem::create_directories(dir.File("out"));
+  testing::ProcessResult r = Ncclwatch({"trace", dir.path(), "-o", out});
+  REQUIRE(r.exit_status == 0);
+  std::ifstream in(out);
+  json trace = json::parse(in);
+  std::set<int> tracks;
+  bool culprit_marked = false;
+  for (const auto& e : trace.at("traceEvents")) {
+    CHECK(e.contains("ph"));
+    CHECK(e.contains("ts"));
+    CHECK(e.contains("pid"));
+    CHECK(e.contains("tid"));
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      tracks.insert(e["pid"].get<int>());
+      if (Has(e["args"]["name"], "CULPRIT")) culprit_marked = Has(e["args"]["name"], "rank 3 ");
+    }
+  }
+  CHECK(tracks.size() == 8);
+  CHECK(culprit_marked);
+  CHECK(Ncclwatch({"trace", dir.File("nope"), "-o", out}).exit_status == kExitUsage);
+  CHECK(Ncclwatch({"trace", dir.path()}).exit_status == kExitUsage);  // -o is required
+}
+
+namespace {
+
+// A copy of the CLI in a bin/ next to a lib/ holding a stand-in libncclwatch.so.
+struct InstallTree {
+  testing::TempDir root;
+  std::string binary = root.File("bin/ncclwatch");
+  std::string library = root.File("lib/libncclwatch.so");
+  explicit InstallTree(bool with_library) {
+    std::filesystem::create_directories(root.File("bin"));
+    std::filesystem::copy_file(testing::NcclwatchBinary(), binary);
+    if (with_library) {
+      std::filesystem::create_directories(root.File("lib"));
+      std::filesystem::copy_file(Env("FAKE_PRELOAD_LIB"), library);
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("run preloads the library next to the binary and sets NCCLWATCH_* from options", "[cli][run]") {
+  InstallTree tree(true);
+  std::string other = Env("FAKE_PRELOAD_LIB");
+  testing::ProcessResult r =
+      RunProcess({tree.binary, "run", "--stall", "30", "--poll-ms", "250", "--dump-dir", "/tmp/dumps", "--job-id",
+                  "j42", "--log-level", "debug", "--", "env"},
+                 {{"LD_PRELOAD", other}, {"NCCLWATCH_JOB_ID", "overridden"}});
+  CHECK(r.exit_status == 0);
+  CHECK(Has(r.out, "LD_PRELOAD=" + tree.library + ":" + other + "\n"));
+  CHECK(Has(r.out, "NCCLWATCH_STALL_SEC=30\n"));
+  CHECK(Has(r.out, "NCCLWATCH_POLL_MS=250\n"));
+  CHECK(Has(r.out, "NCCLWATCH_DUMP_DIR=/tmp/dumps\n"));
+  CHECK(Has(r.out, "NCCLWATCH_JOB_ID=j42\n"));
+  CHECK(Has(r.out, "NCCLWATCH_LOG_LEVEL=debug\n"));
+
+  testing::ProcessResult plain = RunProcess({tree.binary, "run", "--", "env"}, {{"LD_PRELOAD", ""}});
+  CHECK(plain.exit_status == 0);
+  CHECK(Has(plain.out, "LD_PRELOAD=" + tree.library + "\n"));
+  CHECK_FALSE(Has(plain.out, "NCCLWATCH_STALL_SEC="));
+
+  testing::ProcessResult status = RunProcess({tree.binary, "run", "--", "sh", "-c", "exit 7"});
+  CHECK(status.exit_status == 7);
+  testing::ProcessResult missing = RunProcess({tree.binary, "run", "--", "/nonexistent/cmd"});
+  CHECK(missing.exit_status == 127);
+  CHECK(Has(missing.err, "cannot execute /nonexistent/cmd"));
+  CHECK(RunProcess({tree.binary, "run", "--stall", "-1", "--", "env"}).exit_status == kExitUsage);
+}
+
+TEST_CASE("run refuses to start without the preload library", "[cli][run]") {
+  InstallTree tree(false);
+  testing::ProcessResult r = RunProcess({tree.binary, "run", "--", "env"});
+  CHECK(r.exit_status == kExitUsage);
+  CHECK(IsOneLine(r.err));
+  CHECK(Has(r.err, "preload library not found"));
+}
+
+TEST_CASE("doctor tells a dynamically linked NCCL from a static one", "[cli][doctor]") {
+  testing::ProcessResult dynamic = Ncclwatch({"doctor", Env("FAKE_DYNAMIC_APP")}, {{"NCCL_DEBUG", "INFO"}});
+  CHECK(dynamic.exit_status == 0);
+  CHECK(Has(dynamic.out, "links libnccl.so.2 dynamically: ncclwatch can interpose it"));
+  CHECK(Has(dynamic.out, "NCCL_DEBUG=INFO"));
+  CHECK(Has(dynamic.out, "kernel:"));
+  CHECK(Has(dynamic.out, "driver:"));
+  CHECK(Has(dynamic.out, "NCCL:"));
+  CHECK(Has(dynamic.out, "CUDA runtime:"));
+
+  testing::ProcessResult fixed = Ncclwatch({"doctor", Env("FAKE_STATIC_APP")});
+  CHECK(fixed.exit_status == 0);
+  CHECK(Has(fixed.out, "has NCCL linked statically"));
+  CHECK(Has(fixed.out, "CANNOT interpose"));
+
+  testing::ProcessResult none = Ncclwatch({"doctor", "/bin/sh"});
+  CHECK(Has(none.out, "does not link NCCL"));
+
+  testing::ProcessResult bad = Ncclwatch({"doctor", "/nonexistent/binary"});
+  CHECK(bad.exit_status == kExitUsage);
+  CHECK(IsOneLine(bad.err));
+  CHECK(Ncclwatch({"doctor", "--pid", "1", "/bin/sh"}).exit_status == kExitUsage);
+}
+
+namespace {
+
+// The fake dynamic app, running and blocked on its stdin until destroyed.
+class WaitingApp {
+ public:
+  WaitingApp() {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      dup2(fds[0], 0);
+      close(fds[1]);
+      setenv("NCCL_P2P_DISABLE", "1", 1);
+      std::string app = Env("FAKE_DYNAMIC_APP");
+      execl(app.c_str(), app.c_str(), "wait", nullptr);
+      _exit(126);
+    }
+    close(fds[0]);
+    stdin_ = fds[1];
+  }
+  ~WaitingApp() {
+    close(stdin_);
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+};
+
+}  // namespace
+
+TEST_CASE("doctor --pid reads a running process's libraries and environment", "[cli][doctor]") {
+  WaitingApp app;
+  // The child has run the dynamic loader once libnccl shows in its maps.
+  std::string maps = "/proc/" + std::to_string(app.pid()) + "/maps";
+  testing::ProcessResult r;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    r = Ncclwatch({"doctor", "--pid", std::to_string(app.pid())});
+    if (Has(r.out, "dynamically")) break;
+  }
+  CHECK(r.exit_status == 0);
+  CHECK(Has(r.out, "uses "));
+  CHECK(Has(r.out, "libnccl.so.2 dynamically"));
+  CHECK(Has(r.out, "NCCL_P2P_DISABLE=1"));
+  CHECK(Has(r.out, "libncclwatch.so is NOT loaded"));
+  CHECK(Ncclwatch({"doctor", "--pid", "999999999"}).exit_status == kExitUsage);
+}
+
+namespace {
+
+// A segment of a made-up job published by this test process, removed on destruction.
+class PublishedJob {
+ public:
+  explicit PublishedJob(const std::string& job) {
+    shm::SegmentOptions options;
+    options.uid = getuid();
+    options.job_id = job;
+    options.pid = getpid();
+    options.process_start_ticks = shm::ProcessStartTicks(getpid());
+    options.host = shm::HostName();
+    options.rank.global_rank = 0;
+    options.rank.local_rank = 0;
+    options.rank.world_size = 2;
+    options.ring_capacity = 16;
+    std::string error;
+    writer_ = shm::SegmentWriter::Create(options, &error);
+    if (!writer_) FAIL("cannot create segment: " + error);
+    shm::CommSlot slot = writer_->ClaimCommSlot();
+    uint64_t now = shm::MonotonicNowNs();
+    slot.BeginInit(0x1234, now);
+    shm::CommIdentity id;
+    id.comm_hash = testing::kWorldComm;
+    id.rank = 0;
+    id.nranks = 2;
+    id.device = 0;
+    id.flags = shm::kCommHashKnown;
+    slot.PublishIdentity(id);
+    slot.FinishInit(true, 0, now);
+    shm::OpFingerprint op;
+    op.op = shm::Op::kAllReduce;
+    op.count = 1024;
+    for (int i = 0; i < 3; ++i) {
+      shm::RecordRef ref = slot.Append(op, 0, now);
+      if (i < 2) slot.MarkCompleted(ref, now);
+    }
+  }
+  ~PublishedJob() {
+    if (writer_) writer_->CloseAndUnlink();
+  }
+
+ private:
+  std::unique_ptr<shm::SegmentWriter> writer_;
+};
+
+}  // namespace
+
+TEST_CASE("status shows a live job's communicators from shared memory", "[cli][status]") {
+  std::string job = "clitest" + std::to_string(getpid());
+  PublishedJob published(job);
+  testing::ProcessResult r = Ncclwatch({"status", "--job", job});
+  CHECK(r.exit_status == 0);
+  CHECK(Has(r.out, "job " + job + ": 1 process(es)"));
+  CHECK(Has(r.out, "0xfeedface12345678"));
+  CHECK(Has(r.out, "#3 AllReduce"));
+  CHECK(Has(r.out, "in-flight"));
+
+  testing::ProcessResult watch = Ncclwatch({"status", "--job", job, "--watch", "--interval", "0.05", "--iterations", "2"});
+  CHECK(watch.exit_status == 0);
+  size_t refreshes = 0;
+  for (size_t pos = 0; (pos = watch.out.find("\033[H\033[2J", pos)) != std::string::npos; ++pos) ++refreshes;
+  CHECK(refreshes == 2);
+
+  testing::ProcessResult none = Ncclwatch({"status", "--job", job + "-absent"});
+  CHECK(none.exit_status == kExitUsage);
+  CHECK(IsOneLine(none.err));
+}

@@ -1,0 +1,69 @@
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/shm/reader.h"
+#include "segment_test_util.h"
+
+namespace ncclwatch::shm {
+namespace {
+
+using testing::OptionsForThisProcess;
+using testing::ScopedSegment;
+using testing::UniqueJobId;
+
+// A child creates its segment and dies without removing it, as a crashed rank would.
+pid_t SpawnCrashingWriter(const std::string& job) {
+  const pid_t child = fork();
+  if (child == 0) {
+    std::string error;
+    auto writer = SegmentWriter::Create(OptionsForThisProcess(job, 16), &error);
+    _exit(writer ? 0 : 1);
+  }
+  return child;
+}
+
+TEST_CASE("a dead owner's segment reads as stale and is removed", "[stale]") {
+  const std::string job = UniqueJobId("stale");
+  ScopedSegment live(job, 16);
+  const pid_t child = SpawnCrashingWriter(job);
+  REQUIRE(child > 0);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+
+  JobSnapshot snap = ReadJobSnapshot(job);
+  REQUIRE(snap.processes.size() == 2);
+  int stale = 0;
+  for (const ProcessView& p : snap.processes) {
+    if (p.pid == child) {
+      CHECK(p.stale);
+      CHECK_FALSE(p.alive);
+      ++stale;
+    } else {
+      CHECK(p.alive);
+    }
+  }
+  CHECK(stale == 1);
+
+  CHECK(RemoveStaleSegments(job) == 1);
+  snap = ReadJobSnapshot(job);
+  REQUIRE(snap.processes.size() == 1);
+  CHECK(snap.processes[0].pid == getpid());
+  CHECK(RemoveStaleSegments(job) == 0);
+}
+
+TEST_CASE("a closed segment disappears from its job", "[stale]") {
+  const std::string job = UniqueJobId("closed");
+  {
+    ScopedSegment segment(job, 16);
+    CHECK(ReadJobSnapshot(job).processes.size() == 1);
+    CHECK(ListJobIds().size() >= 1);
+  }
+  CHECK(ReadJobSnapshot(job).processes.empty());
+}
+
+}  // namespace
+}  // namespace ncclwatch::shm

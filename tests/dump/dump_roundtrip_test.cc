@@ -1,0 +1,136 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/dump/dump_json.h"
+#include "core/dump/dump_reader.h"
+#include "core/dump/dump_writer.h"
+#include "core/dump/process_facts.h"
+#include "tests/analyze/crafted_job.h"
+#include "tests/dump/temp_dir.h"
+
+using namespace ncclwatch;
+
+namespace {
+
+dump::RankDump FullDump() {
+  dump::RankDump d = testing::MakeRankDump(3, 8);
+  testing::Issue(d, 12, 11);
+  d.incident.trigger = "trigger-file";
+  d.verdict.kind = "straggler";
+  d.verdict.comm_hash = UINT64_MAX;
+  d.verdict.seq = 12;
+  d.verdict.op = "AllReduce";
+  d.verdict.culprit_ranks = {3};
+  d.verdict.other_ranks = {0, 1, 2};
+  d.verdict.since_mono_ns = 123456789;
+  d.verdict.summary = "rank 3 never joined #12 — \"quoted\"";
+  d.verdict.partial = true;
+  d.environment.nccl_env = {{"NCCL_DEBUG", "INFO"}, {"NCCL_SOCKET_IFNAME", "eth0"}};
+  d.environment.cuda_driver_version = 12030;
+  d.comms[0].async_error = 5;
+  d.comms[0].records[0].peer = 4;
+  d.host_syncs.push_back(dump::HostSync{1003, 42, "stream", 0xdeadbeef});
+  testing::AddBlockedMainThread(d, "load_next_batch");
+  d.threads[0].answered = false;
+  d.stack_errors = {"thread 7 did not answer"};
+  testing::AddPythonStack(d, {{"train.py", 88, "resume_loader"}, {"main.py", 3, "<module>"}});
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("a dump survives write and read unchanged", "[dump]") {
+  testing::TempDir dir;
+  dump::RankDump original = FullDump();
+  dump::WriteResult written = dump::WriteDump(original, dir.path());
+  REQUIRE(written.ok());
+  CHECK(written.json_path == dir.File("rank3-node0-1003-inc1.json"));
+  CHECK(written.text_path == dir.File("rank3-node0-1003-inc1.txt"));
+
+  dump::RankDump read;
+  std::string error;
+  REQUIRE(dump::ReadDumpFile(written.json_path, &read, &error));
+  CHECK(error.empty());
+  CHECK(dump::ToJson(read) == dump::ToJson(original));
+  // Spot checks on fields the analyzer depends on, independent of ToJson.
+  CHECK(read.verdict.comm_hash == UINT64_MAX);
+  CHECK(read.verdict.summary == original.verdict.summary);
+  CHECK(read.comms.at(0).records.size() == 12);
+  CHECK(read.comms.at(0).records.at(11).complete_ns == 0);
+  CHECK(read.comms.at(0).records.at(0).peer == 4);
+  CHECK(read.host_syncs.at(0).handle == 0xdeadbeef);
+  CHECK(read.threads.at(0).frames.at(0).internal);
+  CHECK_FALSE(read.threads.at(0).answered);
+  CHECK(read.python.threads.at(0).frames.at(0).function == "resume_loader");
+  CHECK(read.environment.nccl_env.at("NCCL_SOCKET_IFNAME") == "eth0");
+}
+
+TEST_CASE("the text companion names the verdict and the stuck collective", "[dump]") {
+  testing::TempDir dir;
+  dump::WriteResult written = dump::WriteDump(FullDump(), dir.path());
+  REQUIRE(written.ok());
+  std::ifstream in(written.text_path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("verdict straggler") != std::string::npos);
+  CHECK(text.find("#12 AllReduce") != std::string::npos);
+  CHECK(text.find("resume_loader at train.py:88") != std::string::npos);
+}
+
+TEST_CASE("dump file names are sanitized and unique per rank, host, pid and incident", "[dump]") {
+  dump::RankDump d = testing::MakeRankDump(7, 8);
+  d.process.host = "gpu-node/1 a";
+  d.incident.id = "2026:11:21";
+  CHECK(dump::DumpFileStem(d) == "rank7-gpu-node_1_a-1007-2026_11_21");
+  d.process.global_rank = -1;
+  CHECK(dump::DumpFileStem(d).rfind("rankX-", 0) == 0);
+}
+
+TEST_CASE("hex comm hashes parse strictly", "[dump]") {
+  CHECK(dump::ParseHex("0x1f") == 0x1fu);
+  CHECK(dump::ParseHex("0xFFFFFFFFFFFFFFFF") == UINT64_MAX);
+  CHECK_FALSE(dump::ParseHex("1f"));
+  CHECK_FALSE(dump::ParseHex("0x"));
+  CHECK_FALSE(dump::ParseHex("0x1g"));
+  CHECK_FALSE(dump::ParseHex("0x11112222333344445"));
+  CHECK(dump::FormatHex(0xabc) == "0xabc");
+}
+
+TEST_CASE("process facts describe this process", "[dump][facts]") {
+  setenv("NCCL_NCCLWATCH_TEST_VAR", "on", 1);
+  dump::RankDump d;
+  dump::FillProcessFacts(&d);
+  CHECK(d.process.pid == getpid());
+  CHECK_FALSE(d.process.host.empty());
+  CHECK(d.process.exe.find("dump_test") != std::string::npos);
+  REQUIRE_FALSE(d.process.cmdline.empty());
+  CHECK(d.process.cmdline[0].find("dump_test") != std::string::npos);
+  CHECK(d.environment.nccl_env.at("NCCL_NCCLWATCH_TEST_VAR") == "on");
+  CHECK_FALSE(d.environment.kernel_release.empty());
+  unsetenv("NCCL_NCCLWATCH_TEST_VAR");
+}
+
+TEST_CASE("detection time is stamped on both clocks and in ISO-8601", "[dump][facts]") {
+  CHECK(dump::FormatIso8601Utc(1'700'000'000'123'456'789ull) == "2023-11-14T22:13:20.123456789Z");
+  dump::Incident incident;
+  dump::StampDetectionTime(&incident);
+  CHECK(incident.detected_mono_ns > 0);
+  CHECK(incident.detected_unix_ns > 1'700'000'000'000'000'000ull);
+  CHECK(incident.detected_iso == dump::FormatIso8601Utc(incident.detected_unix_ns));
+}
+
+TEST_CASE("the NVIDIA driver version is read from the proc file, or empty without a driver", "[dump][facts]") {
+  testing::TempDir dir;
+  dir.Write("version",
+            "NVRM version: NVIDIA UNIX x86_64 Kernel Module  545.23.08  Mon Nov  6 23:49:37 UTC 2023\n"
+            "GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n");
+  CHECK(dump::ReadNvidiaDriverVersion(dir.File("version")) == "545.23.08");
+  dir.Write("open", "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.154.05  Release Build\n");
+  CHECK(dump::ReadNvidiaDriverVersion(dir.File("open")) == "535.154.05");
+  CHECK(dump::ReadNvidiaDriverVersion(dir.File("absent")).empty());
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# libncclwatch.so exports exactly the hooked API, unversioned, and depends on nothing
+# but the C runtime (static libstdc++/libgcc, no libunwind, abseil, CUDA or NCCL).
+# usage: exports_check.sh LIBNCCLWATCH
+set -u
+lib=$1
+fail=0
+expected="cudaDeviceSynchronize cudaEventSynchronize cudaStreamSynchronize cudaStreamSynchronize_ptsz
+ncclAllGather ncclAllReduce ncclAlltoAll ncclBcast ncclBroadcast ncclCommAbort ncclCommDestroy
+ncclCommFinalize ncclCommGetAsyncError ncclCommInitAll ncclCommInitRank ncclCommInitRankConfig
+ncclCommInitRankScalable ncclCommRevoke ncclCommShrink ncclCommSplit ncclGather ncclGetUniqueId
+ncclGroupEnd ncclGroupSimulateEnd ncclGroupStart ncclRecv ncclReduce ncclReduceScatter ncclScatter ncclSend"
+exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
+want=$(echo $expected | tr ' ' '\n' | sort)
+if [ "$exported" != "$want" ]; then
+  echo "FAIL: exported symbols differ from the hooked API:"; diff <(echo "$want") <(echo "$exported"); fail=1
+else
+  echo "ok: exports exactly $(echo "$want" | wc -l) hooked symbols"
+fi
+if nm -D --defined-only "$lib" | grep -q '@'; then echo "FAIL: versioned exports"; fail=1; fi
+if readelf -V "$lib" | grep -q 'Version definition'; then echo "FAIL: defines symbol versions"; fail=1; fi
+needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+for n in $needed; do
+  case "$n" in
+    libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|ld-linux*.so.*|librt.so.*) ;;
+    *) echo "FAIL: unexpected NEEDED $n"; fail=1 ;;
+  esac
+done
+echo "NEEDED: $needed"
+if nm -D "$lib" | grep -E 'GLIBCXX|CXXABI|GCC_[0-9]|_Unwind_' ; then
+  echo "FAIL: depends on the host's libstdc++/libgcc_s"; fail=1
+fi
+exit $fail

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Pass-through fidelity: fidelity_probe prints the same return codes and results with
+# and without LD_PRELOAD=libncclwatch.so, over the sim and over the real CUDA libraries
+# (which fail on this GPU-less machine; the codes are compared, never hard-coded).
+# usage: fidelity_check.sh PROBE PRELOAD SIM_LIB_DIR [REAL_LIB_DIR]
+set -u
+probe=$1 preload=$2 sim_dir=$3 real_dir=${4:-}
+job="fidelity-$$"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail=0
+
+run() {  # run NAME LIBDIR [ENV...]
+  local name=$1 dir=$2; shift 2
+  env NCCLWATCH_JOB_ID="$job" NCCL_SOCKET_IFNAME=lo LD_LIBRARY_PATH="$dir" "$@" \
+    timeout 60 "$probe" >"$work/$name.out" 2>"$work/$name.err"
+  echo "exit=$?" >>"$work/$name.out"
+}
+
+compare() {  # compare BASE OTHER
+  if ! diff -u "$work/$1.out" "$work/$2.out"; then
+    echo "FAIL: $2 differs from $1"; sed 's/^/  stderr: /' "$work/$2.err"; fail=1
+  else
+    echo "ok: $2 matches $1 ($(grep -c rc= "$work/$1.out") calls)"
+  fi
+}
+
+run sim_plain "$sim_dir"
+run sim_preload "$sim_dir" LD_PRELOAD="$preload"
+run sim_disabled "$sim_dir" LD_PRELOAD="$preload" NCCLWATCH_DISABLE=1
+grep -q '^value ' "$work/sim_plain.out" || { echo "FAIL: the sim run did no collective"; cat "$work/sim_plain.err"; fail=1; }
+compare sim_plain sim_preload
+compare sim_plain sim_disabled
+
+if [ -n "$real_dir" ] && [ -e "$real_dir/libnccl.so.2" ]; then
+  run real_plain "$real_dir"
+  run real_preload "$real_dir" LD_PRELOAD="$preload"
+  grep -q '^ncclCommInitRank rc=' "$work/real_plain.out" || { echo "FAIL: real run incomplete"; fail=1; }
+  compare real_plain real_preload
+else
+  echo "skip: no real libnccl.so.2 in '$real_dir'"
+fi
+
+left=$(find /dev/shm -maxdepth 1 -name "ncclwatch.$(id -u).$job.*" 2>/dev/null)
+[ -z "$left" ] || { echo "FAIL: segments left behind: $left"; fail=1; }
+exit $fail

@@ -1,0 +1,353 @@
+// One rank of an end-to-end scenario, run under LD_PRELOAD=libncclwatch.so over the sim.
+//
+//   preload_rank <scenario>
+// Environment: RANK, WORLD_SIZE, NCCLWATCH_TEST_ID0/1 (hex ncclUniqueId bytes, from the
+// driver). Prints "STREAM <n> 0x<ptr>" for each stream it uses, then "READY" once its work
+// is done and complete, then waits for EOF on stdin (so the driver can read its published
+// progress), tears down and exits 0. Any failed step exits 1 with a message.
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+#define REQUIRE_OK(expr)                                                                        \
+  do {                                                                                          \
+    const int rc_ = static_cast<int>(expr);                                                     \
+    if (rc_ != 0) {                                                                             \
+      std::fprintf(stderr, "rank: %s failed with %d at line %d\n", #expr, rc_, __LINE__);       \
+      std::exit(1);                                                                             \
+    }                                                                                           \
+  } while (0)
+
+int EnvInt(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) {
+    std::fprintf(stderr, "rank: %s not set\n", name);
+    std::exit(1);
+  }
+  return std::atoi(v);
+}
+
+ncclUniqueId IdFromEnv(const char* name) {
+  const char* hex = std::getenv(name);
+  ncclUniqueId id{};
+  if (hex == nullptr || std::strlen(hex) != 2 * sizeof(id.internal)) {
+    std::fprintf(stderr, "rank: %s missing or malformed\n", name);
+    std::exit(1);
+  }
+  for (size_t i = 0; i < sizeof(id.internal); ++i) {
+    id.internal[i] = static_cast<char>(std::stoi(std::string(hex + 2 * i, 2), nullptr, 16));
+  }
+  return id;
+}
+
+// Device buffers large enough for every op of the scenarios.
+struct Buffers {
+  float* send = nullptr;
+  float* recv = nullptr;
+  Buffers() {
+    REQUIRE_OK(cudaMalloc(reinterpret_cast<void**>(&send), 4096 * sizeof(float)));
+    REQUIRE_OK(cudaMalloc(reinterpret_cast<void**>(&recv), 4096 * sizeof(float)));
+  }
+};
+
+cudaStream_t NewStream(int index) {
+  cudaStream_t s;
+  REQUIRE_OK(cudaStreamCreate(&s));
+  std::printf("STREAM %d %p\n", index, static_cast<void*>(s));
+  std::fflush(stdout);
+  return s;
+}
+
+void WaitAsync(ncclComm_t comm) {
+  for (int i = 0; i < 20000; ++i) {
+    ncclResult_t state = ncclSuccess;
+    REQUIRE_OK(ncclCommGetAsyncError(comm, &state));
+    if (state == ncclSuccess) return;
+    if (state != ncclInProgress) REQUIRE_OK(state);
+    usleep(1000);
+  }
+  std::fprintf(stderr, "rank: nonblocking communicator never became ready\n");
+  std::exit(1);
+}
+
+void ReadyAndWaitForRelease() {
+  std::printf("READY\n");
+  std::fflush(stdout);
+  char c;
+  while (read(0, &c, 1) > 0) {
+  }
+}
+
+void RunCollectives(int rank, int nranks) {
+  const int peer = rank ^ 1;
+  ncclComm_t comm;
+  REQUIRE_OK(ncclCommInitRank(&comm, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank));
+  cudaStream_t s = NewStream(0);
+  Buffers b;
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 11, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(ncclBroadcast(b.send, b.recv, 12, ncclFloat, 1, comm, s));
+  REQUIRE_OK(ncclBcast(b.recv, 13, ncclInt32, 0, comm, s));
+  REQUIRE_OK(ncclReduce(b.send, b.recv, 14, ncclFloat, ncclMax, 1, comm, s));
+  REQUIRE_OK(ncclAllGather(b.send, b.recv, 15, ncclFloat, comm, s));
+  REQUIRE_OK(ncclReduceScatter(b.send, b.recv, 16, ncclFloat, ncclProd, comm, s));
+  REQUIRE_OK(ncclAlltoAll(b.send, b.recv, 17, ncclFloat, comm, s));
+  REQUIRE_OK(ncclGather(b.send, b.recv, 18, ncclFloat, 0, comm, s));
+  REQUIRE_OK(ncclScatter(b.send, b.recv, 19, ncclFloat, 1, comm, s));
+  REQUIRE_OK(ncclGroupStart());
+  REQUIRE_OK(ncclSend(b.send, 20, ncclFloat, peer, comm, s));
+  REQUIRE_OK(ncclRecv(b.recv + 1024, 20, ncclFloat, peer, comm, s));
+  REQUIRE_OK(ncclGroupEnd());
+  // Simulated only: launches nothing, so it must not count.
+  ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+  REQUIRE_OK(ncclGroupStart());
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 21, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(ncclGroupSimulateEnd(&sim));
+  REQUIRE_OK(ncclGroupStart());
+  REQUIRE_OK(ncclGroupStart());
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 22, ncclFloat, ncclMin, comm, s));
+  REQUIRE_OK(ncclGroupEnd());
+  REQUIRE_OK(ncclBroadcast(b.send, b.recv, 23, ncclFloat, 0, comm, s));
+  REQUIRE_OK(ncclGroupEnd());
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  ReadyAndWaitForRelease();
+  REQUIRE_OK(ncclCommDestroy(comm));
+}
+
+void RunSplit(int rank, int nranks) {
+  ncclComm_t parent, pairs, solo = nullptr, all;
+  REQUIRE_OK(ncclCommInitRank(&parent, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank));
+  REQUIRE_OK(ncclCommSplit(parent, rank % 2, rank, &pairs, nullptr));
+  REQUIRE_OK(ncclCommSplit(parent, rank == 0 ? 5 : NCCL_SPLIT_NOCOLOR, 0, &solo, nullptr));
+  if ((rank == 0) != (solo != nullptr)) {
+    std::fprintf(stderr, "rank: unexpected NOCOLOR split result\n");
+    std::exit(1);
+  }
+  REQUIRE_OK(ncclCommSplit(parent, 0, nranks - rank, &all, nullptr));
+  cudaStream_t s = NewStream(0);
+  Buffers b;
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 31, ncclFloat, ncclSum, pairs, s));
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 32, ncclFloat, ncclSum, pairs, s));
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 33, ncclFloat, ncclSum, parent, s));
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 34, ncclFloat, ncclSum, all, s));
+  if (solo != nullptr) REQUIRE_OK(ncclAllReduce(b.send, b.recv, 35, ncclFloat, ncclSum, solo, s));
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  ReadyAndWaitForRelease();
+  for (ncclComm_t c : {all, solo, pairs, parent}) {
+    if (c != nullptr) REQUIRE_OK(ncclCommDestroy(c));
+  }
+}
+
+void RunNonblocking(int rank, int nranks) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t comm;
+  const ncclResult_t init = ncclCommInitRankConfig(&comm, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank, &config);
+  if (init != ncclSuccess && init != ncclInProgress) REQUIRE_OK(init);
+  WaitAsync(comm);
+  cudaStream_t s = NewStream(0);
+  Buffers b;
+  for (int i = 0; i < 3; ++i) {
+    const ncclResult_t r = ncclAllReduce(b.send, b.recv, 40 + i, ncclFloat, ncclSum, comm, s);
+    if (r != ncclSuccess && r != ncclInProgress) REQUIRE_OK(r);
+    WaitAsync(comm);
+  }
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  ReadyAndWaitForRelease();
+  REQUIRE_OK(ncclCommDestroy(comm));
+}
+
+// Several ranks in one process, driven from one thread through groups.
+void RunInitAll() {
+  ncclComm_t comms[2];
+  REQUIRE_OK(ncclCommInitAll(comms, 2, nullptr));
+  cudaStream_t streams[2];
+  Buffers buffers[2];
+  for (int d = 0; d < 2; ++d) {
+    REQUIRE_OK(cudaSetDevice(d));
+    streams[d] = NewStream(d);
+  }
+  REQUIRE_OK(cudaSetDevice(0));
+  for (int round = 0; round < 2; ++round) {
+    REQUIRE_OK(ncclGroupStart());
+    for (int d = 0; d < 2; ++d) {
+      REQUIRE_OK(ncclAllReduce(buffers[d].send, buffers[d].recv, 50 + round, ncclFloat, ncclSum, comms[d], streams[d]));
+    }
+    REQUIRE_OK(ncclGroupEnd());
+  }
+  for (int d = 0; d < 2; ++d) REQUIRE_OK(cudaStreamSynchronize(streams[d]));
+  // The preload created device 1's event while device 0 was current: it must be restored.
+  int current = -1;
+  REQUIRE_OK(cudaGetDevice(&current));
+  REQUIRE_OK(current != 0);
+  // An error pending in the application must survive the hooks untouched.
+  if (cudaSetDevice(1 << 20) == cudaSuccess) std::exit(1);
+  REQUIRE_OK(ncclGroupStart());
+  for (int d = 0; d < 2; ++d) {
+    REQUIRE_OK(ncclAllReduce(buffers[d].send, buffers[d].recv, 52, ncclFloat, ncclSum, comms[d], streams[d]));
+  }
+  REQUIRE_OK(ncclGroupEnd());
+  REQUIRE_OK(cudaGetLastError() != cudaErrorInvalidDevice);
+  REQUIRE_OK(cudaGetLastError());
+  for (int d = 0; d < 2; ++d) REQUIRE_OK(cudaStreamSynchronize(streams[d]));
+  ReadyAndWaitForRelease();
+  for (ncclComm_t c : comms) REQUIRE_OK(ncclCommDestroy(c));
+}
+
+// Two threads per process, each a rank of its own communicator.
+void RunThreads(int rank, int nranks) {
+  ncclComm_t comms[2] = {};
+  std::thread workers[2];
+  for (int t = 0; t < 2; ++t) {
+    workers[t] = std::thread([t, rank, nranks, &comms] {
+      REQUIRE_OK(cudaSetDevice(t));
+      const char* id_name = t == 0 ? "NCCLWATCH_TEST_ID0" : "NCCLWATCH_TEST_ID1";
+      REQUIRE_OK(ncclCommInitRank(&comms[t], nranks, IdFromEnv(id_name), rank));
+      cudaStream_t s = NewStream(t);
+      Buffers b;
+      for (int i = 0; i < 5; ++i) {
+        REQUIRE_OK(ncclAllReduce(b.send, b.recv, 100 * (t + 1) + i, ncclFloat, ncclSum, comms[t], s));
+      }
+      REQUIRE_OK(cudaStreamSynchronize(s));
+    });
+  }
+  for (auto& w : workers) w.join();
+  ReadyAndWaitForRelease();
+  for (ncclComm_t c : comms) REQUIRE_OK(ncclCommDestroy(c));
+}
+
+// A DataLoader-like child forked mid-job must not publish as its parent.
+void RunFork(int rank, int nranks) {
+  ncclComm_t comm;
+  REQUIRE_OK(ncclCommInitRank(&comm, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank));
+  cudaStream_t s = NewStream(0);
+  Buffers b;
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 60, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 61, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  const pid_t child = fork();
+  if (child == 0) {
+    // Whatever the child calls, the hooks must stay out of the parent's segment; exit()
+    // runs the atexit handlers, which must not remove the parent's segment either.
+    cudaStreamSynchronize(s);
+    cudaDeviceSynchronize();
+    ncclResult_t state;
+    ncclCommGetAsyncError(comm, &state);
+    std::exit(0);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "rank: forked child failed\n");
+    std::exit(1);
+  }
+  std::printf("CHILD %d\n", static_cast<int>(child));
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 62, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  ReadyAndWaitForRelease();
+  REQUIRE_OK(ncclCommDestroy(comm));
+}
+
+// Work captured into a CUDA graph gets no completion event (recording one would break
+// the capture); the capture must still succeed.
+void RunCapture(int rank, int nranks) {
+  ncclComm_t comm;
+  REQUIRE_OK(ncclCommInitRank(&comm, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank));
+  cudaStream_t s = NewStream(0);
+  Buffers b;
+  REQUIRE_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 70, ncclFloat, ncclSum, comm, s));
+  cudaGraph_t graph = nullptr;
+  REQUIRE_OK(cudaStreamEndCapture(s, &graph));
+  REQUIRE_OK(cudaGetLastError());
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 71, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  ReadyAndWaitForRelease();
+  REQUIRE_OK(ncclCommDestroy(comm));
+}
+
+// The usual single-process multi-GPU init: several ncclCommInitRank inside one group,
+// which NCCL carries out at ncclGroupEnd.
+void RunGroupInit() {
+  const ncclUniqueId id = IdFromEnv("NCCLWATCH_TEST_ID0");
+  ncclComm_t comms[2];
+  REQUIRE_OK(ncclGroupStart());
+  for (int d = 0; d < 2; ++d) {
+    REQUIRE_OK(cudaSetDevice(d));
+    REQUIRE_OK(ncclCommInitRank(&comms[d], 2, id, d));
+  }
+  REQUIRE_OK(ncclGroupEnd());
+  cudaStream_t streams[2];
+  Buffers buffers[2];
+  for (int d = 0; d < 2; ++d) {
+    REQUIRE_OK(cudaSetDevice(d));
+    streams[d] = NewStream(d);
+  }
+  REQUIRE_OK(ncclGroupStart());
+  for (int d = 0; d < 2; ++d) {
+    REQUIRE_OK(ncclAllReduce(buffers[d].send, buffers[d].recv, 80, ncclFloat, ncclSum, comms[d], streams[d]));
+  }
+  REQUIRE_OK(ncclGroupEnd());
+  for (int d = 0; d < 2; ++d) REQUIRE_OK(cudaStreamSynchronize(streams[d]));
+  ReadyAndWaitForRelease();
+  for (ncclComm_t c : comms) REQUIRE_OK(ncclCommDestroy(c));
+}
+
+void CUDART_CB WaitForStdinEof(void*) {
+  char c;
+  while (read(0, &c, 1) > 0) {
+  }
+}
+
+// A rank stuck the way a hung job is: the GPU stream does not progress (a host function
+// blocks it until the driver closes stdin) and the host waits in cudaStreamSynchronize.
+void RunBlocked(int rank, int nranks) {
+  ncclComm_t comm;
+  REQUIRE_OK(ncclCommInitRank(&comm, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank));
+  cudaStream_t s = NewStream(0);
+  Buffers b;
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 90, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(cudaLaunchHostFunc(s, WaitForStdinEof, nullptr));
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 91, ncclFloat, ncclSum, comm, s));
+  std::printf("READY\n");
+  std::fflush(stdout);
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  REQUIRE_OK(ncclCommDestroy(comm));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: preload_rank collectives|split|nonblocking|initall|threads|fork|capture|groupinit|blocked\n");
+    return 2;
+  }
+  const std::string scenario = argv[1];
+  if (scenario == "initall") {
+    RunInitAll();
+    return 0;
+  }
+  if (scenario == "groupinit") {
+    RunGroupInit();
+    return 0;
+  }
+  const int rank = EnvInt("RANK");
+  const int nranks = EnvInt("WORLD_SIZE");
+  if (scenario == "collectives") RunCollectives(rank, nranks);
+  else if (scenario == "split") RunSplit(rank, nranks);
+  else if (scenario == "nonblocking") RunNonblocking(rank, nranks);
+  else if (scenario == "threads") RunThreads(rank, nranks);
+  else if (scenario == "fork") RunFork(rank, nranks);
+  else if (scenario == "capture") RunCapture(rank, nranks);
+  else if (scenario == "blocked") RunBlocked(rank, nranks);
+  else return 2;
+  return 0;
+}

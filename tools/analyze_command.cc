@@ -1,0 +1,69 @@
+// ncclwatch analyze DIR [--json]
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/analyze/analyzer.h"
+#include "core/analyze/report.h"
+#include "core/dump/dump_reader.h"
+#include "tools/commands.h"
+#include "tools/exit_status.h"
+
+namespace ncclwatch::tools {
+namespace {
+
+struct AnalyzeOptions {
+  std::string dir;
+  bool json = false;
+};
+
+// Input is unusable when there is nothing to analyse at all; a few bad files among good
+// ones are listed in the report instead.
+bool UsableOrExplain(const dump::DumpSet& set, const std::string& dir) {
+  if (!set.error.empty()) {
+    std::fprintf(stderr, "ncclwatch analyze: %s\n", set.error.c_str());
+    return false;
+  }
+  if (set.dumps.empty() && set.rejected.empty()) {
+    std::fprintf(stderr, "ncclwatch analyze: %s: no dumps (*.json) found\n", dir.c_str());
+    return false;
+  }
+  if (set.dumps.empty()) {
+    std::fprintf(stderr, "ncclwatch analyze: %s: no usable dump; %zu file(s) rejected, first: %s\n", dir.c_str(),
+                 set.rejected.size(), set.rejected.front().error.c_str());
+    return false;
+  }
+  return true;
+}
+
+int RunAnalyze(const AnalyzeOptions& options) {
+  dump::DumpSet set = dump::ReadDumpDir(options.dir);
+  if (!UsableOrExplain(set, options.dir)) return kExitUsage;
+  analyze::Analysis analysis = analyze::Analyze(set);
+  if (options.json) {
+    std::string text = analyze::RenderJsonReport(analysis).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::printf("%s\n", text.c_str());
+  } else {
+    std::fputs(analyze::RenderTextReport(analysis).c_str(), stdout);
+  }
+  return analysis.verdict.kind == "none" ? kExitOk : kExitIncident;
+}
+
+}  // namespace
+
+void AddAnalyzeCommand(CLI::App& app, int* exit_status) {
+  auto options = std::make_shared<AnalyzeOptions>();
+  CLI::App* cmd = app.add_subcommand("analyze", "Merge every rank's dump under DIR into one verdict");
+  cmd->add_option("DIR", options->dir, "Directory of dumps (searched recursively; one subdirectory per host is fine)")
+      ->required();
+  cmd->add_flag("--json", options->json, "Print the stable JSON schema ncclwatch.analysis v1 instead of text");
+  cmd->footer(
+      "Exit status: 0 verdict none; 3 a hang/incident verdict (straggler, mismatch, collective_hang,\n"
+      "init_hang, sync_stuck, rank_exited); 2 bad usage or unusable input (missing directory, no dumps,\n"
+      "every dump corrupt, truncated, foreign or of a future version).");
+  cmd->callback([options, exit_status] { *exit_status = RunAnalyze(*options); });
+}
+
+}  // namespace ncclwatch::tools

@@ -1,0 +1,205 @@
+// ncclwatch doctor [--pid PID | BINARY]: checks what the field reports point at.
+#include <dlfcn.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "core/analyze/hints.h"
+#include "core/dump/process_facts.h"
+#include "tools/commands.h"
+#include "tools/elf_inspect.h"
+#include "tools/exit_status.h"
+
+extern char** environ;
+
+namespace ncclwatch::tools {
+namespace {
+
+struct DoctorOptions {
+  std::optional<int> pid;
+  std::string binary;
+};
+
+void Line(const std::string& key, const std::string& value) { std::printf("%-14s %s\n", (key + ":").c_str(), value.c_str()); }
+
+void Driver() {
+  std::string version = dump::ReadNvidiaDriverVersion();
+  if (version.empty()) {
+    Line("driver", "no NVIDIA driver (/proc/driver/nvidia/version absent or unreadable)");
+    return;
+  }
+  std::string note = version.rfind("545.", 0) == 0
+                         ? "  WARNING: 545.x has field reports of NCCL P2P hangs; try NCCL_P2P_DISABLE=1 or another driver"
+                         : "";
+  Line("driver", "NVIDIA " + version + note);
+}
+
+void Kernel() {
+  struct utsname u;
+  if (::uname(&u) != 0) {
+    Line("kernel", "unknown");
+    return;
+  }
+  std::string release = u.release;
+  Line("kernel", release + (analyze::KernelOlderThan5_5(release)
+                                ? "  WARNING: older than 5.5, where NCCL hangs have been reported; 5.5+ is recommended"
+                                : ""));
+}
+
+// dlopen'ed RTLD_LOCAL so that nothing of it leaks into this process's global scope.
+void LibraryVersion(const char* label, const char* soname, const char* symbol, bool nccl_style) {
+  void* handle = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    Line(label, std::string("not found (") + soname + ")");
+    return;
+  }
+  using GetVersion = int (*)(int*);
+  auto get = reinterpret_cast<GetVersion>(::dlsym(handle, symbol));
+  int version = 0;
+  std::string path = soname;
+  Dl_info info;
+  if (get && ::dladdr(reinterpret_cast<void*>(get), &info) && info.dli_fname) path = info.dli_fname;
+  if (!get || get(&version) != 0) {
+    Line(label, "found " + path + " but " + symbol + " failed");
+  } else if (nccl_style) {
+    Line(label, std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
+                    std::to_string(version % 100) + " (" + path + ")");
+  } else {
+    Line(label, std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10) + " (" + path + ")");
+  }
+  ::dlclose(handle);
+}
+
+std::map<std::string, std::string> NcclEnvironment(std::optional<int> pid) {
+  std::map<std::string, std::string> out;
+  auto add = [&](const std::string& entry) {
+    size_t eq = entry.find('=');
+    if (entry.rfind("NCCL_", 0) == 0 && eq != std::string::npos) out[entry.substr(0, eq)] = entry.substr(eq + 1);
+  };
+  if (!pid) {
+    for (char** e = environ; *e; ++e) add(*e);
+    return out;
+  }
+  std::ifstream in("/proc/" + std::to_string(*pid) + "/environ");
+  std::string entry;
+  while (std::getline(in, entry, '\0')) add(entry);
+  return out;
+}
+
+void Environment(std::optional<int> pid) {
+  auto env = NcclEnvironment(pid);
+  std::string whose = pid ? "of pid " + std::to_string(*pid) : "of this shell";
+  if (env.empty()) Line("NCCL env", "no NCCL_* variable set (" + whose + ")");
+  else Line("NCCL env", whose + ":");
+  for (const auto& [k, v] : env) std::printf("    %s=%s\n", k.c_str(), v.c_str());
+}
+
+std::string FindInPath(const std::string& name) {
+  if (name.find('/') != std::string::npos || access(name.c_str(), F_OK) == 0) return name;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::string candidate = dir + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return name;
+}
+
+int BinaryTarget(const std::string& name) {
+  std::string path = FindInPath(name);
+  ElfFacts facts = InspectElf(path);
+  if (!facts.error.empty()) {
+    std::fprintf(stderr, "ncclwatch doctor: %s\n", facts.error.c_str());
+    return kExitUsage;
+  }
+  for (const auto& needed : facts.needed) {
+    if (IsNcclLibraryName(needed)) {
+      Line("target", path + " links " + needed + " dynamically: ncclwatch can interpose it");
+      return kExitOk;
+    }
+  }
+  if (facts.defines_nccl_symbol || facts.contains_nccl_string) {
+    Line("target", path + " has NCCL linked statically (it " +
+                       (facts.defines_nccl_symbol ? std::string("defines ncclAllReduce") : "contains \"ncclAllReduce\"") +
+                       " and has no libnccl dependency): ncclwatch CANNOT interpose it. Use a build that links "
+                       "libnccl.so.2 dynamically (e.g. the PyTorch pip wheels, not conda or source builds).");
+    return kExitOk;
+  }
+  Line("target", path + " does not link NCCL; if it loads NCCL at run time (Python, dlopen), run "
+                        "`ncclwatch doctor --pid PID` on the running process");
+  return kExitOk;
+}
+
+int PidTarget(int pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) {
+    std::fprintf(stderr, "ncclwatch doctor: no such process %d (or no permission to read its maps)\n", pid);
+    return kExitUsage;
+  }
+  std::set<std::string> files;
+  std::string line;
+  while (std::getline(maps, line)) {
+    size_t slash = line.find('/');
+    if (slash != std::string::npos) files.insert(line.substr(slash));
+  }
+  bool watched = false;
+  for (const auto& f : files) watched = watched || f.find("libncclwatch.so") != std::string::npos;
+  Line("ncclwatch", watched ? "libncclwatch.so is loaded in pid " + std::to_string(pid)
+                            : "libncclwatch.so is NOT loaded in pid " + std::to_string(pid));
+  for (const auto& f : files) {
+    if (IsNcclLibraryName(f)) {
+      Line("target", "pid " + std::to_string(pid) + " uses " + f + " dynamically: ncclwatch can interpose it");
+      return kExitOk;
+    }
+  }
+  for (const auto& f : files) {
+    if (f.find(" (deleted)") != std::string::npos) continue;
+    if (InspectElf(f).defines_nccl_symbol) {
+      Line("target", "pid " + std::to_string(pid) + " has NCCL linked statically into " + f +
+                         ": ncclwatch CANNOT interpose it. Use a build that links libnccl.so.2 dynamically.");
+      return kExitOk;
+    }
+  }
+  Line("target", "pid " + std::to_string(pid) + " has not loaded NCCL (yet)");
+  return kExitOk;
+}
+
+int RunDoctor(const DoctorOptions& options) {
+  if (options.pid && !options.binary.empty()) {
+    std::fprintf(stderr, "ncclwatch doctor: give either --pid or BINARY, not both\n");
+    return kExitUsage;
+  }
+  Driver();
+  Kernel();
+  LibraryVersion("NCCL", "libnccl.so.2", "ncclGetVersion", true);
+  LibraryVersion("CUDA runtime", "libcudart.so.13", "cudaRuntimeGetVersion", false);
+  Environment(options.pid);
+  if (options.pid) return PidTarget(*options.pid);
+  if (!options.binary.empty()) return BinaryTarget(options.binary);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddDoctorCommand(CLI::App& app, int* exit_status) {
+  auto options = std::make_shared<DoctorOptions>();
+  CLI::App* cmd = app.add_subcommand("doctor", "Check driver, kernel, NCCL/CUDA versions, NCCL_* env and interposability");
+  cmd->add_option("--pid", options->pid, "Inspect a running process (its environment and loaded libraries)");
+  cmd->add_option("BINARY", options->binary, "Inspect an executable or shared object for a dynamic or static NCCL");
+  cmd->footer(
+      "Lines marked WARNING point at known field causes (driver 545.x, kernel older than 5.5).\n"
+      "Exit status: 0 checks done; 2 bad usage or unreadable target.");
+  cmd->callback([options, exit_status] { *exit_status = RunDoctor(*options); });
+}
+
+}  // namespace ncclwatch::tools

@@ -1,0 +1,33 @@
+// ncclwatch: post-mortem analysis, live status, timelines, launching and environment
+// checks for jobs watched by libncclwatch.so. See tools/README.md.
+#include <cstdio>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/commands.h"
+#include "tools/exit_status.h"
+
+int main(int argc, char** argv) {
+  using namespace ncclwatch::tools;
+  CLI::App app{"ncclwatch: find the rank, communicator and collective a multi-GPU job is stuck on",
+               "ncclwatch"};
+  app.require_subcommand(1);
+  app.footer(
+      "Exit status: 0 success (analyze: verdict none), 2 bad usage or unusable input,\n"
+      "3 analyze found a hang, 127 run could not execute CMD.");
+  int exit_status = kExitOk;
+  AddAnalyzeCommand(app, &exit_status);
+  AddStatusCommand(app, &exit_status);
+  AddTraceCommand(app, &exit_status);
+  AddRunCommand(app, &exit_status);
+  AddDoctorCommand(app, &exit_status);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, printed for the selected subcommand
+    std::fprintf(stderr, "ncclwatch: %s (see --help)\n", e.what());
+    return kExitUsage;
+  }
+  return exit_status;
+}

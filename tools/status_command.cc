@@ -1,0 +1,93 @@
+// ncclwatch status [--job ID] [--watch]
+#include <signal.h>
+#include <time.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/shm/reader.h"
+#include "tools/commands.h"
+#include "tools/exit_status.h"
+#include "tools/status_table.h"
+
+namespace ncclwatch::tools {
+namespace {
+
+struct StatusOptions {
+  std::string job;
+  bool watch = false;
+  double interval_sec = 1.0;
+  int iterations = 0;  // with --watch: stop after this many refreshes; 0 = until interrupted
+};
+
+volatile sig_atomic_t g_stop = 0;
+void RequestStop(int) { g_stop = 1; }
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Empty when there is nothing to show.
+std::string Render(const StatusOptions& options) {
+  std::vector<std::string> jobs = options.job.empty() ? shm::ListJobIds() : std::vector<std::string>{options.job};
+  std::string out;
+  for (const auto& job : jobs) {
+    shm::JobSnapshot snapshot = shm::ReadJobSnapshot(job);
+    if (snapshot.processes.empty()) continue;
+    out += RenderStatusTable(snapshot, MonotonicNs()) + "\n";
+  }
+  return out;
+}
+
+int RunStatus(const StatusOptions& options) {
+  std::string no_job = options.job.empty() ? "no ncclwatch job on this host\n"
+                                           : "no process of job " + options.job + " on this host\n";
+  if (!options.watch) {
+    std::string table = Render(options);
+    if (table.empty()) {
+      std::fprintf(stderr, "ncclwatch status: %s", no_job.c_str());
+      return kExitUsage;
+    }
+    std::fputs(table.c_str(), stdout);
+    return kExitOk;
+  }
+  signal(SIGINT, RequestStop);
+  signal(SIGTERM, RequestStop);
+  for (int i = 0; !g_stop && (options.iterations == 0 || i < options.iterations); ++i) {
+    if (i > 0) {
+      timespec pause{static_cast<time_t>(options.interval_sec),
+                     static_cast<long>((options.interval_sec - static_cast<time_t>(options.interval_sec)) * 1e9)};
+      nanosleep(&pause, nullptr);
+      if (g_stop) break;
+    }
+    std::string table = Render(options);
+    // Home the cursor and clear the screen so the table refreshes in place.
+    std::printf("\033[H\033[2J%s", table.empty() ? no_job.c_str() : table.c_str());
+    std::fflush(stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddStatusCommand(CLI::App& app, int* exit_status) {
+  auto options = std::make_shared<StatusOptions>();
+  CLI::App* cmd = app.add_subcommand("status", "Live table of this host's ranks, from shared memory alone");
+  cmd->add_option("--job", options->job, "Job id (NCCLWATCH_JOB_ID, TORCHELASTIC_RUN_ID, ...); default: every job");
+  cmd->add_flag("--watch", options->watch, "Refresh in place until interrupted");
+  cmd->add_option("--interval", options->interval_sec, "Seconds between refreshes with --watch (default 1)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--iterations", options->iterations, "With --watch, stop after N refreshes (0: never)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->footer(
+      "Columns: RANK PID COMM RANK/N ENQ (last enqueued #) DONE (last completed #) CURRENT (oldest\n"
+      "collective in flight) AGE (time in flight, else since last completion) STATE.\n"
+      "Exit status: 0 shown; 2 bad usage, or no ncclwatch process of the job on this host (without --watch).");
+  cmd->callback([options, exit_status] { *exit_status = RunStatus(*options); });
+}
+
+}  // namespace ncclwatch::tools

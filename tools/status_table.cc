@@ -1,0 +1,89 @@
+#include "tools/status_table.h"
+
+#include <cstdio>
+#include <string>
+
+#include "core/dump/dump_json.h"
+
+namespace ncclwatch::tools {
+namespace {
+
+const char* LifecycleName(shm::CommState state) {
+  switch (state) {
+    case shm::CommState::kFree: return "free";
+    case shm::CommState::kInitializing: return "initializing";
+    case shm::CommState::kReady: return "ready";
+    case shm::CommState::kInitFailed: return "init-failed";
+    case shm::CommState::kFinalized: return "finalized";
+    case shm::CommState::kDestroyed: return "destroyed";
+    case shm::CommState::kAborted: return "aborted";
+    case shm::CommState::kRevoked: return "revoked";
+  }
+  return "unknown";
+}
+
+std::string Age(uint64_t now_ns, uint64_t since_ns) {
+  if (since_ns == 0 || now_ns < since_ns) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(now_ns - since_ns) / 1e9);
+  return buf;
+}
+
+// The oldest collective that is enqueued but not complete.
+const shm::RecordView* Current(const shm::CommView& c) {
+  if (c.last_enqueued_seq <= c.last_completed_seq) return nullptr;
+  for (const auto& r : c.records) {
+    if (!shm::IsPointToPoint(r.op) && r.seq == c.last_completed_seq + 1) return &r;
+  }
+  return nullptr;
+}
+
+bool BlockedInSync(const shm::ProcessView& p) {
+  for (const auto& s : p.sync_slots) {
+    if (s.blocked_since_ns != 0) return true;
+  }
+  return false;
+}
+
+std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_ns) {
+  const shm::RecordView* current = Current(c);
+  std::string op = current ? "#" + std::to_string(current->seq) + " " + shm::OpName(current->op)
+                   : c.last_enqueued_seq > c.last_completed_seq ? "#" + std::to_string(c.last_completed_seq + 1) + " ?"
+                                                                : "-";
+  uint64_t since = current ? current->enqueue_ns
+                   : c.last_completed_ns ? c.last_completed_ns
+                                         : c.init_done_ns ? c.init_done_ns : c.init_start_ns;
+  std::string state = LifecycleName(c.state);
+  if (c.state == shm::CommState::kReady) state = c.last_enqueued_seq > c.last_completed_seq ? "in-flight" : "idle";
+  if (!p.alive) state += ",DEAD";
+  if (BlockedInSync(p)) state += ",blocked-in-sync";
+  if (c.async_error) state += ",async-error=" + std::to_string(c.async_error);
+  char line[512];
+  std::snprintf(line, sizeof line, "%-5d %-8d %-20s %5d/%-5d %-7llu %-7llu %-20s %-8s %s\n", p.global_rank, p.pid,
+                dump::FormatHex(c.comm_hash).c_str(), c.rank, c.nranks,
+                static_cast<unsigned long long>(c.last_enqueued_seq),
+                static_cast<unsigned long long>(c.last_completed_seq), op.c_str(), Age(now_ns, since).c_str(),
+                state.c_str());
+  return line;
+}
+
+}  // namespace
+
+std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
+  std::string out = "job " + snapshot.job_id + ": " + std::to_string(snapshot.processes.size()) +
+                    " process(es) on this host\n";
+  char header[256];
+  std::snprintf(header, sizeof header, "%-5s %-8s %-20s %11s %-7s %-7s %-20s %-8s %s\n", "RANK", "PID", "COMM",
+                "RANK/N", "ENQ", "DONE", "CURRENT", "AGE", "STATE");
+  out += header;
+  for (const auto& p : snapshot.processes) {
+    if (p.comms.empty()) {
+      out += std::to_string(p.global_rank) + "     " + std::to_string(p.pid) + "  (no communicator yet)" +
+             (p.alive ? "" : " DEAD") + "\n";
+    }
+    for (const auto& c : p.comms) out += Row(p, c, now_ns);
+  }
+  return out;
+}
+
+}  // namespace ncclwatch::tools

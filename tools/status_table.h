@@ -1,0 +1,23 @@
+// The table `ncclwatch status` prints: one line per communicator of each process of a job
+// on this host, from shared memory alone.
+#ifndef NCCLWATCH_TOOLS_STATUS_TABLE_H_
+#define NCCLWATCH_TOOLS_STATUS_TABLE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "core/shm/snapshot.h"
+
+namespace ncclwatch::tools {
+
+// Columns: RANK PID COMM RANK/N ENQ DONE CURRENT AGE STATE.
+//   CURRENT  the oldest collective enqueued and not completed ("-" when none);
+//   AGE      how long CURRENT has been in flight, else since the last completion;
+//   STATE    the communicator's lifecycle state, "in-flight"/"idle" when ready, and
+//            "DEAD" / "blocked-in-sync" for the process.
+// `now_ns` is CLOCK_MONOTONIC, as are the snapshot's times.
+std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns);
+
+}  // namespace ncclwatch::tools
+
+#endif  // NCCLWATCH_TOOLS_STATUS_TABLE_H_
