@@ -118,7 +118,22 @@ std::vector<StreamTask*> TasksByStream(std::vector<Op> ops) {
   return tasks;
 }
 
+// True when `stream` is being captured into a CUDA graph. A legacy-stream query that fails
+// because another stream captures globally counts as not capturing: the op then runs.
+bool StreamIsCapturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
 ncclResult_t Launch(std::vector<Op> ops) {
+  // An op on a capturing stream belongs to the graph, as with real NCCL. The sim's graphs
+  // replay nothing, so such an op takes no turn in its communicator's order: otherwise every
+  // later op of the communicator would wait for it forever.
+  std::erase_if(ops, [](const Op& op) { return StreamIsCapturing(op.stream); });
   if (ops.empty()) return ncclSuccess;
   for (Op& op : ops) {
     std::lock_guard<std::mutex> lock(op.comm->mu);

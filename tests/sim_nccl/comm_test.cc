@@ -297,3 +297,37 @@ TEST_CASE("argument errors and queries", "[sim_nccl][api]") {
   CHECK(ncclCommInitRank(&comm, 2, id, 5) == ncclInvalidArgument);
   CHECK(comm == nullptr);
 }
+
+namespace {
+
+// A collective issued while its stream is capturing belongs to the CUDA graph, as with real
+// NCCL; it must not block the communicator's later, uncaptured collectives.
+int CaptureBody(const ncclUniqueId& id, int n, int rank) {
+  Checker check(rank);
+  cudaSetDevice(rank);
+  ncclComm_t comm = nullptr;
+  if (!check(ncclCommInitRank(&comm, n, id, rank) == ncclSuccess, "init")) return 1;
+  cudaStream_t stream;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  int value = rank + 1, captured_out = -1;
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess, "begin capture");
+  check(ncclAllReduce(&value, &captured_out, 1, ncclInt32, ncclSum, comm, stream) == ncclSuccess,
+        "allreduce while capturing");
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamEndCapture(stream, &graph) == cudaSuccess, "end capture");
+  check(captured_out == -1, "a captured collective does not run at capture time");
+  check(AllReduceSum(comm, stream, rank + 1, check) == n * (n + 1) / 2, "the next collective completes");
+  cudaGraphDestroy(graph);
+  check(ncclCommDestroy(comm) == ncclSuccess, "destroy");
+  return check.failures();
+}
+
+}  // namespace
+
+TEST_CASE("a collective captured into a graph does not block later collectives", "[sim_nccl][capture]") {
+  const ncclUniqueId id = simtest::NewUniqueId();
+  auto result = simtest::RunRanks(2, [&](int rank) { return CaptureBody(id, 2, rank); }, 20000);
+  result.segment_left = simtest::RemoveSegment(id);
+  INFO(result.Describe());
+  REQUIRE(result.all_ok());
+}
