@@ -37,6 +37,16 @@ spdlog::logger& Logger() {
   return *logger;
 }
 
+spdlog::logger& RawLogger() {
+  static spdlog::logger* logger = [] {
+    auto* l = new spdlog::logger("ncclwatch-raw", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    l->set_pattern("%v");
+    l->set_level(spdlog::level::trace);
+    return l;
+  }();
+  return *logger;
+}
+
 }  // namespace
 
 void InitLogging() {
@@ -60,6 +70,14 @@ void Log(LogLevel level, const std::string& message) {
     Logger().log(ToSpdlog(level), message);
   } catch (...) {
     // Logging must never take the host down.
+  }
+}
+
+void LogRawLine(LogLevel level, const std::string& line) {
+  if (!LogEnabled(level)) return;
+  try {
+    RawLogger().log(ToSpdlog(level), line);
+  } catch (...) {
   }
 }
 

@@ -13,6 +13,9 @@ enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3, kOff = 4 };
 void InitLogging();
 bool LogEnabled(LogLevel level);
 void Log(LogLevel level, const std::string& message);
+// Logs `line` as is, without the "[ncclwatch <pid>]" prefix: the incident line carries
+// its own NCCL-like "<host>:<pid>:<tid> [rank R] NCCLWATCH WARN" prefix.
+void LogRawLine(LogLevel level, const std::string& line);
 
 }  // namespace ncclwatch::preload
 

@@ -53,6 +53,7 @@ void CloseAtExit() {
   Runtime* rt = g_runtime.load(std::memory_order_acquire);
   if (rt == nullptr || rt->owner_pid != getpid()) return;
   try {
+    if (rt->watchdog) rt->watchdog->Stop();
     if (rt->tracker) rt->tracker->Stop();
     rt->segment->CloseAndUnlink();
   } catch (...) {
@@ -84,6 +85,7 @@ std::unique_ptr<Runtime> CreateRuntime() {
     Log(LogLevel::kInfo, "CUDA runtime not found; GPU completion times will not be published");
   }
   Log(LogLevel::kInfo, "publishing to /dev/shm" + rt->segment->name());
+  rt->watchdog = std::make_unique<Watchdog>(WatchdogSettingsFromEnvironment(options.job_id, options.host));
   return rt;
 }
 
@@ -109,7 +111,12 @@ Runtime* ActivateForNewCommunicator() {
     pthread_atfork(nullptr, nullptr, ForgetParentInChild);
     std::atexit(CloseAtExit);
   });
-  std::unique_ptr<Runtime> rt = CreateRuntime();
+  std::unique_ptr<Runtime> rt;
+  try {
+    rt = CreateRuntime();
+  } catch (...) {
+    rt.reset();  // e.g. out of memory: same outcome as a failed segment, pass-through
+  }
   if (!rt) {
     g_mode.store(static_cast<int>(Mode::kPassThrough), std::memory_order_release);
     return nullptr;
@@ -117,6 +124,7 @@ Runtime* ActivateForNewCommunicator() {
   Runtime* raw = rt.release();  // lives until exit: hooks on other threads may hold it
   g_runtime.store(raw, std::memory_order_release);
   g_mode.store(static_cast<int>(Mode::kActive), std::memory_order_release);
+  raw->watchdog->Start();
   return raw;
 }
 

@@ -3,8 +3,9 @@
 //   pass-through  NCCLWATCH_DISABLE=1, or after an internal error: hooks only forward.
 //   inert         until the first communicator is created: no thread, shm, signal
 //                 handler or CUDA call.
-//   active        from the first init hook on: a segment, a comm registry, and (from the
-//                 first communicator with a known device) the tracker thread.
+//   active        from the first init hook on: a segment, a comm registry, the watchdog
+//                 thread, and (from the first communicator with a known device) the
+//                 tracker thread.
 // A forked child returns to inert: it never publishes as its parent, makes no CUDA call,
 // and leaves the parent's segment alone; if it creates a communicator itself it becomes
 // active under its own pid. At clean exit the segment is closed and unlinked.
@@ -21,6 +22,7 @@
 #include "preload/comm_registry.h"
 #include "preload/cuda_api.h"
 #include "preload/tracker.h"
+#include "preload/watchdog.h"
 
 namespace ncclwatch::preload {
 
@@ -32,6 +34,7 @@ struct Runtime {
   CudaApi cuda;
   bool cuda_resolved = false;
   std::unique_ptr<Tracker> tracker;  // null when the CUDA runtime was not found
+  std::unique_ptr<Watchdog> watchdog;  // started with the first communicator
 };
 
 // True when NCCLWATCH_DISABLE=1 or ncclwatch disabled itself. Cheap.

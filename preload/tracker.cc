@@ -16,8 +16,11 @@ Tracker::~Tracker() { Stop(); }
 void Tracker::Start(int device) {
   if (started_.exchange(true)) return;
   // The thread must not take the application's signals (e.g. SIGINT meant for Python).
+  // Real-time signals stay open: the stack sampler signals every thread with one of them,
+  // and a tracker that could not answer would cost every hang dump the full timeout.
   sigset_t all, previous;
   sigfillset(&all);
+  for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig) sigdelset(&all, sig);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
   thread_ = std::thread([this, device] { Run(device); });
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);

@@ -12,6 +12,7 @@ void AddTraceCommand(CLI::App& app, int* exit_status);
 void AddRunCommand(CLI::App& app, int* exit_status);
 void AddDoctorCommand(CLI::App& app, int* exit_status);
 void AddStatusCommand(CLI::App& app, int* exit_status);
+void AddGcCommand(CLI::App& app, int* exit_status);
 
 }  // namespace ncclwatch::tools
 

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   AddTraceCommand(app, &exit_status);
   AddRunCommand(app, &exit_status);
   AddDoctorCommand(app, &exit_status);
+  AddGcCommand(app, &exit_status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,21 @@
 namespace ncclwatch::analyze {
 namespace {
 
+// On a split communicator the culprits' communicator ranks are not the ranks a person finds
+// in the job's logs: name their global ranks too.
+std::string GlobalRanksNote(const Analysis& a) {
+  std::vector<int> globals;
+  bool differs = false;
+  for (int culprit : a.verdict.ranks) {
+    for (const auto& r : a.ranks) {
+      if (r.rank != culprit || r.global_rank < 0) continue;
+      globals.push_back(r.global_rank);
+      differs = differs || r.global_rank != culprit;
+    }
+  }
+  return differs ? " of the communicator = global " + FormatRanks(globals) : "";
+}
+
 void Verdict(const Analysis& a, std::ostringstream& out) {
   const auto& v = a.verdict;
   out << "VERDICT: " << v.kind << '\n';
@@ -16,7 +31,8 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
     if (v.comm_hash) out << "  communicator " << dump::FormatHex(v.comm_hash) << " (" << v.nranks << " ranks)\n";
     if (v.seq) out << "  collective #" << v.seq << ' ' << v.op << '\n';
     else if (!v.op.empty()) out << "  op " << v.op << '\n';
-    out << "  culprits: " << FormatRanks(v.ranks) << (v.kind == "sync_stuck" ? " (global)" : "") << '\n';
+    out << "  culprits: " << FormatRanks(v.ranks) << (v.kind == "sync_stuck" ? " (global)" : GlobalRanksNote(a))
+        << '\n';
   }
   out << "  " << v.summary << (v.source == "local" ? " (as reported by the ranks' own detectors)" : "") << '\n';
   out << "  read " << a.dumps_read << " dumps from " << a.hosts.size() << " host" << (a.hosts.size() == 1 ? "" : "s");

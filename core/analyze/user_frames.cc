@@ -13,24 +13,49 @@ std::string Basename(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-bool StartsWith(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
-
 std::string Describe(const dump::NativeFrame& f) {
   std::string where = Basename(f.module);
   if (where.empty()) where = "?";
   return (f.function.empty() ? "??" : f.function) + " (" + where + "+" + dump::FormatHex(f.offset) + ")";
 }
 
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
+// Splits an identifier-ish text into lowercase words at non-alphanumerics and camelCase
+// boundaries: "RestoreDataLoaderState" -> restore, data, loader, state.
+std::vector<std::string> Words(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  auto flush = [&] {
+    if (!word.empty()) words.push_back(word);
+    word.clear();
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (!std::isalnum(c)) {
+      flush();
+      continue;
+    }
+    const bool upper = std::isupper(c);
+    const bool after_lower = i > 0 && std::islower(static_cast<unsigned char>(text[i - 1]));
+    const bool before_lower = i + 1 < text.size() && std::islower(static_cast<unsigned char>(text[i + 1]));
+    const bool after_upper = i > 0 && std::isupper(static_cast<unsigned char>(text[i - 1]));
+    if (upper && (after_lower || (after_upper && before_lower))) flush();
+    word.push_back(static_cast<char>(std::tolower(c)));
+  }
+  flush();
+  return words;
 }
+
+bool StartsWith(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
 }  // namespace
 
 bool IsSignalTrampoline(const dump::NativeFrame& frame) {
   return frame.function == "__restore_rt" || frame.function == "__kernel_rt_sigreturn" ||
          frame.module.find("[vdso]") != std::string::npos;
+}
+
+bool IsNcclwatchFrame(const dump::NativeFrame& frame) {
+  return StartsWith(Basename(frame.module), "libncclwatch");
 }
 
 bool IsSystemFrame(const dump::NativeFrame& frame) {
@@ -43,7 +68,7 @@ UserFrames NativeUserFrames(const dump::NativeThread& thread, size_t max_frames)
   UserFrames out;
   bool seen_user_frame = false;
   for (const auto& f : thread.frames) {
-    bool hide = f.internal || IsSignalTrampoline(f) || (!seen_user_frame && IsSystemFrame(f));
+    bool hide = f.internal || IsNcclwatchFrame(f) || IsSignalTrampoline(f) || (!seen_user_frame && IsSystemFrame(f));
     if (hide || out.frames.size() >= max_frames) {
       ++out.hidden;
       continue;
@@ -64,10 +89,14 @@ std::vector<std::string> PythonUserFrames(const dump::PythonThread& thread, size
 }
 
 bool LooksLikeDataLoading(const std::string& text) {
-  static const char* const kWords[] = {"load", "dataloader", "data_loader", "batch", "resume", "restore", "skip"};
-  std::string lower = Lower(text);
-  return std::any_of(std::begin(kWords), std::end(kWords),
-                     [&](const char* w) { return lower.find(w) != std::string::npos; });
+  // Word prefixes, so "LoadBatch" and "data_loader" match but "preload" and "download" do not.
+  static const char* const kPrefixes[] = {"load", "dataloader", "batch", "resum", "restor", "skip"};
+  for (const std::string& word : Words(text)) {
+    for (const char* prefix : kPrefixes) {
+      if (StartsWith(word, prefix)) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace ncclwatch::analyze

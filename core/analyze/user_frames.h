@@ -1,6 +1,6 @@
 // Turns a captured thread into what a person should read first: the innermost frames of
-// user code. Hidden: frames marked internal (the capture machinery), the signal
-// trampoline, and the libc/pthread/ld.so wait frames below the first user frame.
+// user code. Hidden: frames marked internal (the capture machinery), ncclwatch's own frames,
+// the signal trampoline, and the libc/pthread/ld.so wait frames below the first user frame.
 #ifndef NCCLWATCH_CORE_ANALYZE_USER_FRAMES_H_
 #define NCCLWATCH_CORE_ANALYZE_USER_FRAMES_H_
 
@@ -17,6 +17,8 @@ struct UserFrames {
 };
 
 bool IsSignalTrampoline(const dump::NativeFrame& frame);
+// A frame of ncclwatch itself (its hooks and threads): never the user's problem.
+bool IsNcclwatchFrame(const dump::NativeFrame& frame);
 // A frame of libc, libpthread or the dynamic loader.
 bool IsSystemFrame(const dump::NativeFrame& frame);
 
@@ -24,8 +26,8 @@ UserFrames NativeUserFrames(const dump::NativeThread& thread, size_t max_frames)
 // Python frames are all user frames: "function (file:line)".
 std::vector<std::string> PythonUserFrames(const dump::PythonThread& thread, size_t max_frames);
 
-// True when `text` names data loading or restoring state:
-// /load|dataloader|data_loader|batch|resume|restore|skip/i.
+// True when a word of `text` (split at non-alphanumerics and camelCase) starts with load,
+// dataloader, batch, resum, restor or skip: data loading or restoring state.
 bool LooksLikeDataLoading(const std::string& text);
 
 }  // namespace ncclwatch::analyze

@@ -255,4 +255,22 @@ int RemoveStaleSegments(const std::string& job_id, uid_t uid) {
   return removed;
 }
 
+int RemoveDeadJobs(const std::string& keep_job_id, uid_t uid) {
+  const std::string keep = SanitizeJobId(keep_job_id);
+  int removed = 0;
+  for (const std::string& job : ListJobIds(uid)) {
+    if (job == keep) continue;
+    bool any_alive = false;
+    for (const std::string& entry : ListShmEntries(JobEntryPrefix(uid, job))) {
+      ParsedSegmentName parsed;
+      if (ParseSegmentEntry(entry, uid, job, &parsed) && ProcessIsAlive(parsed.pid, parsed.start_ticks)) {
+        any_alive = true;
+        break;
+      }
+    }
+    if (!any_alive) removed += RemoveStaleSegments(job, uid);
+  }
+  return removed;
+}
+
 }  // namespace ncclwatch::shm

@@ -28,6 +28,12 @@ std::vector<std::string> ListJobIds(uid_t uid = getuid());
 // Returns how many were removed.
 int RemoveStaleSegments(const std::string& job_id, uid_t uid = getuid());
 
+// Unlinks every segment of every job of `uid` other than `keep_job_id` in which no process is
+// alive any more: what killed jobs left behind (SIGTERM/SIGKILL skip the clean-exit removal).
+// A job with any live process is left whole, since its watchdogs need the dead ranks'
+// segments to blame them. Returns how many segments were removed.
+int RemoveDeadJobs(const std::string& keep_job_id, uid_t uid = getuid());
+
 }  // namespace ncclwatch::shm
 
 #endif  // NCCLWATCH_CORE_SHM_READER_H_

@@ -11,9 +11,14 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -39,6 +44,8 @@ struct Options {
   int mismatch_step = -1;
   std::string mismatch_kind = "count";
   std::string transport_hang;
+  int blocked_thread = 0;
+  int idle_threads = 0;
   int quiet = 0;
 };
 
@@ -87,6 +94,8 @@ __attribute__((noinline)) void SkipSamplesToResumePosition(double seconds) {
 
 __attribute__((noinline)) void RestoreDataLoaderState(Job& job) {
   SkipSamplesToResumePosition(job.opt.straggler_sec);
+  // Keeps this frame on the stack (no tail call), as real code doing more work after would.
+  asm volatile("" ::: "memory");
 }
 
 __attribute__((noinline)) void LoadBatch(Job& job, int step) {
@@ -219,6 +228,31 @@ int Train(Job& job) {
   return 0;
 }
 
+// Background threads that only wait, like a real trainer's data-loader, logging and
+// heartbeat threads. They block on a condition variable that is never signalled.
+__attribute__((noinline)) void ParkForever() {
+  // Never destroyed: destroying a condition variable with waiters at exit could block.
+  static auto* mu = new std::mutex;
+  static auto* never = new std::condition_variable;
+  std::unique_lock<std::mutex> lock(*mu);
+  for (;;) never->wait(lock);
+}
+
+// A thread with every signal blocked: a stack sampler cannot interrupt it and must report it
+// as not answering instead of waiting for it.
+__attribute__((noinline)) void SignalDeafThread() {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, nullptr);
+  pthread_setname_np(pthread_self(), "signal-deaf");
+  ParkForever();
+}
+
+void StartBackgroundThreads(const Options& opt) {
+  if (opt.blocked_thread) std::thread(SignalDeafThread).detach();
+  for (int i = 0; i < opt.idle_threads; ++i) std::thread(ParkForever).detach();
+}
+
 void AddFlags(CLI::App& app, Options& o) {
   app.add_option("--steps", o.steps, "training steps")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--step-ms", o.step_ms, "mean simulated compute per step, ms")->check(CLI::NonNegativeNumber)
@@ -241,6 +275,9 @@ void AddFlags(CLI::App& app, Options& o) {
       ->capture_default_str();
   app.add_option("--transport-hang", o.transport_hang,
                  "sim only: 'init' or a step whose gradient AllReduce never completes (sets NCCLSIM_FAULT)");
+  app.add_flag("--blocked-thread", o.blocked_thread, "start a parked thread with every signal blocked");
+  app.add_option("--idle-threads", o.idle_threads, "start this many parked idle threads")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_flag("--quiet", o.quiet, "print nothing on success");
 }
 
@@ -262,6 +299,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   job.rng.seed(1234u + static_cast<unsigned>(job.env.rank));
+  StartBackgroundThreads(job.opt);
   SetUp(job);
   int rc = Train(job);
   if (rc == 0) TearDown(job);

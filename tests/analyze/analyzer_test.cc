@@ -6,6 +6,7 @@
 
 #include "core/analyze/analyzer.h"
 #include "core/analyze/report.h"
+#include "core/analyze/user_frames.h"
 #include "tests/analyze/crafted_job.h"
 
 using namespace ncclwatch;
@@ -272,6 +273,10 @@ TEST_CASE("a mismatch outranks a straggler on another communicator", "[analyze]"
   CHECK(a.verdict.kind == "mismatch");
   CHECK(a.verdict.comm_hash == kTpComm);
   CHECK(AnyContains(a.notes, "straggler"));
+  // Communicator rank 1 of the second tp group is global rank 3: the text names both.
+  CHECK(a.verdict.ranks == Ranks{1});
+  CHECK(analyze::RenderTextReport(a).find("culprits: rank 1 of the communicator = global rank 3") !=
+        std::string::npos);
 }
 
 TEST_CASE("only the latest dump of a process counts", "[analyze]") {
@@ -343,4 +348,42 @@ TEST_CASE("a process holding several ranks of one communicator counts each rank"
   CHECK(a.verdict.ranks == Ranks{6});
   REQUIRE(a.ranks.size() == 8);
   CHECK(a.ranks[6].pid == 1004);
+}
+
+TEST_CASE("data loading is recognised by words, not substrings", "[analyze][hints]") {
+  for (const char* text : {"LoadBatch", "(anonymous namespace)::SkipSamplesToResumePosition() (ddp_loop+0x8a0d)",
+                           "restore_dataloader_state (/app/train.py:120)",
+                           "__next__ (/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py:633)",
+                           "read_next_batch", "RestoreDataLoaderState"}) {
+    INFO(text);
+    CHECK(analyze::LooksLikeDataLoading(text));
+  }
+  for (const char* text : {"ncclwatch::preload::Tracker::Run() (libncclwatch.so+0x4d00e)", "download_weights",
+                           "compute_attention", "OverloadedOperator", "payload_size"}) {
+    INFO(text);
+    CHECK_FALSE(analyze::LooksLikeDataLoading(text));
+  }
+}
+
+TEST_CASE("ncclwatch's own threads and frames are neither shown nor taken as evidence", "[analyze][hints]") {
+  auto job = testing::HealthyJob(4, 0);
+  for (auto& d : job) Issue(d, 10, 9);
+  Issue(job[2], 9, 9);
+  testing::AddBlockedMainThread(job[2], "compute_attention");
+  dump::NativeThread watchdog;
+  watchdog.tid = job[2].process.pid + 1;
+  watchdog.name = "ncclwatch-wd";
+  watchdog.state = "R";
+  watchdog.answered = true;
+  watchdog.frames = {testing::Frame("ncclwatch::preload::Watchdog::Run()", "/build/lib/libncclwatch.so"),
+                     testing::Frame("start_thread", "/lib/x86_64-linux-gnu/libc.so.6")};
+  job[2].threads.push_back(watchdog);
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "straggler");
+  CHECK_FALSE(FindHint(a, "data_loading"));
+  REQUIRE(a.stacks.size() == 1);
+  for (const auto& thread : a.stacks[0].threads) {
+    INFO(thread.title);
+    CHECK_FALSE(AnyContains(thread.frames, "libncclwatch.so"));
+  }
 }

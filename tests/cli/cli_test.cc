@@ -13,6 +13,7 @@
 
 #include "core/dump/dump_json.h"
 #include "core/shm/process_info.h"
+#include "core/shm/reader.h"
 #include "core/shm/segment_writer.h"
 #include "tests/analyze/crafted_job.h"
 #include "tests/cli/run_process.h"
@@ -57,7 +58,7 @@ void WriteStragglerJob(const std::string& dir) {
 }  // namespace
 
 TEST_CASE("every subcommand has --help", "[cli]") {
-  for (const std::string sub : {"analyze", "status", "trace", "run", "doctor"}) {
+  for (const std::string sub : {"analyze", "status", "trace", "run", "doctor", "gc"}) {
     testing::ProcessResult r = Ncclwatch({sub, "--help"});
     CHECK(r.exit_status == 0);
     CHECK(Has(r.out, "Usage: "));
@@ -393,4 +394,24 @@ TEST_CASE("status shows a live job's communicators from shared memory", "[cli][s
   testing::ProcessResult none = Ncclwatch({"status", "--job", job + "-absent"});
   CHECK(none.exit_status == kExitUsage);
   CHECK(IsOneLine(none.err));
+}
+
+TEST_CASE("gc removes the segments of a job's dead ranks and keeps the live ones", "[cli][gc]") {
+  const std::string job = "cligc" + std::to_string(getpid());
+  PublishedJob live(job);  // a live process keeps the job from being cleaned up by others meanwhile
+  const pid_t child = fork();
+  if (child == 0) {
+    PublishedJob* leaked = new PublishedJob(job);  // dies without removing its segment, like a killed rank
+    (void)leaked;
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(shm::ReadJobSnapshot(job).processes.size() == 2);
+  testing::ProcessResult r = Ncclwatch({"gc", "--job", job});
+  CHECK(r.exit_status == 0);
+  CHECK(Has(r.out, "removed 1 stale segment"));
+  const shm::JobSnapshot after = shm::ReadJobSnapshot(job);
+  REQUIRE(after.processes.size() == 1);
+  CHECK(after.processes[0].pid == getpid());
 }

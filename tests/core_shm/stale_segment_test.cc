@@ -55,6 +55,48 @@ TEST_CASE("a dead owner's segment reads as stale and is removed", "[stale]") {
   CHECK(RemoveStaleSegments(job) == 0);
 }
 
+// Segments under a uid no real process uses, so that the watchdogs of jobs running
+// concurrently (which clean up dead jobs of the real uid) never touch this test's jobs.
+constexpr uid_t kPrivateUid = 4000000123u;
+
+int SpawnAndReapCrashingWriter(const std::string& job) {
+  const pid_t child = fork();
+  if (child == 0) {
+    SegmentOptions options = OptionsForThisProcess(job, 16);
+    options.uid = kPrivateUid;
+    std::string error;
+    auto writer = SegmentWriter::Create(options, &error);
+    _exit(writer ? 0 : 1);
+  }
+  int status = 0;
+  if (child <= 0 || waitpid(child, &status, 0) != child) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_CASE("dead jobs are removed whole; jobs with a live process and the kept job stay", "[stale]") {
+  const std::string dead_job = UniqueJobId("deadjob");
+  const std::string mixed_job = UniqueJobId("mixedjob");
+  const std::string own_job = UniqueJobId("ownjob");
+  REQUIRE(SpawnAndReapCrashingWriter(dead_job) == 0);
+  REQUIRE(SpawnAndReapCrashingWriter(dead_job) == 0);
+  REQUIRE(SpawnAndReapCrashingWriter(own_job) == 0);
+  SegmentOptions live_options = OptionsForThisProcess(mixed_job, 16);
+  live_options.uid = kPrivateUid;
+  std::string error;
+  auto live = SegmentWriter::Create(live_options, &error);
+  REQUIRE(live);
+  REQUIRE(SpawnAndReapCrashingWriter(mixed_job) == 0);
+
+  CHECK(RemoveDeadJobs(own_job, kPrivateUid) == 2);
+  CHECK(ReadJobSnapshot(dead_job, kPrivateUid).processes.empty());
+  CHECK(ReadJobSnapshot(mixed_job, kPrivateUid).processes.size() == 2);  // its live process needs the dead one
+  CHECK(ReadJobSnapshot(own_job, kPrivateUid).processes.size() == 1);
+  CHECK(RemoveStaleSegments(mixed_job, kPrivateUid) == 1);
+  CHECK(RemoveStaleSegments(own_job, kPrivateUid) == 1);
+  live->CloseAndUnlink();
+  CHECK(ListJobIds(kPrivateUid).empty());
+}
+
 TEST_CASE("a closed segment disappears from its job", "[stale]") {
   const std::string job = UniqueJobId("closed");
   {

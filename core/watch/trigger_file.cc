@@ -1,0 +1,144 @@
+#include "core/watch/trigger_file.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/dump/dump_writer.h"
+#include "core/watch/incident_id.h"
+
+namespace ncclwatch::watch {
+namespace {
+
+constexpr char kHeader[] = "ncclwatch.trigger 1";
+
+std::string OneLine(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string JoinRanks(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? "," : "") + std::to_string(ranks[i]);
+  return out;
+}
+
+std::vector<int> SplitRanks(const std::string& text) {
+  std::vector<int> ranks;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    const long value = std::strtol(item.c_str(), &end, 10);
+    if (end != item.c_str() && *end == '\0') ranks.push_back(static_cast<int>(value));
+  }
+  return ranks;
+}
+
+std::optional<std::string> ReadSmallFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while (text.size() < 65536 && (n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+std::string FormatTrigger(const Trigger& t) {
+  std::ostringstream out;
+  out << kHeader << "\n"
+      << "incident=" << OneLine(t.incident_id) << "\n"
+      << "kind=" << OneLine(t.kind) << "\n"
+      << "comm=" << HexHash(t.comm_hash) << "\n"
+      << "seq=" << t.seq << "\n"
+      << "op=" << OneLine(t.op) << "\n"
+      << "culprits=" << JoinRanks(t.culprit_ranks) << "\n"
+      << "others=" << JoinRanks(t.other_ranks) << "\n"
+      << "partial=" << (t.partial ? 1 : 0) << "\n"
+      << "host=" << OneLine(t.host) << "\n"
+      << "pid=" << t.pid << "\n"
+      << "summary=" << OneLine(t.summary) << "\n";
+  return out.str();
+}
+
+std::optional<Trigger> ParseTrigger(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != kHeader) return std::nullopt;
+  Trigger t;
+  while (std::getline(in, line)) {
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = line.substr(0, eq);
+    const std::string value = line.substr(eq + 1);
+    if (key == "incident") t.incident_id = value;
+    else if (key == "kind") t.kind = value;
+    else if (key == "comm") t.comm_hash = std::strtoull(value.c_str(), nullptr, 16);
+    else if (key == "seq") t.seq = std::strtoull(value.c_str(), nullptr, 10);
+    else if (key == "op") t.op = value;
+    else if (key == "culprits") t.culprit_ranks = SplitRanks(value);
+    else if (key == "others") t.other_ranks = SplitRanks(value);
+    else if (key == "partial") t.partial = value == "1";
+    else if (key == "host") t.host = value;
+    else if (key == "pid") t.pid = static_cast<int32_t>(std::strtol(value.c_str(), nullptr, 10));
+    else if (key == "summary") t.summary = value;
+  }
+  if (t.incident_id.empty()) return std::nullopt;
+  return t;
+}
+
+bool WriteTriggerFile(const std::string& dir, const Trigger& trigger, std::string* error) noexcept {
+  try {
+    const dump::WriteResult result =
+        dump::WriteFileAtomically(dir + "/" + trigger.incident_id + kTriggerSuffix, FormatTrigger(trigger));
+    if (!result.ok() && error != nullptr) *error = result.message;
+    return result.ok();
+  } catch (...) {
+    if (error != nullptr) *error = "out of memory writing the trigger file";
+    return false;
+  }
+}
+
+std::vector<Trigger> TriggerWatcher::PollNew() noexcept {
+  std::vector<Trigger> fresh;
+  try {
+    struct stat st {};
+    if (::stat(dir_.c_str(), &st) != 0) return fresh;
+    if (st.st_mtim.tv_sec == last_mtime_sec_ && st.st_mtim.tv_nsec == last_mtime_nsec_) return fresh;
+    last_mtime_sec_ = st.st_mtim.tv_sec;
+    last_mtime_nsec_ = st.st_mtim.tv_nsec;
+    DIR* d = ::opendir(dir_.c_str());
+    if (d == nullptr) return fresh;
+    std::vector<std::string> names;
+    while (dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name[0] != '.' && EndsWith(name, kTriggerSuffix)) names.push_back(name);
+    }
+    ::closedir(d);
+    std::sort(names.begin(), names.end());
+    for (const std::string& name : names) {
+      if (std::binary_search(seen_.begin(), seen_.end(), name)) continue;
+      seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), name), name);
+      std::optional<std::string> text = ReadSmallFile(dir_ + "/" + name);
+      if (!text) continue;
+      if (std::optional<Trigger> t = ParseTrigger(*text)) fresh.push_back(std::move(*t));
+    }
+  } catch (...) {
+  }
+  return fresh;
+}
+
+}  // namespace ncclwatch::watch

@@ -1,0 +1,281 @@
+#include "preload/watchdog.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "core/detect/detector.h"
+#include "core/detect/incident_tracker.h"
+#include "core/dump/dump_writer.h"
+#include "core/dump/process_facts.h"
+#include "core/shm/process_info.h"
+#include "core/shm/reader.h"
+#include "core/stacks/process_stacks.h"
+#include "core/watch/dump_builder.h"
+#include "core/watch/dump_policy.h"
+#include "core/watch/host_view_adapter.h"
+#include "core/watch/incident_grouping.h"
+#include "core/watch/incident_id.h"
+#include "core/watch/trigger_file.h"
+#include "preload/log.h"
+#include "preload/resolver.h"
+
+namespace ncclwatch::preload {
+namespace {
+
+struct LibraryVersions {
+  int cuda_driver = 0;
+  int cuda_runtime = 0;
+  int nccl = 0;
+};
+
+// Asked once at start: neither the driver nor NCCL is called once a hang is under way.
+LibraryVersions QueryLibraryVersions() {
+  LibraryVersions v;
+  using IntQuery = int(int*);  // cudaError_t / ncclResult_t are int-sized enums
+  if (auto* fn = reinterpret_cast<IntQuery*>(ResolveNext(Library::kCudart, "cudaRuntimeGetVersion", nullptr))) {
+    if (fn(&v.cuda_runtime) != 0) v.cuda_runtime = 0;
+  }
+  if (auto* fn = reinterpret_cast<IntQuery*>(ResolveNext(Library::kCudart, "cudaDriverGetVersion", nullptr))) {
+    if (fn(&v.cuda_driver) != 0) v.cuda_driver = 0;
+  }
+  if (auto* fn = reinterpret_cast<IntQuery*>(ResolveNext(Library::kNccl, "ncclGetVersion", nullptr))) {
+    if (fn(&v.nccl) != 0) v.nccl = 0;
+  }
+  return v;
+}
+
+bool MakeDirs(const std::string& path) {
+  std::string partial;
+  for (size_t pos = 0; pos != std::string::npos;) {
+    pos = path.find('/', pos + 1);
+    partial = path.substr(0, pos);
+    if (partial.empty()) continue;
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Culprits by global rank, which is what a person searches logs for; the communicator rank
+// follows when it differs (split communicators).
+std::string CulpritList(const detect::Verdict& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.culprit_ranks.size(); ++i) {
+    const int comm_rank = v.culprit_ranks[i];
+    int global = v.kind == detect::VerdictKind::kSyncStuck ? comm_rank : -1;
+    for (const detect::RankEvidence& e : v.ranks) {
+      if (e.comm_rank == comm_rank && e.global_rank >= 0) global = e.global_rank;
+    }
+    out += i ? "," : "";
+    out += global < 0 ? "comm rank " + std::to_string(comm_rank)
+                      : std::to_string(global) + (global == comm_rank ? "" : " (comm rank " + std::to_string(comm_rank) + ")");
+  }
+  return out + "]";
+}
+
+// One poll's worth of state, owned by the watchdog thread only.
+class Poller {
+ public:
+  explicit Poller(const WatchdogSettings& settings)
+      : settings_(settings), triggers_(settings.dump_dir), versions_(QueryLibraryVersions()) {}
+
+  void PollOnce() {
+    snapshot_ = shm::ReadJobSnapshot(settings_.job_id);
+    const detect::HostView view = watch::ToHostView(snapshot_);
+    const std::vector<detect::Verdict> verdicts = detect::Classify(view, settings_.detect, shm::MonotonicNowNs());
+    watch::GroupedVerdicts grouped = grouper_.Group(incidents_.Observe(verdicts), shm::MonotonicNowNs());
+    for (const watch::Incident& incident : grouped.incidents) OnLocalIncident(incident);
+    for (const detect::Verdict& v : grouped.late_related) {
+      policy_.Claim(watch::IncidentIdOf(v));
+      Log(LogLevel::kInfo, "related to the last incident: " + v.summary);
+    }
+    for (const watch::Trigger& t : triggers_.PollNew()) {
+      if (policy_.Claim(t.incident_id)) WriteRankDump(t.incident_id, "trigger-file", watch::ToLocalVerdict(t));
+    }
+  }
+
+ private:
+  void OnLocalIncident(const watch::Incident& incident) {
+    const detect::Verdict& v = incident.primary;
+    for (const detect::Verdict& r : incident.related) policy_.Claim(watch::IncidentIdOf(r));
+    const std::string id = watch::IncidentIdOf(v);
+    if (!policy_.Claim(id)) return;
+    const bool lone = v.partial && v.ranks.size() == 1;
+    dump::LocalVerdict local = watch::ToLocalVerdict(v);
+    const std::string related = RelatedText(incident.related);
+    if (!related.empty()) local.summary += "; " + related;
+    const bool written = WriteRankDump(id, lone ? "lone-rank" : "local", std::move(local));
+    std::string error;
+    if (written && !watch::WriteTriggerFile(settings_.dump_dir, TriggerOf(id, v), &error)) ReportIoFailure(error);
+    LogIncident(v, related, written);
+  }
+
+  static std::string RelatedText(const std::vector<detect::Verdict>& related) {
+    std::string text;
+    for (const detect::Verdict& r : related) text += (text.empty() ? "related: " : ", ") + watch::ShortName(r);
+    return text;
+  }
+
+  watch::Trigger TriggerOf(const std::string& id, const detect::Verdict& v) const {
+    watch::Trigger t;
+    t.incident_id = id;
+    t.kind = detect::ToString(v.kind);
+    t.comm_hash = v.comm_hash;
+    t.seq = v.seq;
+    t.op = v.op;
+    t.culprit_ranks = v.culprit_ranks;
+    t.other_ranks = v.other_ranks;
+    t.partial = v.partial;
+    t.host = settings_.host;
+    t.pid = static_cast<int32_t>(getpid());
+    t.summary = v.summary;
+    return t;
+  }
+
+  bool WriteRankDump(const std::string& id, const char* trigger, dump::LocalVerdict verdict) {
+    dump::RankDump d;
+    dump::StampDetectionTime(&d.incident);
+    d.incident.id = id;
+    d.incident.trigger = trigger;
+    d.incident.job_id = settings_.job_id;
+    d.verdict = std::move(verdict);
+    dump::FillProcessFacts(&d);
+    d.environment.cuda_driver_version = versions_.cuda_driver;
+    d.environment.cuda_runtime_version = versions_.cuda_runtime;
+    d.environment.nccl_version = versions_.nccl;
+    for (const shm::ProcessView& p : snapshot_.processes) {
+      if (p.pid == getpid()) watch::AddPublishedState(p, watch::kRecordsPerCommInDump, &d);
+    }
+    watch::AddStacks(CaptureProcessStacks(CaptureOptions::FromEnvironment()), &d);
+    if (!MakeDirs(settings_.dump_dir)) {
+      ReportIoFailure("cannot create dump directory " + settings_.dump_dir + ": " + std::strerror(errno));
+      return false;
+    }
+    const dump::WriteResult result = dump::WriteDump(d, settings_.dump_dir);
+    if (!result.ok()) ReportIoFailure(result.message);
+    return result.ok();
+  }
+
+  void LogIncident(const detect::Verdict& v, const std::string& related, bool written) {
+    if (!LogEnabled(LogLevel::kWarn)) return;
+    int rank = -1;
+    for (const shm::ProcessView& p : snapshot_.processes) {
+      if (p.pid == getpid()) rank = p.global_rank;
+    }
+    std::string line = settings_.host + ":" + std::to_string(getpid()) + ":" +
+                       std::to_string(static_cast<long>(syscall(SYS_gettid))) + " [rank " + std::to_string(rank) +
+                       "] NCCLWATCH WARN " + detect::ToString(v.kind) + " comm " + watch::HexHash(v.comm_hash) +
+                       " #" + std::to_string(v.seq) + " " + v.op + " culprit ranks " + CulpritList(v) +
+                       (written ? "; dumps in " : "; dump FAILED, dir ") + settings_.dump_dir +
+                       (related.empty() ? "" : " (" + related + ")");
+    LogRawLine(LogLevel::kWarn, line);
+  }
+
+  void ReportIoFailure(const std::string& message) {
+    if (io_failure_reported_) return;
+    io_failure_reported_ = true;
+    Log(LogLevel::kWarn, "hang dump not written: " + message + " (reported once; the job carries on)");
+  }
+
+  const WatchdogSettings& settings_;
+  shm::JobSnapshot snapshot_;
+  detect::IncidentTracker incidents_;
+  watch::IncidentGrouper grouper_;
+  watch::DumpPolicy policy_;
+  watch::TriggerWatcher triggers_;
+  LibraryVersions versions_;
+  bool io_failure_reported_ = false;
+};
+
+std::string DefaultDumpDir(const std::string& job_id) {
+  char cwd[4096];
+  const std::string base = ::getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) : std::string(".");
+  return base + "/ncclwatch-dumps/" + job_id;
+}
+
+}  // namespace
+
+WatchdogSettings WatchdogSettingsFromEnvironment(const std::string& job_id, const std::string& host) {
+  WatchdogSettings s;
+  s.job_id = job_id;
+  s.host = host;
+  const char* dir = std::getenv("NCCLWATCH_DUMP_DIR");
+  s.dump_dir = dir != nullptr && dir[0] != '\0' ? std::string(dir) : DefaultDumpDir(job_id);
+  while (s.dump_dir.size() > 1 && s.dump_dir.back() == '/') s.dump_dir.pop_back();
+  std::string errors;
+  s.detect = detect::ConfigFromEnv(
+      [](std::string_view name) -> std::optional<std::string> {
+        const char* value = std::getenv(std::string(name).c_str());
+        if (value == nullptr) return std::nullopt;
+        return std::string(value);
+      },
+      &errors);
+  if (!errors.empty()) Log(LogLevel::kWarn, "ignoring malformed settings: " + errors);
+  return s;
+}
+
+Watchdog::~Watchdog() { Stop(); }
+
+void Watchdog::Start() {
+  if (started_) return;
+  started_ = true;
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  try {
+    thread_ = std::thread([this] { Run(); });
+  } catch (...) {
+    Log(LogLevel::kWarn, "cannot start the watchdog thread; hangs will not be detected in this process");
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+void Watchdog::Stop() {
+  if (!thread_.joinable()) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  stop_ = true;
+  wake_.notify_all();
+  if (wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopped_; })) {
+    lock.unlock();
+    thread_.join();
+  } else {
+    lock.unlock();
+    thread_.detach();  // a dump in progress; the process exit ends it
+  }
+}
+
+void Watchdog::Run() {
+  pthread_setname_np(pthread_self(), "ncclwatch-wd");
+  try {
+    std::string error;
+    if (!ArmStackCapture(&error)) Log(LogLevel::kInfo, "stacks of other threads unavailable: " + error);
+    // Killed jobs cannot remove their segments; the next job of this user does, once none of
+    // their processes is alive (so /dev/shm does not fill up across jobs).
+    const int removed = shm::RemoveDeadJobs(settings_.job_id);
+    if (removed > 0) Log(LogLevel::kInfo, "removed " + std::to_string(removed) + " segments of finished jobs");
+    Poller poller(settings_);
+    const auto interval = std::chrono::nanoseconds(settings_.detect.poll_interval_ns);
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!wake_.wait_for(lock, interval, [this] { return stop_; })) {
+      lock.unlock();
+      poller.PollOnce();
+      lock.lock();
+    }
+  } catch (...) {
+    Log(LogLevel::kWarn, "watchdog stopped after an internal error; the job carries on unwatched");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stopped_ = true;
+  wake_.notify_all();
+}
+
+}  // namespace ncclwatch::preload

@@ -1,0 +1,61 @@
+// The watchdog thread: every NCCLWATCH_POLL_MS it reads what the job's processes on this
+// host published, classifies every communicator (core/detect), and on each new incident
+// captures this process's stacks and writes this rank's dump (JSON + txt) to the dump
+// directory, drops a trigger file there and logs one line. Trigger files of incidents it
+// has not dumped (e.g. declared on another host) make it dump too. See README.md.
+//
+// Never blocks the job: it takes no lock the application may hold, stack capture is
+// bounded, and every I/O failure is logged once and otherwise ignored.
+#ifndef NCCLWATCH_PRELOAD_WATCHDOG_H_
+#define NCCLWATCH_PRELOAD_WATCHDOG_H_
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/detect/detect_config.h"
+
+namespace ncclwatch::preload {
+
+struct WatchdogSettings {
+  std::string job_id;     // sanitized, as in the segment name
+  std::string host;
+  std::string dump_dir;   // NCCLWATCH_DUMP_DIR, else ./ncclwatch-dumps/<job>
+  detect::DetectConfig detect;
+};
+
+// Reads NCCLWATCH_DUMP_DIR, NCCLWATCH_STALL_SEC, NCCLWATCH_POLL_MS, ... (malformed values
+// keep their defaults, with one warning).
+WatchdogSettings WatchdogSettingsFromEnvironment(const std::string& job_id, const std::string& host);
+
+class Watchdog {
+ public:
+  explicit Watchdog(WatchdogSettings settings) : settings_(std::move(settings)) {}
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // Starts the thread (all signals blocked). Idempotent.
+  void Start();
+  // Stops the thread, waiting at most ~1 s (a dump may be in progress); then detaches.
+  void Stop();
+
+ private:
+  void Run();
+
+  WatchdogSettings settings_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;     // guarded by mu_
+  bool stopped_ = false;  // guarded by mu_
+  bool started_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ncclwatch::preload
+
+#endif  // NCCLWATCH_PRELOAD_WATCHDOG_H_

@@ -1,0 +1,157 @@
+#include "core/watch/dump_builder.h"
+
+#include <catch2/catch.hpp>
+
+#include "../dump/temp_dir.h"
+#include "core/dump/dump_reader.h"
+#include "core/dump/dump_writer.h"
+#include "snapshot_builder.h"
+
+namespace ncclwatch::watch {
+namespace {
+
+using testing::Process;
+using testing::ReadyComm;
+
+detect::Verdict StragglerVerdict() {
+  detect::Verdict v;
+  v.kind = detect::VerdictKind::kStraggler;
+  v.comm_hash = 0xfeed;
+  v.seq = 3;
+  v.op = "AllReduce";
+  v.culprit_ranks = {2};
+  v.other_ranks = {0, 1};
+  v.since_ns = 3'000'000'000ull;
+  v.summary = "rank 2 has not joined #3";
+  v.partial = false;
+  return v;
+}
+
+TEST_CASE("the local verdict keeps what the detector said", "[builder]") {
+  const dump::LocalVerdict v = ToLocalVerdict(StragglerVerdict());
+  CHECK(v.kind == "straggler");
+  CHECK(v.comm_hash == 0xfeed);
+  CHECK(v.seq == 3);
+  CHECK(v.op == "AllReduce");
+  CHECK(v.culprit_ranks == std::vector<int>{2});
+  CHECK(v.other_ranks == std::vector<int>{0, 1});
+  CHECK(v.since_mono_ns == 3'000'000'000ull);
+}
+
+TEST_CASE("a verdict from a trigger file names who asked", "[builder]") {
+  Trigger t;
+  t.incident_id = "x";
+  t.kind = "collective_hang";
+  t.comm_hash = 0xabc;
+  t.seq = 9;
+  t.op = "Broadcast";
+  t.host = "node3";
+  t.pid = 77;
+  t.culprit_ranks = {3};
+  t.partial = true;
+  const dump::LocalVerdict v = ToLocalVerdict(t);
+  CHECK(v.kind == "collective_hang");
+  CHECK(v.seq == 9);
+  CHECK(v.culprit_ranks == std::vector<int>{3});
+  CHECK(v.partial);
+  CHECK(v.summary.find("node3:77") != std::string::npos);
+  t.kind = "bogus";
+  CHECK(ToLocalVerdict(t).kind == "none");
+}
+
+TEST_CASE("published state fills ranks, device, comms, last records and host syncs", "[builder]") {
+  shm::ProcessView self = Process(321, 2);
+  self.comms.push_back(ReadyComm(0xfeed, 2, 4, 100, 99));
+  shm::CommView initializing = ReadyComm(0xbeef, 0, 2, 0, 0);
+  initializing.state = shm::CommState::kInitializing;
+  self.comms.push_back(initializing);
+  shm::SyncView sync;
+  sync.tid = 999;
+  sync.kind = shm::SyncKind::kStream;
+  sync.target = 0x55;
+  sync.blocked_since_ns = 1234;
+  self.sync_slots.push_back(sync);
+
+  dump::RankDump d;
+  AddPublishedState(self, 16, &d);
+  CHECK(d.process.global_rank == 2);
+  CHECK(d.process.world_size == 4);
+  CHECK(d.process.device == 2);
+  REQUIRE(d.comms.size() == 2);
+  CHECK(d.comms[0].comm_hash == 0xfeed);
+  CHECK(d.comms[0].last_enqueued_seq == 100);
+  CHECK(d.comms[0].last_completed_seq == 99);
+  REQUIRE(d.comms[0].records.size() == 16);
+  CHECK(d.comms[0].records.front().seq == 85);
+  CHECK(d.comms[0].records.back().seq == 100);
+  CHECK(d.comms[0].records.back().complete_ns == 0);
+  CHECK(d.comms[1].init_done_ns == 0);
+  REQUIRE(d.host_syncs.size() == 1);
+  CHECK(d.host_syncs[0].tid == 999);
+  CHECK(d.host_syncs[0].target == "stream");
+  CHECK(d.host_syncs[0].handle == 0x55);
+}
+
+TEST_CASE("stacks are copied; a non-Python process says why it has no Python stacks", "[builder]") {
+  ProcessStacks stacks;
+  ThreadStack t;
+  t.tid = 7;
+  t.name = "main";
+  t.state = 'S';
+  t.answered = true;
+  t.frames.push_back(Frame{0x1000, "SkipSamplesToResumePosition(double)", "/bin/x", 0x10, false});
+  ThreadStack deaf;
+  deaf.tid = 8;
+  deaf.answered = false;
+  stacks.threads = {t, deaf};
+  stacks.errors = {"thread 8 did not answer"};
+  dump::RankDump d;
+  AddStacks(stacks, &d);
+  REQUIRE(d.threads.size() == 2);
+  CHECK(d.threads[0].state == "S");
+  CHECK(d.threads[0].frames[0].function == "SkipSamplesToResumePosition(double)");
+  CHECK_FALSE(d.threads[1].answered);
+  CHECK(d.stack_errors.size() == 1);
+  CHECK_FALSE(d.python.available);
+  CHECK(d.python.reason == "not a Python process");
+}
+
+TEST_CASE("Python stacks are copied when the capture found them", "[builder]") {
+  ProcessStacks stacks;
+  stacks.is_python = true;
+  PythonThread t;
+  t.thread_id = 140;
+  t.current = true;
+  t.frames.push_back(PythonFrame{"train.py", 12, "restore_data_loader_state"});
+  stacks.python = {t};
+  dump::RankDump d;
+  AddStacks(stacks, &d);
+  CHECK(d.python.available);
+  REQUIRE(d.python.threads.size() == 1);
+  CHECK(d.python.threads[0].frames[0].function == "restore_data_loader_state");
+}
+
+TEST_CASE("a built dump is a valid dump for the reader", "[builder]") {
+  shm::ProcessView self = Process(321, 1);
+  self.comms.push_back(ReadyComm(0xfeed, 1, 4, 5, 4));
+  dump::RankDump d;
+  d.incident.id = "straggler-0xfeed-3";
+  d.incident.trigger = "local";
+  d.verdict = ToLocalVerdict(StragglerVerdict());
+  d.process.host = "hostA";
+  d.process.pid = 321;
+  AddPublishedState(self, 64, &d);
+  testing::TempDir dir;
+  const dump::WriteResult written = dump::WriteDump(d, dir.path());
+  REQUIRE(written.ok());
+  dump::RankDump back;
+  std::string error;
+  REQUIRE(dump::ReadDumpFile(written.json_path, &back, &error));
+  CHECK(back.verdict.kind == "straggler");
+  CHECK(back.verdict.culprit_ranks == std::vector<int>{2});
+  CHECK(back.comms.size() == 1);
+  CHECK(back.comms[0].records.size() == 5);
+}
+
+}  // namespace
+}  // namespace ncclwatch::watch

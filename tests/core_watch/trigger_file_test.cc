@@ -1,0 +1,83 @@
+#include "core/watch/trigger_file.h"
+
+#include <catch2/catch.hpp>
+
+#include "../dump/temp_dir.h"
+
+namespace ncclwatch::watch {
+namespace {
+
+Trigger Sample(const std::string& id) {
+  Trigger t;
+  t.incident_id = id;
+  t.kind = "straggler";
+  t.comm_hash = 0xdeadbeef12ull;
+  t.seq = 5;
+  t.op = "AllReduce";
+  t.culprit_ranks = {2, 5};
+  t.other_ranks = {0};
+  t.partial = true;
+  t.host = "node7";
+  t.pid = 4242;
+  t.summary = "rank 2 has not joined\n#5";
+  return t;
+}
+
+TEST_CASE("a trigger survives formatting and parsing", "[trigger]") {
+  const std::optional<Trigger> t = ParseTrigger(FormatTrigger(Sample("straggler-0xdeadbeef12-5")));
+  REQUIRE(t);
+  CHECK(t->incident_id == "straggler-0xdeadbeef12-5");
+  CHECK(t->kind == "straggler");
+  CHECK(t->comm_hash == 0xdeadbeef12ull);
+  CHECK(t->seq == 5);
+  CHECK(t->op == "AllReduce");
+  CHECK(t->culprit_ranks == std::vector<int>{2, 5});
+  CHECK(t->other_ranks == std::vector<int>{0});
+  CHECK(t->partial);
+  CHECK(t->host == "node7");
+  CHECK(t->pid == 4242);
+  CHECK(t->summary == "rank 2 has not joined #5");  // kept on one line
+}
+
+TEST_CASE("text that is not a trigger is rejected", "[trigger]") {
+  CHECK_FALSE(ParseTrigger(""));
+  CHECK_FALSE(ParseTrigger("incident=x\n"));                      // no header
+  CHECK_FALSE(ParseTrigger("ncclwatch.trigger 1\nkind=straggler\n"));  // no id
+  CHECK(ParseTrigger("ncclwatch.trigger 1\nincident=x\nfuture=1\n"));  // unknown keys ignored
+}
+
+TEST_CASE("the watcher reports each trigger file once", "[trigger]") {
+  testing::TempDir dir;
+  TriggerWatcher watcher(dir.path());
+  CHECK(watcher.PollNew().empty());
+  std::string error;
+  REQUIRE(WriteTriggerFile(dir.path(), Sample("a"), &error));
+  dir.Write("b.json", "{}");                    // a dump, not a trigger
+  dir.Write(".c.trigger.tmp.1", "partial");     // a writer's temporary
+  dir.Write("d.trigger", "not a trigger file"); // foreign content
+  const std::vector<Trigger> first = watcher.PollNew();
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].incident_id == "a");
+  CHECK(watcher.PollNew().empty());
+  REQUIRE(WriteTriggerFile(dir.path(), Sample("e"), &error));
+  const std::vector<Trigger> second = watcher.PollNew();
+  REQUIRE(second.size() == 1);
+  CHECK(second[0].incident_id == "e");
+}
+
+TEST_CASE("a missing directory is no trigger and no error", "[trigger]") {
+  testing::TempDir dir;
+  TriggerWatcher watcher(dir.File("not-yet"));
+  CHECK(watcher.PollNew().empty());
+}
+
+TEST_CASE("an unwritable directory is reported, not thrown", "[trigger]") {
+  testing::TempDir dir;
+  dir.Write("file", "x");
+  std::string error;
+  CHECK_FALSE(WriteTriggerFile(dir.File("file/sub"), Sample("a"), &error));
+  CHECK_FALSE(error.empty());
+}
+
+}  // namespace
+}  // namespace ncclwatch::watch

@@ -1,0 +1,571 @@
+#!/usr/bin/env python3
+"""End-to-end watchdog scenarios over the sim: scenario_test.py NAME.
+
+Each scenario starts a job with scripts/launch under LD_PRELOAD=libncclwatch.so, a private job
+id and dump directory, a 2 s stall threshold and a 200 ms poll; waits until every expected rank
+has dumped (or the job ends), kills what is left, removes the job's shared memory, and then
+checks the dumps (verdict, ranks, communicator, collective number, op, detection latency,
+stacks) and `ncclwatch analyze --json`. Exit 0 pass, 1 fail, 77 skip.
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = os.environ["NCCLWATCH_BUILD_DIR"]
+SOURCE = os.environ["NCCLWATCH_SOURCE_DIR"]
+GC = os.environ["NCCLWATCH_GC"]
+PRELOAD = os.path.join(BUILD, "lib", "libncclwatch.so")
+DDP_LOOP = os.path.join(BUILD, "examples", "ddp_loop")
+CLI = os.path.join(BUILD, "bin", "ncclwatch")
+SIM_LIB = os.path.join(BUILD, "sim", "lib")
+LAUNCH = os.path.join(SOURCE, "scripts", "launch")
+PY_RANK = os.path.join(SOURCE, "examples", "python", "ddp_rank.py")
+
+STALL_SEC = 2.0
+POLL_MS = 200
+NS = 1_000_000_000
+# Detection is due at the first poll after onset + threshold, i.e. within threshold + 1 poll;
+# the bound is threshold + 2 polls. On top of that we allow 1 s of scheduling slack: the
+# suite runs two scenarios at once on 2 shared cores, so a poll can start late. Nothing else
+# is tolerated (both timestamps are CLOCK_MONOTONIC of this host, taken by the watchdog).
+SLACK_SEC = 1.0
+LATENCY_BOUND_NS = int((STALL_SEC + 2 * POLL_MS / 1000 + SLACK_SEC) * NS)
+# Mismatches have no threshold: they are reported at the first poll that sees them.
+MISMATCH_BOUND_NS = int((2 * POLL_MS / 1000 + SLACK_SEC) * NS)
+# A dead rank is blamed once its peers have waited 2 polls on it: due at the 3rd poll.
+EXITED_BOUND_NS = int((3 * POLL_MS / 1000 + SLACK_SEC) * NS)
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def grad_allreduce_seq(step, bcast_every=10):
+    """World collective number of ddp_loop's gradient AllReduce at `step` (tp communicator apart)."""
+    return sum((1 if s % bcast_every == 0 else 0) + 1 for s in range(step + 1))
+
+
+class Job:
+    def __init__(self, name, nranks, cmd, env=None, rank_env=None, dump_dir=None, extra_job_ids=()):
+        self.tmp = tempfile.mkdtemp(prefix=f"ncclwatch-wd-{name}-")
+        self.job_id = f"wdtest-{name}-{os.getpid()}"
+        self.extra_job_ids = list(extra_job_ids)  # per-rank job ids set through rank_env
+        self.dump_dir = dump_dir or os.path.join(self.tmp, "dumps")
+        self.nranks = nranks
+        self.log_path = os.path.join(self.tmp, "job.log")
+        full_env = {
+            "LD_PRELOAD": PRELOAD,
+            "NCCLWATCH_JOB_ID": self.job_id,
+            "NCCLWATCH_DUMP_DIR": self.dump_dir,
+            "NCCLWATCH_STALL_SEC": str(STALL_SEC),
+            "NCCLWATCH_POLL_MS": str(POLL_MS),
+            "NCCL_DEBUG": "INFO",
+        }
+        full_env.update(env or {})
+        args = [sys.executable, LAUNCH, "-n", str(nranks), "--timeout", "60"]
+        for k, v in full_env.items():
+            args += ["--env", f"{k}={v}"]
+        for r, kv in rank_env or []:
+            args += ["--rank-env", f"{r}:{kv}"]
+        args += ["--"] + cmd
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.start = time.monotonic()
+
+    def dump_files(self):
+        return sorted(glob.glob(os.path.join(self.dump_dir, "*.json")))
+
+    def wait(self, until, timeout):
+        """Sleeps (blocking) until until() is true, the job ends, or timeout; returns until()."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if until():
+                return True
+            if self.proc.poll() is not None:
+                return until()
+            time.sleep(0.2)
+        return until()
+
+    def rank_pids(self):
+        pids = []
+        for children in glob.glob(f"/proc/{self.proc.pid}/task/*/children"):
+            try:
+                pids += [int(p) for p in open(children).read().split()]
+            except OSError:
+                pass
+        return pids
+
+    def stop(self):
+        """Kills every rank (each runs in its own session) and the launcher, then cleans up."""
+        for pid in self.rank_pids():
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+        self.log.close()
+        time.sleep(0.1)  # let the kernel reap the ranks so their segments read as stale
+        comms = sorted({line[4] for line in init_lines(self)})
+        for job_id in [self.job_id] + self.extra_job_ids:
+            subprocess.run([GC, job_id] + comms, check=False, stdout=subprocess.DEVNULL)
+
+    def output(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def cleanup(self):
+        if failures and os.environ.get("NCCLWATCH_TEST_KEEP"):
+            print("kept for inspection:", self.tmp)
+            return
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def load_dumps(job):
+    return [json.load(open(p)) for p in job.dump_files()]
+
+
+def init_lines(job):
+    """(pid, api, rank, nranks, commId) of every sim 'Init START' line (NCCL_DEBUG=INFO)."""
+    pat = re.compile(r"^[^:]+:(\d+):\d+ \[\d+\] NCCL INFO (\w+) comm \S+ rank (\d+) nranks (\d+) .*"
+                     r"commId (0x[0-9a-f]+) - Init START")
+    out = []
+    for line in job.output().splitlines():
+        m = pat.match(line)
+        if m:
+            out.append((int(m[1]), m[2], int(m[3]), int(m[4]), m[5]))
+    return out
+
+
+def comm_of(job, pid, api):
+    for p, a, _, _, comm in init_lines(job):
+        if p == pid and a == api:
+            return comm
+    return None
+
+
+def dumps_of_incident(dumps, kind, comm=None):
+    return [d for d in dumps if d["verdict"]["kind"] == kind and (comm is None or d["verdict"]["comm"] == comm)]
+
+
+def check_incident(dumps, kind, comm, seq, op, culprits, dumping_ranks, bound_ns=LATENCY_BOUND_NS,
+                   culprits_accrue=False):
+    """The incident (kind, comm) was dumped once by each of dumping_ranks with the expected facts.
+
+    culprits_accrue: the culprit set may grow while ranks dump (init_hang blames a rank once its
+    own init is older than the threshold, and inits start up to a few hundred ms apart), so
+    each dump names a non-empty subset and together they name every expected culprit."""
+    mine = dumps_of_incident(dumps, kind, comm)
+    by_rank = {}
+    for d in mine:
+        by_rank.setdefault(d["process"]["global_rank"], []).append(d)
+    check(sorted(by_rank) == sorted(dumping_ranks),
+          f"{kind} on {comm}: dumps from ranks {sorted(by_rank)}, expected {sorted(dumping_ranks)}")
+    check(all(len(v) == 1 for v in by_rank.values()), f"{kind}: one dump per rank per incident: "
+          f"{ {r: len(v) for r, v in by_rank.items()} }")
+    check(len({d["incident"]["id"] for d in mine}) <= 1, f"{kind}: one incident id across ranks")
+    for d in mine:
+        v = d["verdict"]
+        r = d["process"]["global_rank"]
+        check(v["seq"] == seq, f"rank {r}: seq {v['seq']}, expected {seq}")
+        check(v["op"] == op, f"rank {r}: op {v['op']}, expected {op}")
+        if culprits_accrue:
+            check(v["culprit_ranks"] and set(v["culprit_ranks"]) <= set(culprits),
+                  f"rank {r}: culprits {v['culprit_ranks']}, expected a subset of {sorted(culprits)}")
+        else:
+            check(sorted(v["culprit_ranks"]) == sorted(culprits),
+                  f"rank {r}: culprits {v['culprit_ranks']}, expected {sorted(culprits)}")
+        check(d["native_stacks"]["threads"], f"rank {r}: native stacks present")
+    if culprits_accrue:
+        named = set(r for d in mine for r in d["verdict"]["culprit_ranks"])
+        check(named == set(culprits), f"{kind}: the dumps together name culprits {sorted(named)}, "
+              f"expected {sorted(culprits)}")
+    if mine:
+        since = mine[0]["verdict"]["since_mono_ns"]
+        check(since > 0, f"{kind}: onset set")
+        detections = [d["incident"]["detected_mono_ns"] for d in mine]
+        first, last = min(detections) - since, max(detections) - since
+        check(last <= bound_ns, f"{kind}: onset -> last rank's detection {last / NS:.2f} s > {bound_ns / NS:.2f} s")
+        check(first >= 0, f"{kind}: detected before its onset ({first} ns)")
+        print(f"LATENCY {kind}: onset->verdict {first / NS:.3f} s, onset->all dumps {last / NS:.3f} s")
+    return mine
+
+
+def analyze(job):
+    r = subprocess.run([CLI, "analyze", job.dump_dir, "--json"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 3, f"analyze exit {r.returncode} (expected 3 = hang): {r.stderr.strip()[:300]}")
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        check(False, f"analyze --json output is not JSON: {r.stdout[:200]}")
+        return {"verdict": {}}
+
+
+def check_analysis(report, kind, comm, seq, op, culprits):
+    v = report.get("verdict", {})
+    check(v.get("kind") == kind, f"analyze kind {v.get('kind')}, expected {kind}")
+    if comm is not None:
+        check(v.get("comm") == comm, f"analyze comm {v.get('comm')}, expected {comm}")
+    check(v.get("seq") == seq, f"analyze seq {v.get('seq')}, expected {seq}")
+    if op is not None:
+        check(v.get("op") == op, f"analyze op {v.get('op')}, expected {op}")
+    check(sorted(v.get("ranks", [])) == sorted(culprits), f"analyze culprits {v.get('ranks')}, expected {culprits}")
+
+
+def frames_of(dump, pid_filter=None):
+    names = []
+    for t in dump["native_stacks"]["threads"]:
+        names += [f.get("function", "") for f in t["frames"]]
+    return names
+
+
+def dump_of_rank(dumps, rank):
+    return next((d for d in dumps if d["process"]["global_rank"] == rank), None)
+
+
+def run_scenario(name, nranks, args, expect_dumps, env=None, dump_timeout=25, ddp=True):
+    cmd = ([DDP_LOOP, "--quiet", "--steps", "1000", "--step-ms", "20"] + args) if ddp else args
+    job = Job(name, nranks, cmd, env=env)
+    try:
+        job.wait(lambda: len(job.dump_files()) >= expect_dumps, dump_timeout)
+        time.sleep(2 * POLL_MS / 1000)  # a later dump would be a duplicate: give it the chance to show
+    finally:
+        job.stop()
+    return job
+
+
+def ddp_world_comm(job, dumps):
+    d = dump_of_rank(dumps, 0)
+    return comm_of(job, d["process"]["pid"], "ncclCommInitRank") if d else None
+
+
+# --- scenarios ----------------------------------------------------------------------------
+
+def straggler():
+    step, seq = 3, grad_allreduce_seq(3)
+    job = run_scenario("straggler", 4, ["--tp", "1", "--straggler-rank", "2", "--straggler-step", str(step),
+                                        "--straggler-sec", "60"], expect_dumps=4)
+    try:
+        dumps = load_dumps(job)
+        comm = ddp_world_comm(job, dumps)
+        check(comm is not None, "world commId printed by the sim")
+        check_incident(dumps, "straggler", comm, seq, "AllReduce", [2], [0, 1, 2, 3])
+        culprit = dump_of_rank(dumps, 2)
+        if check(culprit is not None, "the straggler dumped"):
+            names = frames_of(culprit)
+            check(any("SkipSamplesToResumePosition" in n for n in names) and
+                  any("RestoreDataLoaderState" in n for n in names),
+                  "straggler's stack shows RestoreDataLoaderState -> SkipSamplesToResumePosition")
+        check_analysis(analyze(job), "straggler", comm, seq, "AllReduce", [2])
+        check("NCCLWATCH WARN straggler" in job.output() and job.dump_dir in job.output(),
+              "one concise incident line on stderr naming kind and dump dir")
+        check(len(glob.glob(os.path.join(job.dump_dir, "*.trigger"))) == 1, "one trigger file for the incident")
+        check(len(glob.glob(os.path.join(job.dump_dir, "*.txt"))) == 4, "a .txt next to every .json")
+    finally:
+        job.cleanup()
+
+
+def extra_broadcast():
+    # Rank 1 issues an extra Broadcast at step 2, where the others issue the gradient AllReduce.
+    seq = grad_allreduce_seq(2)
+    job = run_scenario("extra_broadcast", 4, ["--tp", "1", "--extra-bcast-rank", "1", "--extra-bcast-step", "2"],
+                       expect_dumps=4)
+    try:
+        dumps = load_dumps(job)
+        comm = ddp_world_comm(job, dumps)
+        check_incident(dumps, "mismatch", comm, seq, "AllReduce", [1], [0, 1, 2, 3], bound_ns=MISMATCH_BOUND_NS)
+        # analyze names the culprit's op (Broadcast) where the detector names the majority's
+        # (AllReduce); both are in the fingerprints, checked rank by rank.
+        report = analyze(job)
+        check_analysis(report, "mismatch", comm, seq, None, [1])
+        at_seq = [f for f in report.get("fingerprints", []) if f.get("seq") == seq]
+        if check(len(at_seq) == 1 and at_seq[0]["differs"], f"analyze: fingerprints differ at #{seq}"):
+            ops = {e["rank"]: e["op"] for e in at_seq[0]["by_rank"]}
+            check(ops == {0: "AllReduce", 1: "Broadcast", 2: "AllReduce", 3: "AllReduce"},
+                  f"analyze: ops at #{seq} by rank {ops}")
+    finally:
+        job.cleanup()
+
+
+def mismatch(kind):
+    seq = grad_allreduce_seq(2)
+    job = run_scenario("mismatch_" + kind, 4, ["--tp", "1", "--mismatch-rank", "3", "--mismatch-step", "2",
+                                               "--mismatch-kind", kind], expect_dumps=4)
+    try:
+        dumps = load_dumps(job)
+        comm = ddp_world_comm(job, dumps)
+        check_incident(dumps, "mismatch", comm, seq, "AllReduce", [3], [0, 1, 2, 3], bound_ns=MISMATCH_BOUND_NS)
+        check_analysis(analyze(job), "mismatch", comm, seq, "AllReduce", [3])
+    finally:
+        job.cleanup()
+
+
+def init_hang():
+    job = run_scenario("init_hang", 3, ["--tp", "1", "--transport-hang", "init"], expect_dumps=3)
+    try:
+        dumps = load_dumps(job)
+        comm = ddp_world_comm(job, dumps)
+        check_incident(dumps, "init_hang", comm, 0, "init", [0, 1, 2], [0, 1, 2], culprits_accrue=True)
+        check_analysis(analyze(job), "init_hang", comm, 0, "init", [0, 1, 2])
+    finally:
+        job.cleanup()
+
+
+def collective_hang():
+    seq = grad_allreduce_seq(3)
+    job = run_scenario("collective_hang", 4, ["--tp", "1", "--transport-hang", "3"], expect_dumps=4)
+    try:
+        dumps = load_dumps(job)
+        comm = ddp_world_comm(job, dumps)
+        check_incident(dumps, "collective_hang", comm, seq, "AllReduce", [0, 1, 2, 3], [0, 1, 2, 3])
+        check_analysis(analyze(job), "collective_hang", comm, seq, "AllReduce", [0, 1, 2, 3])
+    finally:
+        job.cleanup()
+
+
+def rank_killed():
+    seq = grad_allreduce_seq(3)
+    job = run_scenario("rank_killed", 4, ["--tp", "1"], expect_dumps=3,
+                       env={"NCCLSIM_FAULT": f"die:comm=0,seq={seq},rank=1"})
+    try:
+        dumps = load_dumps(job)
+        comm = ddp_world_comm(job, dumps)
+        # rank_exited has no threshold of its own: the peers' wait of 2 polls, then the next poll.
+        check_incident(dumps, "rank_exited", comm, seq, "AllReduce", [1], [0, 2, 3], bound_ns=EXITED_BOUND_NS)
+        check_analysis(analyze(job), "rank_exited", comm, seq, "AllReduce", [1])
+    finally:
+        job.cleanup()
+
+
+def split_comm():
+    # 4 ranks, tensor-parallel groups {0,1} {2,3}; global rank 3 (tp rank 1 of the second
+    # group) stalls at step 2, before the step's tp AllReduce (#3 on the tp communicator).
+    # Collectives are asynchronous: rank 2 enqueued its tp AllReduce and went on to the
+    # gradient AllReduce, so both the tp and the world communicator wait for rank 3. That is
+    # one stall, hence one incident and one dump per rank (core/watch/incident_grouping.h).
+    # Each rank's primary verdict is whichever of the two it saw first, or the world one when
+    # it saw both in one poll; analyze merges the dumps and names the world communicator.
+    job = run_scenario("split_comm", 4, ["--tp", "2", "--straggler-rank", "3", "--straggler-step", "2",
+                                         "--straggler-sec", "60"], expect_dumps=4)
+    try:
+        dumps = load_dumps(job)
+        d2 = dump_of_rank(dumps, 2)
+        tp_comm = comm_of(job, d2["process"]["pid"], "ncclCommSplit") if d2 else None
+        check(tp_comm is not None, "split commId printed by the sim")
+        world = ddp_world_comm(job, dumps)
+        check(len(dumps) == 4, f"one dump per rank for the one stall, got {len(dumps)}")
+        on_tp = dumps_of_incident(dumps, "straggler", tp_comm)
+        on_world = dumps_of_incident(dumps, "straggler", world)
+        check(len(on_tp) + len(on_world) == len(dumps),
+              "every dump names the straggler on the tp or the world communicator")
+        for mine, comm, seq, culprits in ((on_tp, tp_comm, 3, [1]), (on_world, world, grad_allreduce_seq(2), [3])):
+            if mine:
+                check_incident(mine, "straggler", comm, seq, "AllReduce", culprits,
+                               [d["process"]["global_rank"] for d in mine])
+        check(any("SkipSamplesToResumePosition" in n for n in frames_of(dump_of_rank(dumps, 3) or {
+              "native_stacks": {"threads": []}})), "the culprit's dump shows where it is stuck")
+        check_analysis(analyze(job), "straggler", world, grad_allreduce_seq(2), "AllReduce", [3])
+        check(job.output().count("NCCLWATCH WARN") == 4, "one incident line per rank, not one per communicator")
+    finally:
+        job.cleanup()
+
+
+def multi_host():
+    # Each rank gets its own job id, so neither sees the other's shared memory: two "hosts"
+    # sharing only the dump directory (as through a shared file system). Rank 1 stalls in
+    # data loading; rank 0, alone on its host, waits in #N and declares a collective_hang by
+    # the lone-rank rule; its trigger file makes rank 1, which sees nothing wrong locally,
+    # dump its stack.
+    step, seq = 12, grad_allreduce_seq(12)
+    base = f"wdtest-multi_host-{os.getpid()}"
+    job = Job("multi_host", 2, [DDP_LOOP, "--quiet", "--tp", "1", "--steps", "1000", "--step-ms", "20",
+                                "--straggler-rank", "1", "--straggler-step", str(step), "--straggler-sec", "60"],
+              rank_env=[(0, f"NCCLWATCH_JOB_ID={base}-h0"), (1, f"NCCLWATCH_JOB_ID={base}-h1")],
+              extra_job_ids=[f"{base}-h0", f"{base}-h1"])
+    try:
+        job.wait(lambda: len(job.dump_files()) >= 2, 25)
+        time.sleep(2 * POLL_MS / 1000)
+    finally:
+        job.stop()
+    try:
+        dumps = load_dumps(job)
+        check(len(dumps) == 2, f"one dump per rank ({len(dumps)})")
+        d0, d1 = dump_of_rank(dumps, 0), dump_of_rank(dumps, 1)
+        if check(d0 is not None and d1 is not None, "both hosts' ranks dumped"):
+            comm = comm_of(job, d0["process"]["pid"], "ncclCommInitRank")
+            v0 = d0["verdict"]
+            check(d0["incident"]["trigger"] == "lone-rank", f"rank 0 decided alone ({d0['incident']['trigger']})")
+            check(v0["kind"] == "collective_hang" and v0["partial"] and v0["comm"] == comm and v0["seq"] == seq and
+                  v0["op"] == "AllReduce", f"rank 0's lone-rank verdict: {v0}")
+            check(d1["incident"]["trigger"] == "trigger-file", f"rank 1 dumped on the trigger file "
+                  f"({d1['incident']['trigger']})")
+            check(d1["incident"]["id"] == d0["incident"]["id"], "same incident id on both hosts")
+            check(d1["verdict"]["kind"] == "collective_hang" and d1["verdict"]["seq"] == seq and
+                  d1["verdict"]["culprit_ranks"] == v0["culprit_ranks"] and d1["verdict"]["comm"] == comm,
+                  f"rank 1's dump carries the declaring rank's verdict: {d1['verdict']}")
+            check(any("SkipSamplesToResumePosition" in n for n in frames_of(d1)),
+                  "the remote laggard's stack shows where it is stuck")
+    finally:
+        job.cleanup()
+
+
+def python_rank():
+    id_dir = tempfile.mkdtemp(prefix="ncclwatch-wd-pyid-")
+    try:
+        cmd = [sys.executable, PY_RANK, "--lib-dir", SIM_LIB, "--id-dir", id_dir, "--steps", "1000",
+               "--straggler-rank", "1", "--straggler-step", "3", "--straggler-sec", "60"]
+        job = run_scenario("python_rank", 2, cmd, expect_dumps=2, ddp=False)
+    finally:
+        shutil.rmtree(id_dir, ignore_errors=True)
+    try:
+        dumps = load_dumps(job)
+        d0 = dump_of_rank(dumps, 0)
+        comm = comm_of(job, d0["process"]["pid"], "ncclCommInitRank") if d0 else None
+        check_incident(dumps, "straggler", comm, 4, "AllReduce", [1], [0, 1])
+        culprit = dump_of_rank(dumps, 1)
+        if check(culprit is not None, "the Python straggler dumped"):
+            py = culprit["python_stacks"]
+            check(py.get("available"), f"Python stacks available ({py.get('reason')})")
+            funcs = [f["function"] for t in py.get("threads", []) for f in t["frames"]]
+            check("skip_samples_to_resume_position" in funcs and "restore_data_loader_state" in funcs,
+                  f"Python frames of the stall shown: {funcs[:8]}")
+        check_analysis(analyze(job), "straggler", comm, 4, "AllReduce", [1])
+    finally:
+        job.cleanup()
+
+
+def healthy_jitter():
+    # Jitter 0.66: a step takes 0.34x..1.66x its mean, so up to ~5x between two ranks' steps,
+    # all far below the 2 s threshold: no verdict, no dump, no trigger.
+    job = Job("healthy_jitter", 4, [DDP_LOOP, "--quiet", "--steps", "25", "--step-ms", "100", "--jitter", "0.66",
+                                    "--tp", "2"])
+    try:
+        job.wait(lambda: False, 45)
+        rc = job.proc.returncode
+    finally:
+        job.stop()
+    try:
+        check(rc == 0, f"healthy job exits 0 (got {rc})")
+        check(not os.path.exists(job.dump_dir), "no dump directory created")
+        check("NCCLWATCH WARN" not in job.output(), "no incident logged")
+    finally:
+        job.cleanup()
+
+
+def robustness(name, dump_dir_of, expect_written, extra_args=(), extra_check=None):
+    """A straggler of 4 s in a 8-step job: the job must finish normally whatever the dump does."""
+    tmp = tempfile.mkdtemp(prefix=f"ncclwatch-wd-{name}-dir-")
+    try:
+        dump_dir = dump_dir_of(tmp)
+        job = Job(name, 2, [DDP_LOOP, "--quiet", "--tp", "1", "--steps", "8", "--step-ms", "20",
+                            "--straggler-rank", "1", "--straggler-step", "2", "--straggler-sec", "4"] +
+                  list(extra_args), dump_dir=dump_dir)
+        try:
+            job.wait(lambda: False, 40)
+            rc = job.proc.returncode
+        finally:
+            job.stop()
+        out = job.output()
+        check(rc == 0, f"job finished normally despite the dump problem (exit {rc})")
+        check("NCCLWATCH WARN straggler" in out, "the incident was still detected and logged")
+        if expect_written:
+            dumps = [json.load(open(p)) for p in glob.glob(os.path.join(dump_dir, "*.json"))]
+            check(len(dumps) == 2, f"both ranks dumped ({len(dumps)})")
+            if extra_check:
+                extra_check(dumps)
+        else:
+            check(out.count("hang dump not written") == 2, "each rank reports the failure exactly once")
+        job.cleanup()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def unwritable_dir():
+    def under_a_file(tmp):
+        open(os.path.join(tmp, "plain-file"), "w").close()
+        return os.path.join(tmp, "plain-file", "dumps")
+    robustness("unwritable_dir", under_a_file, expect_written=False)
+
+
+def full_disk():
+    mnt = tempfile.mkdtemp(prefix="ncclwatch-wd-tinyfs-")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt], capture_output=True, text=True)
+    if r.returncode != 0:
+        os.rmdir(mnt)
+        print("SKIP: cannot mount a tmpfs:", r.stderr.strip())
+        sys.exit(77)
+    try:
+        # Fill the disk first, so every dump hits ENOSPC.
+        try:
+            with open(os.path.join(mnt, "filler"), "wb", buffering=0) as f:
+                while True:
+                    f.write(b"\0" * 4096)
+        except OSError:
+            pass
+        robustness("full_disk", lambda tmp: mnt, expect_written=False)
+        leftovers = [n for n in os.listdir(mnt) if n != "filler"]
+        check(not leftovers, f"no partial dump or temporary left on the full disk: {leftovers}")
+    finally:
+        subprocess.run(["umount", mnt], check=False)
+        os.rmdir(mnt)
+
+
+def blocked_thread():
+    def deaf_thread_reported(dumps):
+        for d in dumps:
+            threads = d["native_stacks"]["threads"]
+            deaf = [t for t in threads if t["name"] == "signal-deaf"]
+            check(len(deaf) == 1 and not deaf[0]["answered"],
+                  f"rank {d['process']['global_rank']}: the all-signals-blocked thread is reported not answering")
+            check(any(t["answered"] and t["frames"] for t in threads),
+                  f"rank {d['process']['global_rank']}: the other threads' stacks are still there")
+    robustness("blocked_thread", lambda tmp: os.path.join(tmp, "dumps"), expect_written=True,
+               extra_args=["--blocked-thread"], extra_check=deaf_thread_reported)
+
+
+SCENARIOS = {
+    "straggler": straggler,
+    "extra_broadcast": extra_broadcast,
+    "mismatch_count": lambda: mismatch("count"),
+    "mismatch_dtype": lambda: mismatch("dtype"),
+    "init_hang": init_hang,
+    "collective_hang": collective_hang,
+    "rank_killed": rank_killed,
+    "split_comm": split_comm,
+    "python_rank": python_rank,
+    "multi_host": multi_host,
+    "healthy_jitter": healthy_jitter,
+    "unwritable_dir": unwritable_dir,
+    "full_disk": full_disk,
+    "blocked_thread": blocked_thread,
+}
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print("usage: scenario_test.py " + "|".join(SCENARIOS))
+        return 2
+    t0 = time.monotonic()
+    SCENARIOS[sys.argv[1]]()
+    print(f"{sys.argv[1]}: {'FAILED' if failures else 'passed'} in {time.monotonic() - t0:.1f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
