@@ -89,7 +89,7 @@ class Poller {
       : settings_(settings), triggers_(settings.dump_dir), versions_(QueryLibraryVersions()) {}
 
   void PollOnce() {
-    snapshot_ = shm::ReadJobSnapshot(settings_.job_id);
+    snapshot_ = shm::ReadJobSnapshot(settings_.job_id, getuid(), watch::kRecordsPerCommInDump);
     const detect::HostView view = watch::ToHostView(snapshot_);
     const std::vector<detect::Verdict> verdicts = detect::Classify(view, settings_.detect, shm::MonotonicNowNs());
     watch::GroupedVerdicts grouped = grouper_.Group(incidents_.Observe(verdicts), shm::MonotonicNowNs());

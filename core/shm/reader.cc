@@ -104,8 +104,9 @@ bool ReadIdentity(const CommSlotHeader& h, CommView* out) {
   return false;
 }
 
-void ReadRing(const RingRecord* ring, uint32_t capacity, uint64_t written, CommView* out) {
-  const uint64_t first = written > capacity ? written - capacity : 0;
+void ReadRing(const RingRecord* ring, uint32_t capacity, uint64_t written, size_t max_records, CommView* out) {
+  const uint64_t kept = std::min<uint64_t>(capacity, max_records);
+  const uint64_t first = written > kept ? written - kept : 0;
   out->records.reserve(written - first);
   for (uint64_t index = first; index < written; ++index) {
     RecordView record;
@@ -116,7 +117,7 @@ void ReadRing(const RingRecord* ring, uint32_t capacity, uint64_t written, CommV
   }
 }
 
-void ReadComm(const char* slot_bytes, uint32_t capacity, uint32_t index, CommView* out) {
+void ReadComm(const char* slot_bytes, uint32_t capacity, uint32_t index, size_t max_records, CommView* out) {
   const auto& h = *reinterpret_cast<const CommSlotHeader*>(slot_bytes);
   const auto* ring = reinterpret_cast<const RingRecord*>(slot_bytes + (sizeof(CommSlotHeader) + 63) / 64 * 64);
   out->slot = index;
@@ -137,7 +138,7 @@ void ReadComm(const char* slot_bytes, uint32_t capacity, uint32_t index, CommVie
     out->peers.push_back({h.peers[i].peer.load(kRelaxed), h.peers[i].sends.load(kRelaxed),
                           h.peers[i].recvs.load(kRelaxed)});
   }
-  ReadRing(ring, capacity, out->records_written, out);
+  ReadRing(ring, capacity, out->records_written, max_records, out);
 }
 
 void ReadSyncSlots(const SyncSlot* slots, ProcessView* out) {
@@ -175,7 +176,7 @@ std::vector<std::string> ListShmEntries(std::string_view prefix) {
 
 }  // namespace
 
-std::optional<ProcessView> ReadSegment(const std::string& entry_name) {
+std::optional<ProcessView> ReadSegment(const std::string& entry_name, size_t max_records_per_comm) {
   const Mapping mapping(entry_name);
   if (mapping.bytes() == nullptr) return std::nullopt;
   const auto& h = *reinterpret_cast<const SegmentHeader*>(mapping.bytes());
@@ -200,20 +201,21 @@ std::optional<ProcessView> ReadSegment(const std::string& entry_name) {
   const uint32_t used = std::min(h.comms_claimed.load(std::memory_order_acquire), kMaxComms);
   for (uint32_t i = 0; i < used; ++i) {
     CommView comm;
-    ReadComm(mapping.bytes() + h.comm_slots_offset + i * h.comm_slot_bytes, h.ring_capacity, i, &comm);
+    ReadComm(mapping.bytes() + h.comm_slots_offset + i * h.comm_slot_bytes, h.ring_capacity, i,
+             max_records_per_comm, &comm);
     if (comm.state != CommState::kFree) view.comms.push_back(std::move(comm));
   }
   return view;
 }
 
-JobSnapshot ReadJobSnapshot(const std::string& job_id, uid_t uid) {
+JobSnapshot ReadJobSnapshot(const std::string& job_id, uid_t uid, size_t max_records_per_comm) {
   JobSnapshot snapshot;
   snapshot.job_id = SanitizeJobId(job_id);
   snapshot.taken_ns = MonotonicNowNs();
   for (const std::string& entry : ListShmEntries(JobEntryPrefix(uid, snapshot.job_id))) {
     ParsedSegmentName parsed;
     if (!ParseSegmentEntry(entry, uid, snapshot.job_id, &parsed)) continue;
-    std::optional<ProcessView> view = ReadSegment(entry);
+    std::optional<ProcessView> view = ReadSegment(entry, max_records_per_comm);
     if (!view || view->job_id != snapshot.job_id || view->pid != parsed.pid) continue;
     snapshot.processes.push_back(std::move(*view));
   }

@@ -105,6 +105,13 @@ TEST_CASE("the ring keeps the last N records after wrapping", "[segment]") {
   CHECK(c.records.front().seq == 25);
   CHECK(c.records.back().seq == 40);
   CHECK(c.records.back().count == 39);
+
+  // A poller that asks for less gets the newest records only; the counters stay whole.
+  const CommView recent = ReadJobSnapshot(job, getuid(), 5).processes.at(0).comms.at(0);
+  REQUIRE(recent.records.size() == 5);
+  CHECK(recent.records.front().seq == 36);
+  CHECK(recent.records.back().seq == 40);
+  CHECK(recent.records_written == c.records_written);
 }
 
 TEST_CASE("comm slots run out, then destroyed ones are reused", "[segment]") {
