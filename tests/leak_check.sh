@@ -13,7 +13,7 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
     [ "$(stat -c %u "$p" 2>/dev/null)" = "$(id -u)" ] || continue
     state=$(awk '{print $3}' "$p/stat" 2>/dev/null)
     [ "$state" = "Z" ] && continue
-    cmd=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null)
+    cmd=$( { tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null)
     exe=$(readlink "$p/exe" 2>/dev/null)
     case "$cmd $exe" in
       *leak_check.sh*|*ctest*) continue ;;

@@ -539,6 +539,38 @@ def blocked_thread():
                extra_args=["--blocked-thread"], extra_check=deaf_thread_reported)
 
 
+def status_live():
+    # `ncclwatch status` against a live simulated job: 4 healthy ranks under the preload, read
+    # from shared memory alone while they train.
+    job = Job("status_live", 4, [DDP_LOOP, "--quiet", "--steps", "100000", "--step-ms", "20", "--tp", "2"])
+    try:
+        def table():
+            r = subprocess.run([CLI, "status", "--job", job.job_id], capture_output=True, text=True, timeout=30)
+            return r.stdout if r.returncode == 0 else ""
+        def comm_rows(text):
+            return [line for line in text.splitlines() if re.match(r"^\d+\s+\d+\s+0x", line)]
+        # 4 ranks x (world + tp) communicators once every rank has initialised both.
+        check(job.wait(lambda: len(comm_rows(table())) == 8, 20), "status shows every rank's 2 communicators")
+        out = table()
+        world = next((c for _, api, _, _, c in init_lines(job) if api == "ncclCommInitRank"), None)
+        check(world is not None and world in out, f"status names the world communicator {world}")
+        rows = [line for line in comm_rows(out) if world and world in line]
+        check(len(rows) == 4, f"one row per rank for the world communicator, got {len(rows)}")
+        pids = set(job.rank_pids())
+        check({int(row.split()[1]) for row in rows} == pids, f"the rows' pids are the ranks' pids {sorted(pids)}")
+        check(not any("DEAD" in row for row in rows), "no rank reads as dead")
+        # ENQ and DONE move on while the job runs.
+        first = out
+        time.sleep(1.0)
+        check(table() != first, "the table changes as collectives complete")
+        watch = subprocess.run([CLI, "status", "--job", job.job_id, "--watch", "--interval", "0.2", "--iterations", "3"],
+                               capture_output=True, text=True, timeout=30)
+        check(watch.returncode == 0 and watch.stdout.count("\033[H") == 3, "--watch refreshes in place")
+    finally:
+        job.stop()
+        job.cleanup()
+
+
 SCENARIOS = {
     "straggler": straggler,
     "extra_broadcast": extra_broadcast,
@@ -554,6 +586,7 @@ SCENARIOS = {
     "unwritable_dir": unwritable_dir,
     "full_disk": full_disk,
     "blocked_thread": blocked_thread,
+    "status_live": status_live,
 }
 
 

@@ -1,0 +1,103 @@
+"""Step-time impact, watchdog CPU and shm footprint: healthy ddp_loop runs with and without the
+preload, alternated. One run of S steps minus one run of 1 step (startup, init, teardown) of the
+same kind gives the time of S-1 steps; the ratio is paired within each round."""
+
+import os
+import threading
+
+import ranks
+from stats import median, spread
+
+SECTION = "step time"
+CPU_SECTION = "watchdog CPU + shm"
+NRANKS = 4
+STEP_MS = 50
+GOAL_RATIO = 1.01
+GOAL_CPU_PCT = 0.1          # of one core, per rank (issue 4: watchdog CPU)
+GOAL_SHM_BYTES = 1 << 20    # per rank
+
+
+class ShmSampler:
+    """Largest total size of the job's /dev/shm segments seen while the job runs."""
+
+    def __init__(self, job_id):
+        self.job_id, self.max_count, self.max_bytes, self.max_resident = job_id, 0, 0, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        while not self._stop.wait(0.1):
+            sizes = []
+            for path in ranks.segments(self.job_id):
+                try:
+                    st = os.stat(path)
+                    sizes.append((st.st_size, st.st_blocks * 512))
+                except FileNotFoundError:
+                    pass
+            if len(sizes) >= self.max_count:
+                self.max_count = len(sizes)
+                self.max_bytes = max(self.max_bytes, sum(s for s, _ in sizes))
+                self.max_resident = max(self.max_resident, sum(r for _, r in sizes))
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+
+
+def run_job(ctx, steps, preload, job_id, sample_shm=False):
+    env = {"NCCLWATCH_JOB_ID": job_id}
+    if preload:
+        env["LD_PRELOAD"] = ctx.preload
+    cmd = [ctx.example("ddp_loop"), "--steps", str(steps), "--step-ms", str(STEP_MS), "--quiet"]
+    job = ranks.Job(cmd, NRANKS, env, job_id)
+    sampler = ShmSampler(job_id) if sample_shm else None
+    finished = job.wait(60 + steps * STEP_MS / 1000 * 3)
+    if sampler:
+        sampler.stop()
+    job.stop()
+    if not finished or not job.ok():
+        raise RuntimeError(f"ddp_loop {'with' if preload else 'without'} preload failed "
+                           f"(exit codes {[rk.exit_code() for rk in job.ranks]})")
+    cpu = sum(rk.cpu_sec for rk in job.ranks) / NRANKS
+    return job.wall_sec(), cpu, sampler
+
+
+def run(ctx, results):
+    rounds, steps = (3, 40) if ctx.quick else (6, 100)
+    ratios, plain_steps, hooked_steps, cpu_added_pct = [], [], [], []
+    shm = None
+    for i in range(rounds):
+        per_step, cpu = {}, {}
+        for preload in ((False, True) if i % 2 == 0 else (True, False)):
+            tag = f"{ctx.tag}-step-{i}-{int(preload)}"
+            wall, cpu_long, sampler = run_job(ctx, steps, preload, tag + "L", sample_shm=preload and shm is None)
+            wall_short, cpu_short, _ = run_job(ctx, 1, preload, tag + "S")
+            per_step[preload] = (wall - wall_short) / (steps - 1)
+            cpu[preload] = ((cpu_long - cpu_short), (wall - wall_short))
+            if sampler:
+                shm = sampler
+        ratios.append(per_step[True] / per_step[False])
+        plain_steps.append(per_step[False] * 1000)
+        hooked_steps.append(per_step[True] * 1000)
+        cpu_added_pct.append(100 * (cpu[True][0] - cpu[False][0]) / cpu[True][1])
+    print(f"  {NRANKS} ranks, --step-ms {STEP_MS}, {steps} steps, {rounds} alternating rounds")
+    print(f"  ms/step without preload (min/median/max): {spread(plain_steps)}")
+    print(f"  ms/step with preload:                     {spread(hooked_steps)}")
+    print(f"  paired ratios: {' '.join(f'{r:.4f}' for r in ratios)}")
+    results.add(SECTION, "step time ratio with/without preload (median of pairs)",
+                f"{median(ratios):.4f} (min {min(ratios):.4f}, max {max(ratios):.4f}; "
+                f"{median(plain_steps):.2f} vs {median(hooked_steps):.2f} ms/step)",
+                f"<= {GOAL_RATIO}", median(ratios) <= GOAL_RATIO)
+    print(f"  added CPU per rank, % of a core: {spread(cpu_added_pct)}")
+    results.add(CPU_SECTION, "added CPU per rank (tracker + watchdog + hooks)",
+                f"{median(cpu_added_pct):.2f} % of a core (min/med/max {spread(cpu_added_pct)})",
+                f"<= {GOAL_CPU_PCT} %", median(cpu_added_pct) <= GOAL_CPU_PCT)
+    if shm is None or shm.max_count == 0:
+        results.add(CPU_SECTION, "shm per rank", "no segment seen", f"<= {GOAL_SHM_BYTES >> 10} KiB", False)
+        return
+    per_rank = shm.max_bytes / shm.max_count
+    print(f"  shm: {shm.max_count} segments, {shm.max_bytes} bytes, {shm.max_resident} resident")
+    results.add(CPU_SECTION, "shm per rank (size / resident)",
+                f"{per_rank / 1024:.0f} KiB / {shm.max_resident / shm.max_count / 1024:.0f} KiB "
+                f"({shm.max_count} segments)", f"<= {GOAL_SHM_BYTES >> 10} KiB", per_rank <= GOAL_SHM_BYTES)
