@@ -2,21 +2,28 @@
 // and renders them in a fresh child process, reporting wall time and peak RSS
 // (getrusage). Not a test: figures depend on the machine.
 //
-// Usage: analyze_bench [N...]   (default: 512 1024 4096)
+// Usage: analyze_bench [--repeat=K] [N...]   (default: 1 analysis each of 512 1024 4096 ranks)
+// With K > 1 each size is analysed K times (one line each), so that a caller can take the
+// median over the noise of a shared machine.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "bench/analyze/synthetic_job.h"
 #include "core/analyze/analyzer.h"
 #include "core/analyze/report.h"
+#include "core/dump/dump_json.h"
 #include "core/dump/dump_reader.h"
 #include "core/dump/dump_writer.h"
 
@@ -24,11 +31,17 @@ namespace {
 
 using namespace ncclwatch;
 
+// Only the .json is what `analyze` reads, and durability is not what is measured: writing it
+// plainly, without WriteDump's fsyncs of file and directory, makes generating thousands of
+// dumps take seconds instead of minutes.
 bool Generate(const std::string& dir, int nranks) {
   for (int r = 0; r < nranks; ++r) {
-    dump::WriteResult result = dump::WriteDump(bench::SyntheticRankDump(r, nranks, nranks / 3), dir);
-    if (!result.ok()) {
-      std::fprintf(stderr, "analyze_bench: %s\n", result.message.c_str());
+    const dump::RankDump rank_dump = bench::SyntheticRankDump(r, nranks, nranks / 3);
+    const std::string path = dir + "/" + dump::DumpFileStem(rank_dump) + ".json";
+    std::ofstream out(path);
+    out << dump::ToJson(rank_dump).dump();
+    if (!out.flush()) {
+      std::fprintf(stderr, "analyze_bench: cannot write %s\n", path.c_str());
       return false;
     }
   }
@@ -65,14 +78,25 @@ int AnalyzeInChild(const std::string& dir, int nranks) {
 
 int main(int argc, char** argv) {
   std::vector<int> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  int repeats = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--repeat=", 0) == 0) {
+      repeats = std::max(1, std::atoi(arg.c_str() + 9));
+    } else {
+      sizes.push_back(std::atoi(arg.c_str()));
+    }
+  }
   if (sizes.empty()) sizes = {512, 1024, 4096};
   std::string root = std::filesystem::temp_directory_path() / ("ncclwatch-bench-" + std::to_string(getpid()));
   int failures = 0;
   for (int n : sizes) {
     std::string dir = root + "/" + std::to_string(n);
     std::filesystem::create_directories(dir);
-    if (!Generate(dir, n) || AnalyzeInChild(dir, n) != 0) ++failures;
+    if (!Generate(dir, n)) ++failures;
+    for (int r = 0; r < repeats && failures == 0; ++r) {
+      if (AnalyzeInChild(dir, n) != 0) ++failures;
+    }
     std::filesystem::remove_all(dir);
   }
   std::filesystem::remove_all(root);

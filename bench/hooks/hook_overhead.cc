@@ -1,64 +1,105 @@
-// Per-call host time of the hooked entry points. Run it twice, with and without
-// LD_PRELOAD=libncclwatch.so, over the sim in no-op mode (NCCLSIM_NOOP=1) so that the
-// difference is the hook alone: run_hook_overhead.sh does exactly that.
+// Per-call host time of each hooked family, over the sim in no-op mode (NCCLSIM_NOOP=1), so
+// that with LD_PRELOAD=libncclwatch.so the difference is the hook alone. One run prints one
+// line per timed batch:
+//
+//   sample <family> <ns per call>
+//
+// families: collective (ncclAllReduce), group (ncclGroupStart + ncclAllReduce + ncclGroupEnd,
+// per group), p2p (ncclSend), sync (cudaStreamSynchronize), and the floor: plt_empty (an
+// empty call into a shared object) and clock_read (one clock_gettime(CLOCK_MONOTONIC)).
+// Families run in turn, batch by batch, so slow phases of a shared machine hit them alike.
+// scripts/bench runs it alternately with and without the preload and pairs the batches.
+//
+// usage: bench_hook_overhead [BATCHES]   (default 40)
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#include <time.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/hooks/empty_call.h"
+
 namespace {
 
-constexpr int kBatches = 200;
-// Fewer calls per batch than the preload's event pool holds, with an untimed pause
+// Fewer calls per batch than the preload's event pool holds (512), with an untimed pause
 // between batches in which its tracker drains completed events: the steady state of a
 // training step rather than an endless burst.
 constexpr int kCallsPerBatch = 256;
+constexpr auto kPauseBetweenBatches = std::chrono::milliseconds(3);
 
-template <typename Call>
-double MedianNsPerCall(Call&& call) {
-  std::vector<double> per_call;
-  for (int b = 0; b < kBatches; ++b) {
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < kCallsPerBatch; ++i) call();
-    const auto stop = std::chrono::steady_clock::now();
-    per_call.push_back(std::chrono::duration<double, std::nano>(stop - start).count() / kCallsPerBatch);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::sort(per_call.begin(), per_call.end());
-  return per_call[per_call.size() / 2];
+struct Family {
+  std::string name;
+  std::function<void()> call;
+};
+
+double NsPerCall(const std::function<void()>& call) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kCallsPerBatch; ++i) call();
+  const auto stop = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(stop - start).count() / kCallsPerBatch;
+}
+
+struct Sim {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  float* buffer = nullptr;
+};
+
+bool SetUp(Sim* sim) {
+  ncclUniqueId id;
+  return ncclGetUniqueId(&id) == ncclSuccess && ncclCommInitRank(&sim->comm, 1, id, 0) == ncclSuccess &&
+         cudaStreamCreate(&sim->stream) == cudaSuccess &&
+         cudaMalloc(reinterpret_cast<void**>(&sim->buffer), 1024) == cudaSuccess;
+}
+
+std::vector<Family> Families(const Sim& sim) {
+  return {
+      {"collective", [&] { ncclAllReduce(sim.buffer, sim.buffer, 256, ncclFloat, ncclSum, sim.comm, sim.stream); }},
+      {"group",
+       [&] {
+         ncclGroupStart();
+         ncclAllReduce(sim.buffer, sim.buffer, 256, ncclFloat, ncclSum, sim.comm, sim.stream);
+         ncclGroupEnd();
+       }},
+      {"p2p", [&] { ncclSend(sim.buffer, 256, ncclFloat, 0, sim.comm, sim.stream); }},
+      {"sync", [&] { cudaStreamSynchronize(sim.stream); }},
+      {"plt_empty", [] { ncclwatch_bench_empty_call(); }},
+      {"clock_read",
+       [] {
+         timespec ts;
+         clock_gettime(CLOCK_MONOTONIC, &ts);
+         asm volatile("" : : "r"(&ts) : "memory");
+       }},
+  };
 }
 
 }  // namespace
 
-int main() {
-  ncclUniqueId id;
-  ncclComm_t comm;
-  cudaStream_t stream;
-  float* buffer;
-  if (ncclGetUniqueId(&id) != ncclSuccess || ncclCommInitRank(&comm, 1, id, 0) != ncclSuccess ||
-      cudaStreamCreate(&stream) != cudaSuccess || cudaMalloc(reinterpret_cast<void**>(&buffer), 1024) != cudaSuccess) {
-    std::fprintf(stderr, "setup failed\n");
+int main(int argc, char** argv) {
+  const int batches = argc > 1 ? std::atoi(argv[1]) : 40;
+  if (std::getenv("NCCLSIM_NOOP") == nullptr) {
+    std::fprintf(stderr, "bench_hook_overhead: set NCCLSIM_NOOP=1 (the sim must not run the ops)\n");
+    return 2;
+  }
+  Sim sim;
+  if (batches < 1 || !SetUp(&sim)) {
+    std::fprintf(stderr, "bench_hook_overhead: setup failed\n");
     return 1;
   }
-  const double allreduce = MedianNsPerCall([&] { ncclAllReduce(buffer, buffer, 256, ncclFloat, ncclSum, comm, stream); });
-  cudaStreamSynchronize(stream);
-  const double sync = MedianNsPerCall([&] { cudaStreamSynchronize(stream); });
-  // What the hook spends inside the CUDA runtime per tracked op (the same three calls),
-  // to tell the runtime's share of the added time from the hook's own.
-  cudaEvent_t event;
-  cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
-  const double runtime_calls = MedianNsPerCall([&] {
-    cudaStreamCaptureStatus status;
-    cudaPeekAtLastError();
-    cudaStreamIsCapturing(stream, &status);
-    cudaEventRecord(event, stream);
-  });
-  std::printf("ncclAllReduce_ns %.1f\ncudaStreamSynchronize_ns %.1f\nevent_calls_ns %.1f\n", allreduce, sync,
-              runtime_calls);
-  ncclCommDestroy(comm);
+  const std::vector<Family> families = Families(sim);
+  for (const Family& f : families) NsPerCall(f.call);  // warm up: resolve symbols, fault pages
+  for (int b = 0; b < batches; ++b) {
+    for (const Family& f : families) {
+      std::printf("sample %s %.2f\n", f.name.c_str(), NsPerCall(f.call));
+      std::this_thread::sleep_for(kPauseBetweenBatches);
+    }
+  }
+  ncclCommDestroy(sim.comm);
   return 0;
 }
