@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/shm/process_info.h"
+#include "preload/bounded_stop.h"
 #include "preload/log.h"
 
 namespace ncclwatch::preload {
@@ -26,19 +27,7 @@ void Tracker::Start(int device) {
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
-void Tracker::Stop() {
-  if (!thread_.joinable()) return;
-  std::unique_lock<std::mutex> lock(mu_);
-  stop_ = true;
-  wake_.notify_all();
-  if (wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopped_; })) {
-    lock.unlock();
-    thread_.join();
-  } else {
-    lock.unlock();
-    thread_.detach();  // stuck in the driver; the process exit will end it
-  }
-}
+void Tracker::Stop() { StopWithin(thread_, mu_, wake_, stop_, stopped_, std::chrono::seconds(1)); }
 
 Tracker::DevicePool* Tracker::PoolFor(int device) {
   if (device < 0 || device >= kMaxDevices) return nullptr;

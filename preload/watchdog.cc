@@ -25,6 +25,7 @@
 #include "core/watch/incident_grouping.h"
 #include "core/watch/incident_id.h"
 #include "core/watch/trigger_file.h"
+#include "preload/bounded_stop.h"
 #include "preload/log.h"
 #include "preload/resolver.h"
 
@@ -239,19 +240,7 @@ void Watchdog::Start() {
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
-void Watchdog::Stop() {
-  if (!thread_.joinable()) return;
-  std::unique_lock<std::mutex> lock(mu_);
-  stop_ = true;
-  wake_.notify_all();
-  if (wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopped_; })) {
-    lock.unlock();
-    thread_.join();
-  } else {
-    lock.unlock();
-    thread_.detach();  // a dump in progress; the process exit ends it
-  }
-}
+void Watchdog::Stop() { StopWithin(thread_, mu_, wake_, stop_, stopped_, std::chrono::seconds(1)); }
 
 void Watchdog::Run() {
   pthread_setname_np(pthread_self(), "ncclwatch-wd");
