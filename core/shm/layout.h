@@ -118,6 +118,11 @@ enum class Op : uint8_t {
   kRecv = 10,
 };
 inline constexpr bool IsPointToPoint(Op op) { return op == Op::kSend || op == Op::kRecv; }
+// Whether a record's redop / root_or_peer field means a reduction op / a root for this op.
+inline constexpr bool HasRedOp(Op op) { return op == Op::kAllReduce || op == Op::kReduce || op == Op::kReduceScatter; }
+inline constexpr bool HasRoot(Op op) {
+  return op == Op::kBroadcast || op == Op::kReduce || op == Op::kGather || op == Op::kScatter;
+}
 const char* OpName(Op op);
 
 // RingRecord::flags bits.

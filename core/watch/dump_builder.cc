@@ -5,22 +5,14 @@
 namespace ncclwatch::watch {
 namespace {
 
-bool HasRedOp(shm::Op op) {
-  return op == shm::Op::kAllReduce || op == shm::Op::kReduce || op == shm::Op::kReduceScatter;
-}
-
-bool HasRoot(shm::Op op) {
-  return op == shm::Op::kBroadcast || op == shm::Op::kReduce || op == shm::Op::kGather || op == shm::Op::kScatter;
-}
-
 dump::CollectiveRecord ToDumpRecord(const shm::RecordView& r) {
   dump::CollectiveRecord out;
   out.seq = r.seq;
   out.op = shm::OpName(r.op);
   out.count = r.count;
   out.datatype = r.datatype;
-  out.redop = HasRedOp(r.op) ? r.redop : -1;
-  out.root = HasRoot(r.op) ? r.root_or_peer : -1;
+  out.redop = shm::HasRedOp(r.op) ? r.redop : -1;
+  out.root = shm::HasRoot(r.op) ? r.root_or_peer : -1;
   out.peer = shm::IsPointToPoint(r.op) ? r.root_or_peer : -1;
   out.stream = r.stream;
   out.enqueue_ns = r.enqueue_ns;

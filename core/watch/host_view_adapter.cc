@@ -5,14 +5,6 @@
 namespace ncclwatch::watch {
 namespace {
 
-bool HasRedOp(shm::Op op) {
-  return op == shm::Op::kAllReduce || op == shm::Op::kReduce || op == shm::Op::kReduceScatter;
-}
-
-bool HasRoot(shm::Op op) {
-  return op == shm::Op::kBroadcast || op == shm::Op::kReduce || op == shm::Op::kGather || op == shm::Op::kScatter;
-}
-
 bool IsWatched(shm::CommState state) {
   return state == shm::CommState::kInitializing || state == shm::CommState::kReady;
 }
@@ -28,8 +20,8 @@ detect::CollectiveRecordView ToRecordView(const shm::RecordView& r) {
   out.op = shm::OpName(r.op);
   out.count = r.count;
   out.datatype = r.datatype;
-  out.redop = HasRedOp(r.op) ? r.redop : -1;
-  out.root = HasRoot(r.op) ? r.root_or_peer : -1;
+  out.redop = shm::HasRedOp(r.op) ? r.redop : -1;
+  out.root = shm::HasRoot(r.op) ? r.root_or_peer : -1;
   out.enqueue_ns = r.enqueue_ns;
   out.complete_ns = r.complete_ns;
   return out;
