@@ -46,6 +46,8 @@ struct Options {
   std::string transport_hang;
   int blocked_thread = 0;
   int idle_threads = 0;
+  int stuck_sync_rank = -1;
+  int stuck_sync_step = -1;
   int quiet = 0;
 };
 
@@ -135,8 +137,16 @@ __attribute__((noinline)) void Backward(Job& job, int step) {
             "ncclAllReduce(gradients)");
 }
 
+// Stands in for a GPU kernel that never finishes (not NCCL's): the stream stops here for good.
+void CUDART_CB NeverFinishingKernel(void*) {
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
 // Like `loss.item()`: a device-to-host copy, then the host blocks until the stream gets there.
-__attribute__((noinline)) float ReadLoss(Job& job) {
+__attribute__((noinline)) float ReadLoss(Job& job, int step) {
+  if (job.env.rank == job.opt.stuck_sync_rank && step == job.opt.stuck_sync_step) {
+    CheckCuda(job, cudaLaunchHostFunc(job.stream, NeverFinishingKernel, nullptr), "cudaLaunchHostFunc");
+  }
   CheckCuda(job, cudaMemcpyAsync(job.loss_host, job.grads, sizeof(float), cudaMemcpyDeviceToHost, job.stream),
             "cudaMemcpyAsync(loss)");
   CheckCuda(job, cudaStreamSynchronize(job.stream), "cudaStreamSynchronize");
@@ -213,7 +223,7 @@ int Train(Job& job) {
     LoadBatch(job, step);
     Forward(job, step);
     Backward(job, step);
-    float loss = ReadLoss(job);
+    float loss = ReadLoss(job, step);
     CheckAsyncErrors(job);
     if (loss != expected) {
       std::fprintf(stderr, "[rank %d] step %d: gradient AllReduce gave %g, expected %g\n", job.env.rank, step, loss,
@@ -276,7 +286,10 @@ void AddFlags(CLI::App& app, Options& o) {
   app.add_option("--transport-hang", o.transport_hang,
                  "sim only: 'init' or a step whose gradient AllReduce never completes (sets NCCLSIM_FAULT)");
   app.add_flag("--blocked-thread", o.blocked_thread, "start a parked thread with every signal blocked");
-  app.add_option("--idle-threads", o.idle_threads, "start this many parked idle threads")
+  app.add_option("--idle-threads", o.idle_threads, "start this many parked idle threads");
+  app.add_option("--stuck-sync-rank", o.stuck_sync_rank,
+                 "rank whose stream stops in a GPU op that never finishes (not NCCL) before the loss read-back");
+  app.add_option("--stuck-sync-step", o.stuck_sync_step, "step at which it stops")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_flag("--quiet", o.quiet, "print nothing on success");
 }

@@ -539,6 +539,37 @@ def blocked_thread():
                extra_args=["--blocked-thread"], extra_check=deaf_thread_reported)
 
 
+def sync_stuck():
+    # One rank (so no peer turns this into a straggler) whose stream stops in a GPU op that is
+    # not NCCL's, right before the loss read-back: every collective completed, yet the host
+    # is blocked in cudaStreamSynchronize. Verdict sync_stuck, naming the stream it waits on.
+    job = run_scenario("sync_stuck", 1, ["--tp", "1", "--stuck-sync-rank", "0", "--stuck-sync-step", "3"],
+                       expect_dumps=1)
+    try:
+        dumps = load_dumps(job)
+        check(len(dumps) == 1, f"one dump, got {len(dumps)}")
+        if dumps:
+            d = dumps[0]
+            v = d["verdict"]
+            check(v["kind"] == "sync_stuck", f"verdict {v['kind']}, expected sync_stuck")
+            check(v["culprit_ranks"] == [0], f"culprits {v['culprit_ranks']} (global ranks), expected [0]")
+            check(v["op"] == "stream", f"waits on {v['op']!r}, expected 'stream'")
+            syncs = d.get("host_syncs", [])
+            check(len(syncs) == 1 and syncs[0]["target"] == "stream" and syncs[0]["handle"] != "0x0",
+                  f"the dump shows the host blocked on a stream: {syncs}")
+            since = v["since_mono_ns"]
+            check(since > 0 and 0 <= d["incident"]["detected_mono_ns"] - since <= LATENCY_BOUND_NS,
+                  "detected within threshold + 2 polls of the sync's start")
+            for c in d["comms"]:
+                check(c["last_completed_seq"] == c["last_enqueued_seq"], "every collective completed")
+            check(any("cudaStreamSynchronize" in n for n in frames_of(d)),
+                  "the main thread's stack shows it inside cudaStreamSynchronize")
+        report = analyze(job)
+        check(report.get("verdict", {}).get("kind") == "sync_stuck", "analyze: sync_stuck")
+    finally:
+        job.cleanup()
+
+
 def status_live():
     # `ncclwatch status` against a live simulated job: 4 healthy ranks under the preload, read
     # from shared memory alone while they train.
@@ -587,6 +618,7 @@ SCENARIOS = {
     "full_disk": full_disk,
     "blocked_thread": blocked_thread,
     "status_live": status_live,
+    "sync_stuck": sync_stuck,
 }
 
 
