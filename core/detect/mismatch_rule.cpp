@@ -80,13 +80,19 @@ std::optional<Verdict> CheckMismatch(const RuleContext& context) {
   bool clear_majority = factions[0].ranks.size() > factions[1].ranks.size();
 
   Verdict verdict = StartVerdict(VerdictKind::kMismatch, context.group, seq);
-  verdict.op = factions[0].fingerprint.op;
   for (size_t i = 0; i < factions.size(); ++i) {
     bool blamed = i > 0 || !clear_majority;
     auto& target = blamed ? verdict.culprit_ranks : verdict.other_ranks;
     target.insert(target.end(), factions[i].ranks.begin(), factions[i].ranks.end());
   }
   std::sort(verdict.culprit_ranks.begin(), verdict.culprit_ranks.end());
+  // The op is what the lowest culprit issued (an extra Broadcast reads as "Broadcast"), the
+  // same convention as `ncclwatch analyze`.
+  for (const Faction& faction : factions) {
+    if (std::find(faction.ranks.begin(), faction.ranks.end(), verdict.culprit_ranks.front()) != faction.ranks.end()) {
+      verdict.op = faction.fingerprint.op;
+    }
+  }
   verdict.since_ns = EarliestEnqueue(factions);
   verdict.summary = "mismatch on comm " + FormatHash(context.group.comm_hash) + " at #" +
                     std::to_string(seq) + ": " + DescribeFactions(factions);

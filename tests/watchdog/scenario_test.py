@@ -289,11 +289,10 @@ def extra_broadcast():
     try:
         dumps = load_dumps(job)
         comm = ddp_world_comm(job, dumps)
-        check_incident(dumps, "mismatch", comm, seq, "AllReduce", [1], [0, 1, 2, 3], bound_ns=MISMATCH_BOUND_NS)
-        # analyze names the culprit's op (Broadcast) where the detector names the majority's
-        # (AllReduce); both are in the fingerprints, checked rank by rank.
+        # The watchdog and analyze both name what the culprit issued: the extra Broadcast.
+        check_incident(dumps, "mismatch", comm, seq, "Broadcast", [1], [0, 1, 2, 3], bound_ns=MISMATCH_BOUND_NS)
         report = analyze(job)
-        check_analysis(report, "mismatch", comm, seq, None, [1])
+        check_analysis(report, "mismatch", comm, seq, "Broadcast", [1])
         at_seq = [f for f in report.get("fingerprints", []) if f.get("seq") == seq]
         if check(len(at_seq) == 1 and at_seq[0]["differs"], f"analyze: fingerprints differ at #{seq}"):
             ops = {e["rank"]: e["op"] for e in at_seq[0]["by_rank"]}
