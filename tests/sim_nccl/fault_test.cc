@@ -31,13 +31,10 @@ simtest::RunResult RunWith(int n, const std::function<int(const ncclUniqueId&, i
   return result;
 }
 
-// Runs one int allreduce; true if the stream finished it within `wait`.
-// On a hang, aborts the communicator from this thread while another is blocked in
-// cudaStreamSynchronize, and checks that the abort releases it.
-bool AllReduceFinishes(ncclComm_t comm, cudaStream_t stream, Checker& check, std::chrono::milliseconds wait,
-                       bool* aborted) {
-  int in = 1, out = 0;
-  ncclAllReduce(&in, &out, 1, ncclInt32, ncclSum, comm, stream);
+// True if `stream` drains within `wait`. Otherwise aborts the communicator from this thread
+// while another is blocked in cudaStreamSynchronize, and checks that the abort releases it.
+bool StreamFinishes(ncclComm_t comm, cudaStream_t stream, Checker& check, std::chrono::milliseconds wait,
+                    bool* aborted) {
   auto synced = std::async(std::launch::async, [stream] { return cudaStreamSynchronize(stream); });
   if (synced.wait_for(wait) == std::future_status::ready) return true;
   check(ncclCommAbort(comm) == ncclSuccess, "abort");
@@ -46,12 +43,26 @@ bool AllReduceFinishes(ncclComm_t comm, cudaStream_t stream, Checker& check, std
   return false;
 }
 
+// Runs one int allreduce; true if the stream finished it within `wait` (see StreamFinishes).
+bool AllReduceFinishes(ncclComm_t comm, cudaStream_t stream, Checker& check, std::chrono::milliseconds wait,
+                       bool* aborted) {
+  int in = 1, out = 0;
+  ncclAllReduce(&in, &out, 1, ncclInt32, ncclSum, comm, stream);
+  return StreamFinishes(comm, stream, check, wait, aborted);
+}
+
+// Joins the 2-rank communicator of `id` and creates a stream; false if init failed.
+bool JoinPair(const ncclUniqueId& id, int rank, Checker& check, ncclComm_t* comm, cudaStream_t* stream) {
+  if (!check(ncclCommInitRank(comm, 2, id, rank) == ncclSuccess, "init")) return false;
+  cudaStreamCreate(stream);
+  return true;
+}
+
 int HangBody(const ncclUniqueId& id, int rank) {
   Checker check(rank);
   ncclComm_t comm = nullptr;
-  if (!check(ncclCommInitRank(&comm, 2, id, rank) == ncclSuccess, "init")) return 1;
-  cudaStream_t stream;
-  cudaStreamCreate(&stream);
+  cudaStream_t stream = nullptr;
+  if (!JoinPair(id, rank, check, &comm, &stream)) return 1;
   bool aborted = false;
   check(AllReduceFinishes(comm, stream, check, 5s, &aborted), "collective #1 completes");
   check(!AllReduceFinishes(comm, stream, check, 2s, &aborted), "collective #2 hangs");
@@ -63,16 +74,13 @@ int HangBody(const ncclUniqueId& id, int rank) {
 int MismatchBody(const ncclUniqueId& id, int rank) {
   Checker check(rank);
   ncclComm_t comm = nullptr;
-  if (!check(ncclCommInitRank(&comm, 2, id, rank) == ncclSuccess, "init")) return 1;
-  cudaStream_t stream;
-  cudaStreamCreate(&stream);
+  cudaStream_t stream = nullptr;
+  if (!JoinPair(id, rank, check, &comm, &stream)) return 1;
   float buf[4] = {1, 2, 3, 4};
   if (rank == 0) ncclAllReduce(buf, buf, 4, ncclFloat32, ncclSum, comm, stream);
   else ncclBroadcast(buf, buf, 4, ncclFloat32, 0, comm, stream);
-  auto synced = std::async(std::launch::async, [stream] { return cudaStreamSynchronize(stream); });
-  check(synced.wait_for(1500ms) == std::future_status::timeout, "mismatched calls never complete");
-  ncclCommAbort(comm);
-  check(synced.wait_for(5s) == std::future_status::ready, "abort releases");
+  bool aborted = false;
+  check(!StreamFinishes(comm, stream, check, 1500ms, &aborted), "mismatched calls never complete");
   cudaStreamDestroy(stream);
   return check.failures() == 0 ? 0 : 1;
 }
@@ -80,9 +88,8 @@ int MismatchBody(const ncclUniqueId& id, int rank) {
 int SlowErrorBody(const ncclUniqueId& id, int rank) {
   Checker check(rank);
   ncclComm_t comm = nullptr;
-  if (!check(ncclCommInitRank(&comm, 2, id, rank) == ncclSuccess, "init")) return 1;
-  cudaStream_t stream;
-  cudaStreamCreate(&stream);
+  cudaStream_t stream = nullptr;
+  if (!JoinPair(id, rank, check, &comm, &stream)) return 1;
   bool aborted = false;
   ncclResult_t async = ncclInternalError;
   check(AllReduceFinishes(comm, stream, check, 5s, &aborted), "#1");
@@ -102,9 +109,8 @@ int SlowErrorBody(const ncclUniqueId& id, int rank) {
 int DieBody(const ncclUniqueId& id, int rank) {
   Checker check(rank);
   ncclComm_t comm = nullptr;
-  if (!check(ncclCommInitRank(&comm, 2, id, rank) == ncclSuccess, "init")) return 1;
-  cudaStream_t stream;
-  cudaStreamCreate(&stream);
+  cudaStream_t stream = nullptr;
+  if (!JoinPair(id, rank, check, &comm, &stream)) return 1;
   bool aborted = false;
   check(AllReduceFinishes(comm, stream, check, 5s, &aborted), "#1");
   // Rank 1 is SIGKILLed inside #2; its peer hangs there.
@@ -129,9 +135,8 @@ int InitHangBody(const ncclUniqueId& id, int rank) {
 int NoopBody(const ncclUniqueId& id, int rank) {
   Checker check(rank);
   ncclComm_t comm = nullptr;
-  if (!check(ncclCommInitRank(&comm, 2, id, rank) == ncclSuccess, "init")) return 1;
-  cudaStream_t stream;
-  cudaStreamCreate(&stream);
+  cudaStream_t stream = nullptr;
+  if (!JoinPair(id, rank, check, &comm, &stream)) return 1;
   int in = 5, out = -1;
   // Rank 0 calls one collective more than rank 1: with real work this would hang.
   for (int i = 0; i < (rank == 0 ? 2 : 1); ++i)
