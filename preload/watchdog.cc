@@ -129,16 +129,9 @@ class Poller {
   watch::Trigger TriggerOf(const std::string& id, const detect::Verdict& v) const {
     watch::Trigger t;
     t.incident_id = id;
-    t.kind = detect::ToString(v.kind);
-    t.comm_hash = v.comm_hash;
-    t.seq = v.seq;
-    t.op = v.op;
-    t.culprit_ranks = v.culprit_ranks;
-    t.other_ranks = v.other_ranks;
-    t.partial = v.partial;
+    t.verdict = watch::ToLocalVerdict(v);
     t.host = settings_.host;
     t.pid = static_cast<int32_t>(getpid());
-    t.summary = v.summary;
     return t;
   }
 

@@ -47,15 +47,9 @@ dump::LocalVerdict ToLocalVerdict(const detect::Verdict& v) {
 }
 
 dump::LocalVerdict ToLocalVerdict(const Trigger& t) {
-  dump::LocalVerdict out;
-  out.kind = detect::ParseVerdictKind(t.kind) ? t.kind : "none";
-  out.comm_hash = t.comm_hash;
-  out.seq = t.seq;
-  out.op = t.op;
-  out.culprit_ranks = t.culprit_ranks;
-  out.other_ranks = t.other_ranks;
-  out.partial = t.partial;
-  out.summary = "requested by " + t.host + ":" + std::to_string(t.pid) + " (trigger file): " + t.summary;
+  dump::LocalVerdict out = t.verdict;
+  if (!detect::ParseVerdictKind(out.kind)) out.kind = "none";
+  out.summary = "requested by " + t.host + ":" + std::to_string(t.pid) + " (trigger file): " + t.verdict.summary;
   return out;
 }
 

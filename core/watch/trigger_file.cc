@@ -61,16 +61,16 @@ std::string FormatTrigger(const Trigger& t) {
   std::ostringstream out;
   out << kHeader << "\n"
       << "incident=" << OneLine(t.incident_id) << "\n"
-      << "kind=" << OneLine(t.kind) << "\n"
-      << "comm=" << HexHash(t.comm_hash) << "\n"
-      << "seq=" << t.seq << "\n"
-      << "op=" << OneLine(t.op) << "\n"
-      << "culprits=" << JoinRanks(t.culprit_ranks) << "\n"
-      << "others=" << JoinRanks(t.other_ranks) << "\n"
-      << "partial=" << (t.partial ? 1 : 0) << "\n"
+      << "kind=" << OneLine(t.verdict.kind) << "\n"
+      << "comm=" << HexHash(t.verdict.comm_hash) << "\n"
+      << "seq=" << t.verdict.seq << "\n"
+      << "op=" << OneLine(t.verdict.op) << "\n"
+      << "culprits=" << JoinRanks(t.verdict.culprit_ranks) << "\n"
+      << "others=" << JoinRanks(t.verdict.other_ranks) << "\n"
+      << "partial=" << (t.verdict.partial ? 1 : 0) << "\n"
       << "host=" << OneLine(t.host) << "\n"
       << "pid=" << t.pid << "\n"
-      << "summary=" << OneLine(t.summary) << "\n";
+      << "summary=" << OneLine(t.verdict.summary) << "\n";
   return out.str();
 }
 
@@ -85,16 +85,16 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
     const std::string key = line.substr(0, eq);
     const std::string value = line.substr(eq + 1);
     if (key == "incident") t.incident_id = value;
-    else if (key == "kind") t.kind = value;
-    else if (key == "comm") t.comm_hash = std::strtoull(value.c_str(), nullptr, 16);
-    else if (key == "seq") t.seq = std::strtoull(value.c_str(), nullptr, 10);
-    else if (key == "op") t.op = value;
-    else if (key == "culprits") t.culprit_ranks = SplitRanks(value);
-    else if (key == "others") t.other_ranks = SplitRanks(value);
-    else if (key == "partial") t.partial = value == "1";
+    else if (key == "kind") t.verdict.kind = value;
+    else if (key == "comm") t.verdict.comm_hash = std::strtoull(value.c_str(), nullptr, 16);
+    else if (key == "seq") t.verdict.seq = std::strtoull(value.c_str(), nullptr, 10);
+    else if (key == "op") t.verdict.op = value;
+    else if (key == "culprits") t.verdict.culprit_ranks = SplitRanks(value);
+    else if (key == "others") t.verdict.other_ranks = SplitRanks(value);
+    else if (key == "partial") t.verdict.partial = value == "1";
     else if (key == "host") t.host = value;
     else if (key == "pid") t.pid = static_cast<int32_t>(std::strtol(value.c_str(), nullptr, 10));
-    else if (key == "summary") t.summary = value;
+    else if (key == "summary") t.verdict.summary = value;
   }
   if (t.incident_id.empty()) return std::nullopt;
   return t;

@@ -18,22 +18,19 @@
 #include <string>
 #include <vector>
 
+#include "core/dump/dump.h"
+
 namespace ncclwatch::watch {
 
 inline constexpr char kTriggerSuffix[] = ".trigger";
 
+// The declaring rank's verdict (its onset time is not carried: monotonic clocks of other
+// hosts mean nothing here), and who declared it.
 struct Trigger {
   std::string incident_id;
-  std::string kind;
-  uint64_t comm_hash = 0;
-  uint64_t seq = 0;
-  std::string op;
-  std::vector<int> culprit_ranks;
-  std::vector<int> other_ranks;
-  bool partial = false;
+  dump::LocalVerdict verdict;
   std::string host;
   int32_t pid = 0;
-  std::string summary;
 };
 
 std::string FormatTrigger(const Trigger& trigger);

@@ -41,21 +41,21 @@ TEST_CASE("the local verdict keeps what the detector said", "[builder]") {
 TEST_CASE("a verdict from a trigger file names who asked", "[builder]") {
   Trigger t;
   t.incident_id = "x";
-  t.kind = "collective_hang";
-  t.comm_hash = 0xabc;
-  t.seq = 9;
-  t.op = "Broadcast";
+  t.verdict.kind = "collective_hang";
+  t.verdict.comm_hash = 0xabc;
+  t.verdict.seq = 9;
+  t.verdict.op = "Broadcast";
   t.host = "node3";
   t.pid = 77;
-  t.culprit_ranks = {3};
-  t.partial = true;
+  t.verdict.culprit_ranks = {3};
+  t.verdict.partial = true;
   const dump::LocalVerdict v = ToLocalVerdict(t);
   CHECK(v.kind == "collective_hang");
   CHECK(v.seq == 9);
   CHECK(v.culprit_ranks == std::vector<int>{3});
   CHECK(v.partial);
   CHECK(v.summary.find("node3:77") != std::string::npos);
-  t.kind = "bogus";
+  t.verdict.kind = "bogus";
   CHECK(ToLocalVerdict(t).kind == "none");
 }
 

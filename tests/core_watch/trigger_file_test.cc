@@ -10,16 +10,16 @@ namespace {
 Trigger Sample(const std::string& id) {
   Trigger t;
   t.incident_id = id;
-  t.kind = "straggler";
-  t.comm_hash = 0xdeadbeef12ull;
-  t.seq = 5;
-  t.op = "AllReduce";
-  t.culprit_ranks = {2, 5};
-  t.other_ranks = {0};
-  t.partial = true;
+  t.verdict.kind = "straggler";
+  t.verdict.comm_hash = 0xdeadbeef12ull;
+  t.verdict.seq = 5;
+  t.verdict.op = "AllReduce";
+  t.verdict.culprit_ranks = {2, 5};
+  t.verdict.other_ranks = {0};
+  t.verdict.partial = true;
   t.host = "node7";
   t.pid = 4242;
-  t.summary = "rank 2 has not joined\n#5";
+  t.verdict.summary = "rank 2 has not joined\n#5";
   return t;
 }
 
@@ -27,16 +27,16 @@ TEST_CASE("a trigger survives formatting and parsing", "[trigger]") {
   const std::optional<Trigger> t = ParseTrigger(FormatTrigger(Sample("straggler-0xdeadbeef12-5")));
   REQUIRE(t);
   CHECK(t->incident_id == "straggler-0xdeadbeef12-5");
-  CHECK(t->kind == "straggler");
-  CHECK(t->comm_hash == 0xdeadbeef12ull);
-  CHECK(t->seq == 5);
-  CHECK(t->op == "AllReduce");
-  CHECK(t->culprit_ranks == std::vector<int>{2, 5});
-  CHECK(t->other_ranks == std::vector<int>{0});
-  CHECK(t->partial);
+  CHECK(t->verdict.kind == "straggler");
+  CHECK(t->verdict.comm_hash == 0xdeadbeef12ull);
+  CHECK(t->verdict.seq == 5);
+  CHECK(t->verdict.op == "AllReduce");
+  CHECK(t->verdict.culprit_ranks == std::vector<int>{2, 5});
+  CHECK(t->verdict.other_ranks == std::vector<int>{0});
+  CHECK(t->verdict.partial);
   CHECK(t->host == "node7");
   CHECK(t->pid == 4242);
-  CHECK(t->summary == "rank 2 has not joined #5");  // kept on one line
+  CHECK(t->verdict.summary == "rank 2 has not joined #5");  // kept on one line
 }
 
 TEST_CASE("text that is not a trigger is rejected", "[trigger]") {
