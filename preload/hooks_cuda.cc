@@ -1,9 +1,9 @@
 // Hooks for the CUDA host syncs where a rank waits for the GPU. Exported unversioned, so
 // they interpose libcudart's versioned (@@libcudart.so.13) references too.
 #include <cuda_runtime_api.h>
-#include <errno.h>
 
 #include "preload/hook_macros.h"
+#include "preload/keep_errno.h"
 #include "preload/sync_observer.h"
 
 extern "C" cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
@@ -19,9 +19,10 @@ cudaError_t ObserveSync(SyncKind kind, const void* target, Call&& call) {
   ncclwatch::shm::SyncSlot* slot = ncclwatch::preload::BeginSync(kind, reinterpret_cast<uint64_t>(target));
   if (slot == nullptr) return call();
   const cudaError_t result = call();
-  const int saved_errno = errno;
-  ncclwatch::preload::EndSync(slot);
-  errno = saved_errno;
+  {
+    const ncclwatch::preload::KeepErrno keep;
+    ncclwatch::preload::EndSync(slot);
+  }
   return result;
 }
 

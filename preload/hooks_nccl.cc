@@ -1,9 +1,9 @@
 // Hooks for the NCCL API: collectives, point-to-point, groups, communicator life cycle.
 // Each is a thin shell: forward to the real function, let nccl_observer.h look at it.
-#include <errno.h>
 #include <nccl.h>
 
 #include "preload/hook_macros.h"
+#include "preload/keep_errno.h"
 #include "preload/nccl_observer.h"
 
 namespace {
@@ -20,9 +20,10 @@ ncclResult_t ObserveOp(ncclComm_t comm, const OpFingerprint& op, Call&& call) {
   OpCall observed;
   if (!ncclwatch::preload::BeginOp(comm, op, &observed)) return call();
   const ncclResult_t result = call();
-  const int saved_errno = errno;
-  ncclwatch::preload::EndOp(&observed, result);
-  errno = saved_errno;
+  {
+    const ncclwatch::preload::KeepErrno keep;
+    ncclwatch::preload::EndOp(&observed, result);
+  }
   return result;
 }
 
@@ -36,9 +37,10 @@ ncclResult_t ObserveInit(ncclwatch::preload::InitCall* init, bool observing, ncc
                          Call&& call) {
   if (!observing) return call();
   const ncclResult_t result = call();
-  const int saved_errno = errno;
-  ncclwatch::preload::EndInit(init, result, comms, count);
-  errno = saved_errno;
+  {
+    const ncclwatch::preload::KeepErrno keep;
+    ncclwatch::preload::EndInit(init, result, comms, count);
+  }
   return result;
 }
 
@@ -47,10 +49,11 @@ ncclResult_t ObserveTeardown(ncclComm_t comm, ncclwatch::preload::Teardown kind,
   ncclwatch::preload::ThreadState* thread = nullptr;
   if (!ncclwatch::preload::EnterObserved(&thread)) return call();
   const ncclResult_t result = call();
-  const int saved_errno = errno;
-  ncclwatch::preload::LeaveObserved(thread);
-  ncclwatch::preload::ObserveTeardown(comm, kind, result);
-  errno = saved_errno;
+  {
+    const ncclwatch::preload::KeepErrno keep;
+    ncclwatch::preload::LeaveObserved(thread);
+    ncclwatch::preload::ObserveTeardown(comm, kind, result);
+  }
   return result;
 }
 
@@ -59,9 +62,10 @@ ncclResult_t ObserveGroupEnd(ncclwatch::preload::GroupEndKind kind, Call&& call)
   ncclwatch::preload::GroupCall group;
   if (!ncclwatch::preload::BeginGroupEnd(kind, &group)) return call();
   const ncclResult_t result = call();
-  const int saved_errno = errno;
-  ncclwatch::preload::EndGroupEnd(&group, result);
-  errno = saved_errno;
+  {
+    const ncclwatch::preload::KeepErrno keep;
+    ncclwatch::preload::EndGroupEnd(&group, result);
+  }
   return result;
 }
 
@@ -157,9 +161,10 @@ NCCLWATCH_EXPORT ncclResult_t ncclGroupStart() {
   ncclwatch::preload::GroupCall group;
   if (!ncclwatch::preload::BeginGroupStart(&group)) return real();
   const ncclResult_t result = real();
-  const int saved_errno = errno;
-  ncclwatch::preload::EndGroupStart(&group, result);
-  errno = saved_errno;
+  {
+    const ncclwatch::preload::KeepErrno keep;
+    ncclwatch::preload::EndGroupStart(&group, result);
+  }
   return result;
 }
 
@@ -178,9 +183,10 @@ NCCLWATCH_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
 NCCLWATCH_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
   NCCLWATCH_NEXT(kNccl, ncclGetUniqueId, ncclSystemError);
   const ncclResult_t result = real(uniqueId);
-  const int saved_errno = errno;
-  ncclwatch::preload::ObserveUniqueId(uniqueId, result);
-  errno = saved_errno;
+  {
+    const ncclwatch::preload::KeepErrno keep;
+    ncclwatch::preload::ObserveUniqueId(uniqueId, result);
+  }
   return result;
 }
 
@@ -260,9 +266,10 @@ NCCLWATCH_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_
   ncclwatch::preload::ThreadState* thread = nullptr;
   if (!ncclwatch::preload::EnterObserved(&thread)) return real(comm, asyncError);
   const ncclResult_t result = real(comm, asyncError);
-  const int saved_errno = errno;
-  ncclwatch::preload::LeaveObserved(thread);
-  ncclwatch::preload::ObserveAsyncError(comm, result, asyncError);
-  errno = saved_errno;
+  {
+    const ncclwatch::preload::KeepErrno keep;
+    ncclwatch::preload::LeaveObserved(thread);
+    ncclwatch::preload::ObserveAsyncError(comm, result, asyncError);
+  }
   return result;
 }

@@ -9,6 +9,7 @@
 
 #include "core/shm/job_identity.h"
 #include "core/shm/process_info.h"
+#include "preload/keep_errno.h"
 #include "preload/log.h"
 
 namespace ncclwatch::preload {
@@ -102,6 +103,7 @@ Runtime* ActiveRuntime() { return g_runtime.load(std::memory_order_acquire); }
 Runtime* ActivateForNewCommunicator() {
   if (PassThroughOnly()) return nullptr;
   if (Runtime* rt = ActiveRuntime()) return rt;
+  const KeepErrno keep;  // activation opens files, shared memory and threads
   std::lock_guard<std::mutex> lock(g_activation_mu);
   if (Runtime* rt = ActiveRuntime()) return rt;
   if (PassThroughOnly()) return nullptr;
