@@ -37,18 +37,7 @@ ncclsim::InitRequest RootRequest(const ncclUniqueId& id, int nranks, int rank, n
 }  // namespace
 
 NCCLSIM_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
-  if (uniqueId == nullptr) {
-    SetLastError("ncclGetUniqueId: uniqueId argument is NULL");
-    return ncclInvalidArgument;
-  }
-  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  ssize_t got = fd >= 0 ? read(fd, uniqueId->internal, sizeof uniqueId->internal) : -1;
-  if (fd >= 0) close(fd);
-  if (got != static_cast<ssize_t>(sizeof uniqueId->internal)) {
-    SetLastError("ncclGetUniqueId: cannot read /dev/urandom");
-    return ncclSystemError;
-  }
-  return ncclSuccess;
+  return ncclsim::NewUniqueId(uniqueId, "ncclGetUniqueId");
 }
 
 NCCLSIM_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks, ncclUniqueId commId,

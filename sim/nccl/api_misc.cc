@@ -3,17 +3,43 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "export.h"
 #include "last_error.h"
+#include "nccl_api_232.h"
 
 using ncclsim::SetLastError;
+
+namespace {
+
+// NCCLSIM_VERSION=2.28.9 (or the code, 22809) makes GetVersion report another release;
+// the default is the release whose API the sim covers, 2.32.3.
+int ReportedVersion() {
+  static const int version = [] {
+    const char* text = std::getenv("NCCLSIM_VERSION");
+    if (text == nullptr || *text == '\0') return ncclsim::v232::kVersionCode;
+    int major = 0, minor = 0, patch = 0, code = 0;
+    char tail = 0;
+    if (std::sscanf(text, "%d.%d.%d%c", &major, &minor, &patch, &tail) == 3 && major >= 2 && minor >= 0 &&
+        minor < 100 && patch >= 0 && patch < 100)
+      return major * 10000 + minor * 100 + patch;
+    if (std::sscanf(text, "%d%c", &code, &tail) == 1 && code >= 20000) return code;
+    std::fprintf(stderr, "NCCLSIM_VERSION: '%s' is neither 2.X.Y nor a version code; reporting 2.32.3\n", text);
+    return ncclsim::v232::kVersionCode;
+  }();
+  return version;
+}
+
+}  // namespace
 
 NCCLSIM_API(ncclResult_t, ncclGetVersion, int* version) {
   if (version == nullptr) {
     SetLastError("ncclGetVersion: version argument is NULL");
     return ncclInvalidArgument;
   }
-  *version = NCCL_VERSION_CODE;
+  *version = ReportedVersion();
   return ncclSuccess;
 }
 
@@ -27,6 +53,7 @@ NCCLSIM_API(const char*, ncclGetErrorString, ncclResult_t result) {
     case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
     case ncclRemoteError: return "remote process exited or there was a network error";
     case ncclInProgress: return "NCCL operation in progress";
+    case ncclsim::v232::ncclTimeout: return "NCCL operation timed out";
     default: return "unknown result code";
   }
 }
@@ -77,17 +104,4 @@ NCCLSIM_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm, void* handl
     return ncclInvalidArgument;
   }
   return ncclSuccess;
-}
-
-NCCLSIM_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
-            int winFlags) {
-  (void)comm, (void)buff, (void)size, (void)win, (void)winFlags;
-  SetLastError("ncclCommWindowRegister: symmetric windows are not implemented by the sim");
-  return ncclInvalidUsage;
-}
-
-NCCLSIM_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
-  (void)comm, (void)win;
-  SetLastError("ncclCommWindowDeregister: symmetric windows are not implemented by the sim");
-  return ncclInvalidUsage;
 }

@@ -2,10 +2,7 @@
 // each rank stages its part of the round, all ranks pass a step, each rank reads what
 // it needs from the others' stages, and all pass another step before stages are reused.
 #include <algorithm>
-#include <chrono>
-#include <csignal>
 #include <cstring>
-#include <unistd.h>
 #include <vector>
 
 #include "ops.h"
@@ -43,6 +40,18 @@ bool SignaturesAgree(Comm* c) {
   return true;
 }
 
+// Copies this rank's input into its stage; a PreMulSum op multiplies it by the scalar on the way.
+void StageInput(const Op& op, unsigned char* stage, const unsigned char* in, size_t len) {
+  if (op.premul) {
+    ScaleInto(stage, in, len, op.datatype, op.premul->Scalar());
+  } else {
+    std::memcpy(stage, in, len * DataTypeSize(op.datatype));
+  }
+}
+
+// The op that combines the staged inputs: a PreMulSum op sums what was pre-multiplied.
+ncclRedOp_t CombiningOp(const Op& op) { return op.premul ? ncclSum : op.redop; }
+
 void ConsumeRound(const Op& op, size_t off, size_t len, size_t seg_elems) {
   Comm* c = op.comm;
   const size_t es = DataTypeSize(op.datatype);
@@ -57,7 +66,7 @@ void ConsumeRound(const Op& op, size_t off, size_t len, size_t seg_elems) {
       if (op.kind == CollKind::kReduce && me != op.root) return;
       const int seg = op.kind == CollKind::kReduceScatter ? me : 0;
       for (int r = 0; r < n; ++r) inputs[r] = stage(r, seg);
-      ReduceInto(out + off * es, inputs.data(), n, len, op.datatype, op.redop);
+      ReduceInto(out + off * es, inputs.data(), n, len, op.datatype, CombiningOp(op));
       return;
     }
     case CollKind::kBroadcast:
@@ -79,37 +88,22 @@ void ConsumeRound(const Op& op, size_t off, size_t len, size_t seg_elems) {
   }
 }
 
-void SleepInterruptibly(Comm* c, int ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  while (!c->aborted.load()) {
-    // Rounded up, so the fault never ends early.
-    const auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) return;
-    WaitFor(c, [] { return false; }, static_cast<int>(left));
-  }
-}
-
 }  // namespace
 
 bool ExecuteCollective(const Op& op) {
   Comm* c = op.comm;
   if (c->aborted.load()) return false;
-  const uint64_t seq = ++c->coll_seq;
   RankSlot* me = c->segment->slot(c->rank);
   me->signature = CollSignature{static_cast<int32_t>(op.kind), op.datatype, op.redop,
                                 op.root, op.count};
-  if (FindFault(c->faults, FaultKind::kError, c->index, c->rank, seq))
-    c->async_error.store(ncclRemoteError);
+  MarkFaultError(op);
   if (!Step(c)) return false;
-  if (FindFault(c->faults, FaultKind::kDie, c->index, c->rank, seq)) kill(getpid(), SIGKILL);
   // Disagreeing calls at one position hang, as the real library would (or worse).
-  if (FindFault(c->faults, FaultKind::kHang, c->index, c->rank, seq) || !SignaturesAgree(c)) {
+  if (!SignaturesAgree(c)) {
     WaitFor(c, [] { return false; });
     return false;
   }
-  if (const Fault* f = FindFault(c->faults, FaultKind::kSlow, c->index, c->rank, seq))
-    SleepInterruptibly(c, f->ms);
+  if (!ApplyFaults(op)) return false;
 
   const size_t es = DataTypeSize(op.datatype);
   const int segs = StagedSegments(op.kind, c->nranks);
@@ -120,8 +114,7 @@ bool ExecuteCollective(const Op& op) {
     const size_t len = std::min(per_round, op.count - off);
     if (stages) {
       for (int s = 0; s < segs; ++s)
-        std::memcpy(c->segment->stage(c->rank) + s * per_round * es,
-                    in + (s * op.count + off) * es, len * es);
+        StageInput(op, c->segment->stage(c->rank) + s * per_round * es, in + (s * op.count + off) * es, len);
     }
     if (!Step(c)) return false;
     ConsumeRound(op, off, len, per_round);

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "fault_spec.h"
+#include "premulsum.h"
 #include "shm_segment.h"
 
 struct ncclComm {
@@ -30,12 +32,13 @@ struct ncclComm {
 
   std::atomic<bool> aborted{false};   // releases every waiter of this rank
   std::atomic<bool> revoked{false};
+  std::atomic<bool> suspended{false};  // ncclCommSuspend: new work is refused until resumed
+  std::atomic<int> suspend_flags{0};
   std::atomic<ncclResult_t> init_state{ncclInProgress};
   std::atomic<ncclResult_t> async_error{ncclSuccess};
   std::atomic<int> split_count{0};
 
   // Stream-side progress, only touched by host functions in stream order.
-  uint64_t coll_seq = 0;  // collectives executed (1-based numbering for faults)
   uint64_t phase = 0;
   uint64_t boot_phase = 0;
 
@@ -48,6 +51,14 @@ struct ncclComm {
   uint64_t next_ticket = 0;
   uint64_t exec_turn = 0;
   std::set<uint64_t> skipped_tickets;  // launched but never enqueued (launch failed)
+  uint64_t issued_ops = 0;  // collectives and Send/Recv launched: NCCLSIM_FAULT seq numbers
+  bool release_when_idle = false;  // aborted with work still queued: the last op frees the comm
+  std::map<int, ncclsim::PreMulSum> redops;  // ncclRedOpCreatePreMulSum, by ncclRedOp_t value
+  int next_redop = ncclNumOps;
+  int windows_registered = 0;                // ncclCommWindowRegister calls, in order
+  std::vector<uint64_t> signals_consumed;    // WaitSignal progress, stream side
+  bool grow_id_pending = false;              // ncclCommGetUniqueId issued, not yet consumed
+  uint64_t grow_hash = 0;
   int pending_enqueue = 0;  // nonblocking: accepted, not yet on a stream
   std::thread init_thread;
 

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "last_error.h"
@@ -51,6 +52,21 @@ void RunInit(Comm* c, const InitRequest& req) {
 
 bool ConfigBlocking(const ncclConfig_t* config) {
   return config == nullptr || config->blocking == NCCL_CONFIG_UNDEF_INT || config->blocking != 0;
+}
+
+// An aborted comm whose ops are still queued behind a stuck stream must not block Abort:
+// the last of those ops frees it (launch.cc FinishOne). A nonblocking comm's worker may
+// still hold it, so that one is stopped and kept until exit. True when handed off.
+bool HandOffRelease(Comm* c) {
+  std::lock_guard<std::mutex> lock(c->mu);
+  if (c->inflight == 0 && c->pending_enqueue == 0) return false;
+  if (c->worker.joinable()) {
+    c->worker_stop = true;
+    c->cv.notify_all();
+  } else {
+    c->release_when_idle = true;
+  }
+  return true;
 }
 
 }  // namespace
@@ -107,8 +123,24 @@ ncclResult_t StartCommInit(const InitRequest& req, ncclComm_t* out) {
   return r;
 }
 
+ncclResult_t NewUniqueId(ncclUniqueId* id, const char* api) {
+  if (id == nullptr) {
+    SetLastError(std::string(api) + ": uniqueId argument is NULL");
+    return ncclInvalidArgument;
+  }
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  ssize_t got = fd >= 0 ? read(fd, id->internal, sizeof id->internal) : -1;
+  if (fd >= 0) close(fd);
+  if (got != static_cast<ssize_t>(sizeof id->internal)) {
+    SetLastError(std::string(api) + ": cannot read /dev/urandom");
+    return ncclSystemError;
+  }
+  return ncclSuccess;
+}
+
 void ReleaseComm(Comm* c) {
   if (c->init_thread.joinable()) c->init_thread.join();
+  if (c->aborted.load() && HandOffRelease(c)) return;
   WaitIdle(c);
   StopWorker(c);
   delete c;

@@ -23,6 +23,9 @@ struct InitRequest {
 // nonblocking configs, or in the background until GroupEnd inside a group).
 ncclResult_t StartCommInit(const InitRequest& req, ncclComm_t* out);
 
+// 128 random bytes from /dev/urandom (ncclGetUniqueId, ncclCommGetUniqueId).
+ncclResult_t NewUniqueId(ncclUniqueId* id, const char* api);
+
 // Frees everything of c; waits for in-flight work unless aborted.
 void ReleaseComm(Comm* c);
 

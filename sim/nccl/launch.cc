@@ -27,9 +27,14 @@ struct StreamTask {
 };
 
 void FinishOne(Comm* c) {
-  std::lock_guard<std::mutex> lock(c->mu);
-  --c->inflight;
-  c->cv.notify_all();
+  bool release = false;
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    --c->inflight;
+    c->cv.notify_all();
+    release = c->release_when_idle && c->inflight == 0;
+  }
+  if (release) delete c;  // aborted earlier with this op still queued (ReleaseComm)
 }
 
 // Waits for op's turn among its comm's collectives; false if the comm was aborted.
@@ -58,7 +63,12 @@ void RunTask(void* arg) {
   for (size_t i = 0; i < task->ops.size(); ++i) {
     if (done[i]) continue;
     const Op& op = task->ops[i];
-    if (!IsP2p(op.kind)) {
+    if (IsOneSided(op.kind)) {
+      if (!op.comm->aborted.load()) ExecuteOneSided(op);
+      done[i] = true;
+      continue;
+    }
+    if (IsCollective(op.kind)) {
       if (AwaitTurn(op)) ExecuteCollective(op);
       PassTurn(op.comm);
       done[i] = true;
@@ -77,14 +87,30 @@ void RunTask(void* arg) {
   delete task;
 }
 
+// The handles 0, cudaStreamLegacy and cudaStreamPerThread name one stream per device: the
+// current device's. One thread driving several ranks (nccl-tests) passes 0 for each of them.
+bool IsDeviceDefaultStream(cudaStream_t s) {
+  return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread;
+}
+
+// cudaLaunchHostFunc on the op's device when the stream handle depends on the current device.
+cudaError_t LaunchOnOpDevice(const Op& op, StreamTask* task) {
+  if (!IsDeviceDefaultStream(op.stream)) return cudaLaunchHostFunc(op.stream, RunTask, task);
+  int current = 0;
+  cudaGetDevice(&current);
+  if (current != op.comm->device) cudaSetDevice(op.comm->device);
+  const cudaError_t err = cudaLaunchHostFunc(op.stream, RunTask, task);
+  if (current != op.comm->device) cudaSetDevice(current);
+  return err;
+}
+
 ncclResult_t EnqueueTask(StreamTask* task) {
-  const cudaStream_t stream = task->ops.front().stream;
   std::vector<Comm*> comms;
   for (const Op& op : task->ops) comms.push_back(op.comm);
-  const cudaError_t err = cudaLaunchHostFunc(stream, RunTask, task);
+  const cudaError_t err = LaunchOnOpDevice(task->ops.front(), task);
   if (err != cudaSuccess) {
     for (const Op& op : task->ops) {
-      if (IsP2p(op.kind)) continue;
+      if (!IsCollective(op.kind)) continue;
       std::lock_guard<std::mutex> lock(op.comm->mu);
       op.comm->skipped_tickets.insert(op.ticket);
       SkipAbandonedTurns(op.comm);
@@ -103,12 +129,14 @@ Comm* FirstNonblocking(const std::vector<Op>& ops) {
   return nullptr;
 }
 
-// Splits ops by stream, keeping call order inside each stream.
+// Splits ops by stream, keeping call order inside each stream. A per-device default stream
+// handle is a different stream for each device.
 std::vector<StreamTask*> TasksByStream(std::vector<Op> ops) {
   std::vector<StreamTask*> tasks;
-  std::map<cudaStream_t, StreamTask*> by_stream;
+  std::map<std::pair<cudaStream_t, int>, StreamTask*> by_stream;
   for (Op& op : ops) {
-    StreamTask*& t = by_stream[op.stream];
+    const int device = IsDeviceDefaultStream(op.stream) ? op.comm->device : -1;
+    StreamTask*& t = by_stream[{op.stream, device}];
     if (t == nullptr) {
       t = new StreamTask;
       tasks.push_back(t);
@@ -138,7 +166,8 @@ ncclResult_t Launch(std::vector<Op> ops) {
   for (Op& op : ops) {
     std::lock_guard<std::mutex> lock(op.comm->mu);
     ++op.comm->inflight;
-    if (!IsP2p(op.kind)) op.ticket = op.comm->next_ticket++;
+    if (IsCollective(op.kind)) op.ticket = op.comm->next_ticket++;
+    if (!IsOneSided(op.kind)) op.seq = ++op.comm->issued_ops;
   }
   Comm* deferred = FirstNonblocking(ops);
   if (deferred == nullptr) {

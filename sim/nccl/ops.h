@@ -5,14 +5,29 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <memory>
+#include <optional>
+#include <vector>
 
 #include "comm.h"
+#include "nccl_api_232.h"
+#include "premulsum.h"
 
 namespace ncclsim {
 
 enum class CollKind {
   kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kAlltoAll, kGather, kScatter,
-  kSend, kRecv
+  kSend, kRecv,
+  kPutSignal, kSignal, kWaitSignal  // one-sided (2.29): no rendezvous, no turn in the call order
+};
+
+// Arguments of the one-sided ops beyond those of Op.
+struct OneSidedArgs {
+  ncclWindow_t window = nullptr;  // PutSignal: the peer's window (the comm-wide handle)
+  size_t offset = 0;
+  int sig_index = 0;
+  int context = 0;
+  std::vector<v232::ncclWaitSignalDesc_t> waits;  // WaitSignal
 };
 
 struct Op {
@@ -24,16 +39,30 @@ struct Op {
   size_t count;  // per-rank count as in the API call
   ncclDataType_t datatype;
   ncclRedOp_t redop;
-  int root;  // root, or peer for Send/Recv
+  int root;  // root, or peer for Send/Recv and one-sided ops
   uint64_t ticket = 0;  // collectives: position in the comm's call order
+  uint64_t seq = 0;     // collectives and Send/Recv: NCCLSIM_FAULT number, 1-based, issue order
+  std::optional<PreMulSum> premul = std::nullopt;  // redop is a PreMulSum op
+  std::shared_ptr<const OneSidedArgs> one_sided = nullptr;
 };
 
 inline bool IsP2p(CollKind k) { return k == CollKind::kSend || k == CollKind::kRecv; }
+inline bool IsOneSided(CollKind k) {
+  return k == CollKind::kPutSignal || k == CollKind::kSignal || k == CollKind::kWaitSignal;
+}
+inline bool IsCollective(CollKind k) { return !IsP2p(k) && !IsOneSided(k); }
 
 // Runs one collective of c to completion (blocking on peers). False if aborted.
 bool ExecuteCollective(const Op& op);
 // Runs a set of Send/Recv of one communicator concurrently. False if aborted.
 bool ExecuteP2p(Comm* c, const Op* const* ops, size_t n);
+// Runs one PutSignal, Signal or WaitSignal (window.cc / one_sided.cc). False if aborted.
+bool ExecuteOneSided(const Op& op);
+// NCCLSIM_FAULT for op.seq (op_faults.cc). MarkFaultError runs before the op joins its peers
+// (error: the async error turns ncclRemoteError); ApplyFaults after (die, hang, slow). False
+// when the op must not complete: hung until abort, or aborted while slowed.
+void MarkFaultError(const Op& op);
+bool ApplyFaults(const Op& op);
 
 }  // namespace ncclsim
 

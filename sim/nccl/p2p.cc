@@ -69,6 +69,10 @@ bool IsHeadOfChannel(const std::vector<Transfer>& all, size_t i) {
 }  // namespace
 
 bool ExecuteP2p(Comm* c, const Op* const* ops, size_t n) {
+  // Faults come before any byte moves, so a hung Send or Recv also stalls its peer.
+  for (size_t i = 0; i < n; ++i) MarkFaultError(*ops[i]);
+  for (size_t i = 0; i < n; ++i)
+    if (!ApplyFaults(*ops[i])) return false;
   std::vector<Transfer> transfers;
   for (size_t i = 0; i < n; ++i)
     transfers.push_back(Transfer{ops[i], ops[i]->count * DataTypeSize(ops[i]->datatype)});

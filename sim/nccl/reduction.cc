@@ -66,6 +66,26 @@ void ReduceWith(void* out, const void* const* in, int n, size_t count, ncclRedOp
   }
 }
 
+// Calls f with a default-constructed codec for type (nothing for a type outside the enum).
+template <typename F>
+void WithCodec(ncclDataType_t type, F&& f) {
+  switch (type) {
+    case ncclInt8: return f(Codec<int8_t, int8_t>{});
+    case ncclUint8: return f(Codec<uint8_t, uint8_t>{});
+    case ncclInt32: return f(Codec<int32_t, int32_t>{});
+    case ncclUint32: return f(Codec<uint32_t, uint32_t>{});
+    case ncclInt64: return f(Codec<int64_t, int64_t>{});
+    case ncclUint64: return f(Codec<uint64_t, uint64_t>{});
+    case ncclFloat16: return f(HalfCodec{});
+    case ncclFloat32: return f(Codec<float, float>{});
+    case ncclFloat64: return f(Codec<double, double>{});
+    case ncclBfloat16: return f(Bf16Codec{});
+    case ncclFloat8e4m3: return f(Fp8Codec<__nv_fp8_e4m3>{});
+    case ncclFloat8e5m2: return f(Fp8Codec<__nv_fp8_e5m2>{});
+    default: return;
+  }
+}
+
 }  // namespace
 
 size_t DataTypeSize(ncclDataType_t type) {
@@ -82,21 +102,15 @@ bool IsBuiltinRedOp(ncclRedOp_t op) { return op >= ncclSum && op < ncclNumOps; }
 
 void ReduceInto(void* out, const void* const* in, int n, size_t count, ncclDataType_t type,
                 ncclRedOp_t op) {
-  switch (type) {
-    case ncclInt8: return ReduceWith<Codec<int8_t, int8_t>>(out, in, n, count, op);
-    case ncclUint8: return ReduceWith<Codec<uint8_t, uint8_t>>(out, in, n, count, op);
-    case ncclInt32: return ReduceWith<Codec<int32_t, int32_t>>(out, in, n, count, op);
-    case ncclUint32: return ReduceWith<Codec<uint32_t, uint32_t>>(out, in, n, count, op);
-    case ncclInt64: return ReduceWith<Codec<int64_t, int64_t>>(out, in, n, count, op);
-    case ncclUint64: return ReduceWith<Codec<uint64_t, uint64_t>>(out, in, n, count, op);
-    case ncclFloat16: return ReduceWith<HalfCodec>(out, in, n, count, op);
-    case ncclFloat32: return ReduceWith<Codec<float, float>>(out, in, n, count, op);
-    case ncclFloat64: return ReduceWith<Codec<double, double>>(out, in, n, count, op);
-    case ncclBfloat16: return ReduceWith<Bf16Codec>(out, in, n, count, op);
-    case ncclFloat8e4m3: return ReduceWith<Fp8Codec<__nv_fp8_e4m3>>(out, in, n, count, op);
-    case ncclFloat8e5m2: return ReduceWith<Fp8Codec<__nv_fp8_e5m2>>(out, in, n, count, op);
-    default: return;
-  }
+  WithCodec(type, [&](auto codec) { ReduceWith<decltype(codec)>(out, in, n, count, op); });
+}
+
+void ScaleInto(void* out, const void* in, size_t count, ncclDataType_t type, const void* scalar) {
+  WithCodec(type, [&](auto codec) {
+    using C = decltype(codec);
+    const auto factor = C::Load(scalar, 0);
+    for (size_t i = 0; i < count; ++i) C::Store(out, i, Combine(C::Load(in, i), factor, ncclProd));
+  });
 }
 
 }  // namespace ncclsim

@@ -18,6 +18,9 @@ bool IsBuiltinRedOp(ncclRedOp_t op);
 void ReduceInto(void* out, const void* const* inputs, int ninputs, size_t count,
                 ncclDataType_t type, ncclRedOp_t op);
 
+// out[i] = in[i] * *scalar (scalar: one element of `type`), integers wrapping. out may alias in.
+void ScaleInto(void* out, const void* in, size_t count, ncclDataType_t type, const void* scalar);
+
 }  // namespace ncclsim
 
 #endif  // NCCLWATCH_SIM_NCCL_REDUCTION_H_

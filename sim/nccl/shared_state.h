@@ -13,6 +13,10 @@ namespace ncclsim {
 inline constexpr size_t kStageBytes = 128 * 1024;  // per rank, collectives
 inline constexpr size_t kP2pBytes = 32 * 1024;     // per ordered rank pair
 inline constexpr uint32_t kSegmentReady = 0x6e63636c;
+// One-sided operations (ncclPutSignal/ncclSignal/ncclWaitSignal).
+inline constexpr int kWindowSlots = 64;     // windows registered at once per communicator
+inline constexpr int kSignalContexts = 4;   // ctx in [0, 4)
+inline constexpr int kSignalIndices = 64;   // sigIdx in [0, 64)
 
 // What a rank says it is calling at a collective position; all ranks must agree.
 struct CollSignature {
@@ -39,6 +43,19 @@ struct P2pChannel {
   uint64_t chunk_bytes;
 };
 
+// Where one rank's registered window lives: peers write into it with process_vm_writev.
+struct WindowEntry {
+  int32_t pid;
+  uint32_t pad;
+  uint64_t address;
+  uint64_t bytes;
+};
+
+// Signals received by one rank, per sender, context and index; they only grow.
+struct SignalBoard {
+  std::atomic<uint64_t> count[kSignalContexts][kSignalIndices];
+};
+
 struct SegmentHeader {
   std::atomic<uint32_t> ready;
   std::atomic<uint32_t> attached;
@@ -55,7 +72,9 @@ class SegmentLayout {
   size_t ChannelsOffset() const { return SlotsOffset() + n_ * sizeof(RankSlot); }
   size_t StageOffset() const { return Align(ChannelsOffset() + n_ * n_ * sizeof(P2pChannel)); }
   size_t P2pOffset() const { return StageOffset() + n_ * kStageBytes; }
-  size_t TotalBytes() const { return P2pOffset() + n_ * n_ * kP2pBytes; }
+  size_t WindowsOffset() const { return P2pOffset() + n_ * n_ * kP2pBytes; }
+  size_t SignalsOffset() const { return Align(WindowsOffset() + kWindowSlots * n_ * sizeof(WindowEntry)); }
+  size_t TotalBytes() const { return SignalsOffset() + n_ * n_ * sizeof(SignalBoard); }
 
  private:
   static size_t Align(size_t v) { return (v + 4095) & ~size_t{4095}; }

@@ -129,4 +129,14 @@ unsigned char* ShmSegment::p2p_buffer(int from, int to) const {
          static_cast<size_t>(from * nranks_ + to) * kP2pBytes;
 }
 
+WindowEntry* ShmSegment::window(int slot, int rank) const {
+  auto* base = static_cast<unsigned char*>(base_.load()) + layout_.WindowsOffset();
+  return reinterpret_cast<WindowEntry*>(base) + static_cast<size_t>(slot * nranks_ + rank);
+}
+
+SignalBoard* ShmSegment::signals(int from, int to) const {
+  auto* base = static_cast<unsigned char*>(base_.load()) + layout_.SignalsOffset();
+  return reinterpret_cast<SignalBoard*>(base) + static_cast<size_t>(from * nranks_ + to);
+}
+
 }  // namespace ncclsim

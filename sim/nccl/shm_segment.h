@@ -35,6 +35,8 @@ class ShmSegment {
   P2pChannel* channel(int from, int to) const;
   unsigned char* stage(int r) const;
   unsigned char* p2p_buffer(int from, int to) const;
+  WindowEntry* window(int slot, int rank) const;
+  SignalBoard* signals(int from, int to) const;  // signals `to` received from `from`
 
  private:
   std::string name_;

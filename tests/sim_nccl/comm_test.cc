@@ -17,16 +17,10 @@
 #include "comm_hash.h"
 #include "multiprocess.h"
 
+using simtest::AllReduceSum;
 using simtest::Checker;
 
 namespace {
-
-int AllReduceSum(ncclComm_t comm, cudaStream_t stream, int value, Checker& check) {
-  int out = -1;
-  check(ncclAllReduce(&value, &out, 1, ncclInt32, ncclSum, comm, stream) == ncclSuccess, "allreduce");
-  check(cudaStreamSynchronize(stream) == cudaSuccess, "sync");
-  return out;
-}
 
 // 4 ranks: split by parity with reversed keys, then a split where rank 3 opts out.
 int SplitBody(const ncclUniqueId& id, int n, int rank) {
@@ -280,7 +274,7 @@ TEST_CASE("InitAll and init inside a group drive several devices from one proces
 TEST_CASE("argument errors and queries", "[sim_nccl][api]") {
   int version = 0;
   CHECK(ncclGetVersion(&version) == ncclSuccess);
-  CHECK(version == 22809);
+  CHECK(version >= 22809);  // the exact value: comm_232_test "GetVersion reports 2.32.3..."
   CHECK(ncclAllReduce(nullptr, nullptr, 1, ncclFloat32, ncclSum, nullptr, nullptr) == ncclInvalidArgument);
   CHECK(ncclCommDestroy(nullptr) == ncclSuccess);
   CHECK(ncclCommAbort(nullptr) == ncclSuccess);
@@ -291,7 +285,7 @@ TEST_CASE("argument errors and queries", "[sim_nccl][api]") {
   CHECK(std::string(ncclGetErrorString(ncclRemoteError)).find("remote") != std::string::npos);
   ncclRedOp_t op;
   float scalar = 2;
-  CHECK(ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat32, ncclScalarHostImmediate, nullptr) == ncclInvalidUsage);
+  CHECK(ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat32, ncclScalarHostImmediate, nullptr) == ncclInvalidArgument);
   ncclUniqueId id = simtest::NewUniqueId();
   ncclComm_t comm = nullptr;
   CHECK(ncclCommInitRank(&comm, 2, id, 5) == ncclInvalidArgument);

@@ -153,7 +153,90 @@ int NoopBody(const ncclUniqueId& id, int rank) {
   return check.failures() == 0 ? 0 : 1;
 }
 
+// hang:seq=4 where #1 and #2 are the Send and the Recv of a group: collective #3 completes and #4
+// hangs, which it would not if P2P operations took no number.
+int P2pCountedBody(const ncclUniqueId& id, int rank) {
+  Checker check(rank);
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  if (!JoinPair(id, rank, check, &comm, &stream)) return 1;
+  int mine = rank, theirs = -1;
+  ncclGroupStart();
+  ncclSend(&mine, 1, ncclInt32, 1 - rank, comm, stream);
+  ncclRecv(&theirs, 1, ncclInt32, 1 - rank, comm, stream);
+  ncclGroupEnd();
+  bool aborted = false;
+  check(StreamFinishes(comm, stream, check, 5s, &aborted) && theirs == 1 - rank, "#1-#2 send/recv complete");
+  check(AllReduceFinishes(comm, stream, check, 5s, &aborted), "#3 completes");
+  check(!AllReduceFinishes(comm, stream, check, 1500ms, &aborted), "#4 hangs");
+  cudaStreamDestroy(stream);
+  return check.failures() == 0 ? 0 : 1;
+}
+
+// hang:seq=2,rank=0 where #2 is rank 0's Send: it never delivers, so rank 1's Recv blocks too.
+int HungSendBody(const ncclUniqueId& id, int rank) {
+  Checker check(rank);
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  if (!JoinPair(id, rank, check, &comm, &stream)) return 1;
+  bool aborted = false;
+  check(AllReduceFinishes(comm, stream, check, 5s, &aborted), "#1 completes");
+  int value = 7, got = -1;
+  if (rank == 0) ncclSend(&value, 1, ncclInt32, 1, comm, stream);
+  else ncclRecv(&got, 1, ncclInt32, 0, comm, stream);
+  check(!StreamFinishes(comm, stream, check, 1500ms, &aborted), rank == 0 ? "the Send hangs" : "its Recv waits");
+  check(got == -1, "nothing delivered");
+  cudaStreamDestroy(stream);
+  return check.failures() == 0 ? 0 : 1;
+}
+
+// Comm B's collective waits on the stream behind comm A's hung one; aborting B must return
+// at once (B's op has not even started), and aborting A then drains the stream.
+int AbortQueuedBody(const ncclUniqueId& id_a, const ncclUniqueId& id_b) {
+  Checker check(0);
+  ncclComm_t a = nullptr, b = nullptr;
+  check(ncclCommInitRank(&a, 1, id_a, 0) == ncclSuccess, "init A");
+  check(ncclCommInitRank(&b, 1, id_b, 0) == ncclSuccess, "init B");
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  int in = 1, out_a = 0, out_b = 0;
+  ncclAllReduce(&in, &out_a, 1, ncclInt32, ncclSum, a, stream);  // hangs: hang:seq=1,comm=0
+  ncclAllReduce(&in, &out_b, 1, ncclInt32, ncclSum, b, stream);
+  auto synced = std::async(std::launch::async, [stream] { return cudaStreamSynchronize(stream); });
+  check(synced.wait_for(500ms) == std::future_status::timeout, "the stream is blocked in A's collective");
+  auto abort_b = std::async(std::launch::async, [b] { return ncclCommAbort(b); });
+  check(abort_b.wait_for(2s) == std::future_status::ready, "ncclCommAbort(B) returns while the stream is stuck");
+  check(ncclCommAbort(a) == ncclSuccess, "abort A");
+  check(synced.wait_for(5s) == std::future_status::ready, "the stream drains after A's abort");
+  check(out_b == 0, "B's aborted collective did not run");
+  if (abort_b.wait_for(5s) == std::future_status::ready) check(abort_b.get() == ncclSuccess, "abort B result");
+  cudaStreamDestroy(stream);
+  return check.failures() == 0 ? 0 : 1;
+}
+
 }  // namespace
+
+TEST_CASE("NCCLSIM_FAULT seq counts Send and Recv too", "[sim_nccl][fault]") {
+  {
+    EnvVar fault("NCCLSIM_FAULT", "hang:seq=4");
+    const auto result = RunWith(2, P2pCountedBody);
+    INFO(result.Describe());
+    REQUIRE(result.all_ok());
+  }
+  EnvVar fault("NCCLSIM_FAULT", "hang:seq=2,rank=0");
+  const auto result = RunWith(2, HungSendBody);
+  INFO(result.Describe());
+  REQUIRE(result.all_ok());
+}
+
+TEST_CASE("ncclCommAbort never blocks, even with the comm's op stuck behind a hung one", "[sim_nccl][fault]") {
+  EnvVar fault("NCCLSIM_FAULT", "hang:seq=1,comm=0");
+  const ncclUniqueId a = simtest::NewUniqueId(), b = simtest::NewUniqueId();
+  auto result = simtest::RunRanks(1, [&](int) { return AbortQueuedBody(a, b); }, 20000);
+  result.segment_left = simtest::RemoveSegment(a) || simtest::RemoveSegment(b);
+  INFO(result.Describe());
+  REQUIRE(result.all_ok());
+}
 
 TEST_CASE("hang fault: collective #N never completes until ncclCommAbort", "[sim_nccl][fault]") {
   EnvVar fault("NCCLSIM_FAULT", "hang:seq=2");

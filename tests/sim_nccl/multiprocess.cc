@@ -1,5 +1,7 @@
 #include "multiprocess.h"
 
+#include <cuda_runtime_api.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -109,6 +111,13 @@ bool Checker::operator()(bool cond, const std::string& what) {
     if (failures_ <= 20) std::fprintf(stderr, "rank %d: check failed: %s\n", rank_, what.c_str());
   }
   return cond;
+}
+
+int AllReduceSum(ncclComm_t comm, cudaStream_t stream, int value, Checker& check) {
+  int out = -1;
+  check(ncclAllReduce(&value, &out, 1, ncclInt32, ncclSum, comm, stream) == ncclSuccess, "allreduce");
+  check(cudaStreamSynchronize(stream) == cudaSuccess, "sync");
+  return out;
 }
 
 }  // namespace simtest

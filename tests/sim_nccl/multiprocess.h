@@ -49,6 +49,9 @@ class Checker {
   int failures_ = 0;
 };
 
+// One int sum-allreduce on stream, synchronized; the result, or -1 (with failures counted).
+int AllReduceSum(ncclComm_t comm, cudaStream_t stream, int value, Checker& check);
+
 }  // namespace simtest
 
 #endif  // NCCLWATCH_TESTS_SIM_NCCL_MULTIPROCESS_H_

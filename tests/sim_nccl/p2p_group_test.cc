@@ -174,3 +174,40 @@ TEST_CASE("a lone send blocks until the receive is posted", "[sim_nccl][p2p]") {
 TEST_CASE("groups nest, launch at the outermost end, and SimulateEnd launches nothing", "[sim_nccl][group]") {
   Run(3, GroupBody);
 }
+
+namespace {
+
+// nccl-tests' pattern: one thread drives every device's rank in one group on the NULL (legacy)
+// stream, then synchronizes each device's legacy stream.
+int LegacyStreamGroupBody(int ndev) {
+  Checker check(0);
+  std::vector<ncclComm_t> comms(ndev);
+  if (!check(ncclCommInitAll(comms.data(), ndev, nullptr) == ncclSuccess, "InitAll")) return 1;
+  std::vector<int> in(ndev), out(ndev, -1);
+  for (int round = 0; round < 3; ++round) {
+    check(ncclGroupStart() == ncclSuccess, "group start");
+    for (int d = 0; d < ndev; ++d) {
+      in[d] = d + round;
+      cudaSetDevice(d);
+      check(ncclAllReduce(&in[d], &out[d], 1, ncclInt32, ncclSum, comms[d], nullptr) == ncclSuccess, "allreduce");
+    }
+    check(ncclGroupEnd() == ncclSuccess, "group end");
+    for (int d = 0; d < ndev; ++d) {
+      cudaSetDevice(d);
+      check(cudaStreamSynchronize(nullptr) == cudaSuccess, "sync the device's legacy stream");
+      check(out[d] == ndev * (ndev - 1) / 2 + ndev * round, "sum over devices");
+    }
+  }
+  for (ncclComm_t c : comms) ncclCommDestroy(c);
+  return check.failures() == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+TEST_CASE("one thread drives several ranks in one group on the NULL stream", "[sim_nccl][group]") {
+  for (int ndev : {2, 4}) {
+    auto result = simtest::RunRanks(1, [&](int) { return LegacyStreamGroupBody(ndev); }, 20000);
+    INFO("devices " << ndev << ": " << result.Describe());
+    REQUIRE(result.all_ok());
+  }
+}
