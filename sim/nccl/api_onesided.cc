@@ -60,7 +60,7 @@ NCCLSIM_API(ncclResult_t, ncclPutSignal, const void* localbuff, size_t count, nc
   if (ncclResult_t r = CheckPut(localbuff, count, datatype, peerWin, peerWinOffset, comm); r != ncclSuccess)
     return r;
   auto args = std::make_shared<ncclsim::OneSidedArgs>();
-  args->window = peerWin;
+  args->window_slot = peerWin->slot;
   args->offset = peerWinOffset;
   args->sig_index = sigIdx;
   args->context = ctx;

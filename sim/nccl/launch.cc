@@ -94,20 +94,22 @@ bool IsDeviceDefaultStream(cudaStream_t s) {
 }
 
 // cudaLaunchHostFunc on the op's device when the stream handle depends on the current device.
-cudaError_t LaunchOnOpDevice(const Op& op, StreamTask* task) {
-  if (!IsDeviceDefaultStream(op.stream)) return cudaLaunchHostFunc(op.stream, RunTask, task);
+// The task may run and be freed before cudaLaunchHostFunc returns: nothing of it is read after.
+cudaError_t LaunchOnDevice(cudaStream_t stream, int device, StreamTask* task) {
+  if (!IsDeviceDefaultStream(stream)) return cudaLaunchHostFunc(stream, RunTask, task);
   int current = 0;
   cudaGetDevice(&current);
-  if (current != op.comm->device) cudaSetDevice(op.comm->device);
-  const cudaError_t err = cudaLaunchHostFunc(op.stream, RunTask, task);
-  if (current != op.comm->device) cudaSetDevice(current);
+  if (current != device) cudaSetDevice(device);
+  const cudaError_t err = cudaLaunchHostFunc(stream, RunTask, task);
+  if (current != device) cudaSetDevice(current);
   return err;
 }
 
 ncclResult_t EnqueueTask(StreamTask* task) {
   std::vector<Comm*> comms;
   for (const Op& op : task->ops) comms.push_back(op.comm);
-  const cudaError_t err = LaunchOnOpDevice(task->ops.front(), task);
+  const Op& first = task->ops.front();
+  const cudaError_t err = LaunchOnDevice(first.stream, first.comm->device, task);
   if (err != cudaSuccess) {
     for (const Op& op : task->ops) {
       if (!IsCollective(op.kind)) continue;

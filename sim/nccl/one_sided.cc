@@ -27,7 +27,7 @@ bool Put(const Op& op) {
   const OneSidedArgs& a = *op.one_sided;
   std::string error;
   const size_t bytes = op.count * DataTypeSize(op.datatype);
-  if (!WriteToPeerWindow(op.comm, a.window->slot, op.root, a.offset, op.send, bytes, &error)) {
+  if (!WriteToPeerWindow(op.comm, a.window_slot, op.root, a.offset, op.send, bytes, &error)) {
     std::fprintf(stderr, "ncclPutSignal: %s\n", error.c_str());
     SetLastError("ncclPutSignal: " + error);
     op.comm->async_error.store(ncclSystemError);

@@ -23,7 +23,7 @@ enum class CollKind {
 
 // Arguments of the one-sided ops beyond those of Op.
 struct OneSidedArgs {
-  ncclWindow_t window = nullptr;  // PutSignal: the peer's window (the comm-wide handle)
+  int window_slot = 0;  // PutSignal: the window's slot (read at call time: it may be deregistered early)
   size_t offset = 0;
   int sig_index = 0;
   int context = 0;
