@@ -1,5 +1,6 @@
 #include "coll_submit.h"
 
+#include <cstdio>
 #include <string>
 
 #include "last_error.h"
@@ -66,6 +67,36 @@ ncclResult_t Validate(Op* op, const char* api) {
   return CheckBuffers(*op, name);
 }
 
+const char* CollName(CollKind k) {
+  switch (k) {
+    case CollKind::kAllReduce: return "AllReduce";
+    case CollKind::kBroadcast: return "Broadcast";
+    case CollKind::kReduce: return "Reduce";
+    case CollKind::kAllGather: return "AllGather";
+    case CollKind::kReduceScatter: return "ReduceScatter";
+    case CollKind::kAlltoAll: return "AlltoAll";
+    case CollKind::kGather: return "Gather";
+    case CollKind::kScatter: return "Scatter";
+    case CollKind::kSend: return "Send";
+    case CollKind::kRecv: return "Recv";
+    default: return "OneSided";
+  }
+}
+
+// Real NCCL's NCCL_DEBUG_SUBSYS=COLL line, one per accepted call, in issue order. Tests use it
+// as an oracle that does not depend on ncclwatch: which collectives each rank really issued.
+void LogCall(const Op& op) {
+  if (!DebugSubsysEnabled("COLL")) return;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s: opCount %lx sendbuff %p recvbuff %p count %zu datatype %d op %d root %d comm %p "
+                "[nranks=%d] stream %p",
+                CollName(op.kind), static_cast<unsigned long>(op.comm->debug_op_count++), op.send, op.recv,
+                op.count, static_cast<int>(op.datatype), static_cast<int>(op.redop), op.root,
+                static_cast<void*>(op.comm), op.comm->nranks, static_cast<void*>(op.stream));
+  DebugInfo(op.comm->device, line);
+}
+
 }  // namespace
 
 ncclResult_t CheckUsable(ncclComm_t comm, const char* api) {
@@ -93,6 +124,7 @@ ncclResult_t SubmitCall(CollKind kind, const char* api, const void* send, void* 
                         ncclDataType_t type, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   Op o{kind, comm, stream, send, recv, count, type, op, root};
   if (ncclResult_t r = Validate(&o, api); r != ncclSuccess) return r;
+  LogCall(o);
   return SubmitOp(o);
 }
 

@@ -37,6 +37,7 @@ struct ncclComm {
   std::atomic<ncclResult_t> init_state{ncclInProgress};
   std::atomic<ncclResult_t> async_error{ncclSuccess};
   std::atomic<int> split_count{0};
+  std::atomic<uint64_t> debug_op_count{0};  // opCount of NCCL_DEBUG_SUBSYS=COLL lines
 
   // Stream-side progress, only touched by host functions in stream order.
   uint64_t phase = 0;

@@ -27,7 +27,7 @@ std::string DebugLine(const InitRequest& req, const Comm* c, const char* state) 
 }
 
 void RunInit(Comm* c, const InitRequest& req) {
-  if (DebugInfoEnabled()) DebugInfo(c->device, DebugLine(req, c, "START"));
+  if (DebugSubsysEnabled("INIT")) DebugInfo(c->device, DebugLine(req, c, "START"));
   std::string error;
   auto stop = [c] { return c->aborted.load(); };
   if (!c->segment->Attach(stop, &error) || !c->segment->WaitAllAttached(stop)) {
@@ -46,7 +46,7 @@ void RunInit(Comm* c, const InitRequest& req) {
     c->init_state.store(ncclInvalidUsage);
     return;
   }
-  if (DebugInfoEnabled()) DebugInfo(c->device, DebugLine(req, c, "COMPLETE"));
+  if (DebugSubsysEnabled("INIT")) DebugInfo(c->device, DebugLine(req, c, "COMPLETE"));
   c->init_state.store(ncclSuccess);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <sys/syscall.h>
@@ -30,6 +31,23 @@ const char* LastError() {
 bool DebugInfoEnabled() {
   const char* v = std::getenv("NCCL_DEBUG");
   return v != nullptr && (strcasecmp(v, "INFO") == 0 || strcasecmp(v, "TRACE") == 0);
+}
+
+bool DebugSubsysEnabled(const char* subsys) {
+  if (!DebugInfoEnabled()) return false;
+  const char* env = std::getenv("NCCL_DEBUG_SUBSYS");
+  std::string list = env != nullptr ? env : "INIT,BOOTSTRAP,ENV";
+  const bool invert = !list.empty() && list[0] == '^';
+  if (invert) list.erase(0, 1);
+  bool listed = false;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, end - start);
+    if (strcasecmp(item.c_str(), subsys) == 0 || strcasecmp(item.c_str(), "ALL") == 0) listed = true;
+    start = end + 1;
+  }
+  return listed != invert;
 }
 
 void DebugInfo(int device, const std::string& message) {

@@ -11,6 +11,10 @@ const char* LastError();
 
 // True when NCCL_DEBUG is INFO (or TRACE), as in real NCCL.
 bool DebugInfoEnabled();
+// True when NCCL_DEBUG is INFO (or TRACE) and NCCL_DEBUG_SUBSYS selects `subsys` (e.g. "COLL").
+// As in real NCCL: a comma-separated, case-insensitive list, "ALL" for every subsystem, a leading
+// '^' inverts the list, and the default is INIT,BOOTSTRAP,ENV (so COLL is off unless asked for).
+bool DebugSubsysEnabled(const char* subsys);
 // Prints "<host>:<pid>:<tid> [<dev>] NCCL INFO <message>" to stdout.
 void DebugInfo(int device, const std::string& message);
 
