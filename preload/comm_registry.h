@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/shm/comm_slot.h"
+#include "preload/record_range.h"
 
 namespace ncclwatch::preload {
 
@@ -19,9 +20,7 @@ namespace ncclwatch::preload {
 // event may only be recorded once ncclCommGetAsyncError reports success.
 struct DeferredCompletion {
   uint64_t stream;
-  uint64_t first_ring_index;
-  uint64_t last_ring_index;
-  uint64_t max_collective_seq;
+  RecordRange range;
 };
 
 struct CommEntry {

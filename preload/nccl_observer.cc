@@ -7,6 +7,7 @@
 #include "core/shm/process_info.h"
 #include "preload/comm_registry.h"
 #include "preload/log.h"
+#include "preload/nccl_real.h"
 #include "preload/resolver.h"
 #include "preload/runtime.h"
 #include "preload/thread_state.h"
@@ -24,17 +25,20 @@ ThreadState* ObservingThread(Runtime* rt) {
   return ThisThread(rt->generation);
 }
 
-NextFunction<ncclResult_t(const ncclComm_t, int*)> g_user_rank(Library::kNccl, "ncclCommUserRank");
-NextFunction<ncclResult_t(const ncclComm_t, int*)> g_count(Library::kNccl, "ncclCommCount");
-NextFunction<ncclResult_t(const ncclComm_t, int*)> g_cu_device(Library::kNccl, "ncclCommCuDevice");
+// One integer the communicator reports about itself, asked of the library that created it.
+void QueryInt(const char* name, ncclComm_t comm, int* field) {
+  using IntQuery = ncclResult_t(const ncclComm_t, int*);
+  auto* fn = reinterpret_cast<IntQuery*>(RealNcclHelper(name, comm));
+  int value = -1;
+  if (fn != nullptr && fn(comm, &value) == ncclSuccess) *field = value;
+}
 
 // Rank, size and device as the communicator reports them; fields it cannot give (e.g.
 // while a grouped or nonblocking init is still running) keep their previous value.
 void QueryIdentity(ncclComm_t comm, shm::CommIdentity* id) {
-  int value = -1;
-  if (auto* fn = g_user_rank.Get(nullptr); fn != nullptr && fn(comm, &value) == ncclSuccess) id->rank = value;
-  if (auto* fn = g_count.Get(nullptr); fn != nullptr && fn(comm, &value) == ncclSuccess) id->nranks = value;
-  if (auto* fn = g_cu_device.Get(nullptr); fn != nullptr && fn(comm, &value) == ncclSuccess) id->device = value;
+  QueryInt("ncclCommUserRank", comm, &id->rank);
+  QueryInt("ncclCommCount", comm, &id->nranks);
+  QueryInt("ncclCommCuDevice", comm, &id->device);
 }
 
 // cudaGetDevice without disturbing the caller's last CUDA error; -1 when unknown.
@@ -100,19 +104,20 @@ void CompleteInit(Runtime* rt, CommEntry* entry, ncclComm_t comm, bool adopt_ran
   if (adopt_rank && id.rank >= 0) rt->segment->AdoptRankFromCommunicator(id.rank);
 }
 
-void AddFlagsToRange(CommEntry* comm, uint64_t first, uint64_t last, uint32_t flags) {
+void AddFlagsToRange(CommEntry* comm, const RecordRange& range, uint32_t flags) {
   if (flags == 0) return;
-  for (uint64_t index = first; index <= last; ++index) comm->slot.AddFlags({index, 0, false}, flags);
+  for (uint64_t index = range.first_ring_index; index <= range.last_ring_index; ++index) {
+    comm->slot.AddFlags({index, 0, false}, flags);
+  }
 }
 
 void TrackSpan(Runtime* rt, const GroupSpan& span) {
   uint32_t flags = shm::kRecordUntracked;
   if (rt->tracker) {
-    const CompletionTarget target{span.comm->slot, span.first_ring_index, span.last_ring_index,
-                                  span.max_collective_seq};
+    const CompletionTarget target{span.comm->slot, span.range};
     flags = rt->tracker->RecordCompletion(span.comm->device.load(std::memory_order_relaxed), span.stream, &target, 1);
   }
-  AddFlagsToRange(span.comm, span.first_ring_index, span.last_ring_index, flags);
+  AddFlagsToRange(span.comm, span.range, flags);
 }
 
 // What follows NCCL's answer for records that were published before the call.
@@ -120,19 +125,18 @@ void Settle(Runtime* rt, const GroupSpan& span, ncclResult_t result) {
   if (result == ncclSuccess) {
     TrackSpan(rt, span);
   } else if (result == ncclInProgress) {
-    AddFlagsToRange(span.comm, span.first_ring_index, span.last_ring_index, shm::kRecordInProgress);
+    AddFlagsToRange(span.comm, span.range, shm::kRecordInProgress);
     std::lock_guard<std::mutex> lock(span.comm->deferred_mu);
-    span.comm->deferred.push_back(
-        {span.stream, span.first_ring_index, span.last_ring_index, span.max_collective_seq});
+    span.comm->deferred.push_back({span.stream, span.range});
   } else {
-    AddFlagsToRange(span.comm, span.first_ring_index, span.last_ring_index, shm::kRecordFailed);
+    AddFlagsToRange(span.comm, span.range, shm::kRecordFailed);
   }
 }
 
 void FlushDeferred(Runtime* rt, CommEntry* entry) {
   std::lock_guard<std::mutex> lock(entry->deferred_mu);
   for (const DeferredCompletion& d : entry->deferred) {
-    TrackSpan(rt, {entry, d.stream, d.first_ring_index, d.last_ring_index, d.max_collective_seq});
+    TrackSpan(rt, {entry, d.stream, d.range});
   }
   entry->deferred.clear();
 }
@@ -140,12 +144,11 @@ void FlushDeferred(Runtime* rt, CommEntry* entry) {
 void AddToSpans(std::vector<GroupSpan>* spans, CommEntry* comm, uint64_t stream, const shm::RecordRef& ref) {
   for (GroupSpan& span : *spans) {
     if (span.comm == comm && span.stream == stream) {
-      span.last_ring_index = ref.ring_index;
-      if (ref.collective) span.max_collective_seq = ref.seq;
+      span.range.Extend(ref);
       return;
     }
   }
-  spans->push_back({comm, stream, ref.ring_index, ref.ring_index, ref.collective ? ref.seq : 0});
+  spans->push_back({comm, stream, RecordRange::Of(ref)});
 }
 
 // A nonblocking init completes when ncclCommGetAsyncError says so.
@@ -211,9 +214,7 @@ void EndOp(OpCall* call, ncclResult_t result) noexcept {
       }
       return;
     }
-    const shm::RecordRef& r = call->record;
-    Settle(call->runtime,
-           {call->comm, call->op.stream, r.ring_index, r.ring_index, r.collective ? r.seq : 0}, result);
+    Settle(call->runtime, {call->comm, call->op.stream, RecordRange::Of(call->record)}, result);
   } catch (...) {
     DisableAfterInternalError("EndOp");
   }

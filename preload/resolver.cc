@@ -5,34 +5,26 @@
 #include <string>
 
 #include "preload/log.h"
+#include "preload/real_dl.h"
 
 namespace ncclwatch::preload {
 namespace {
 
-// Identifies the preload's own code: a symbol found in it is a hook, not the real thing.
-bool IsOurs(const void* address) {
-  static Dl_info self = [] {
-    Dl_info info{};
-    dladdr(reinterpret_cast<const void*>(&IsOurs), &info);
-    return info;
-  }();
-  Dl_info info{};
-  return address != nullptr && dladdr(address, &info) != 0 && info.dli_fbase == self.dli_fbase;
-}
-
-void* Accept(void* symbol) { return IsOurs(symbol) ? nullptr : symbol; }
+void* Accept(void* symbol) { return IsPreloadAddress(symbol) ? nullptr : symbol; }
 
 void* FromHandle(void* handle, const std::string& primary, const char* name) {
   if (handle == nullptr) return nullptr;
-  void* symbol = Accept(dlsym(handle, primary.c_str()));
-  if (symbol == nullptr) symbol = Accept(dlsym(handle, name));
+  DlsymFn* const lookup = RealDlsym();
+  if (lookup == nullptr) return nullptr;
+  void* symbol = Accept(lookup(handle, primary.c_str()));
+  if (symbol == nullptr) symbol = Accept(lookup(handle, name));
   return symbol;
 }
 
 void* FromCaller(const void* caller, const std::string& primary, const char* name) {
   Dl_info info{};
   if (caller == nullptr || dladdr(caller, &info) == 0 || info.dli_fname == nullptr || info.dli_fname[0] == '\0' ||
-      IsOurs(caller)) {
+      IsPreloadAddress(caller)) {
     return nullptr;
   }
   void* handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);

@@ -12,6 +12,7 @@
 
 #include "core/shm/comm_slot.h"
 #include "core/shm/layout.h"
+#include "preload/record_range.h"
 
 namespace ncclwatch::preload {
 
@@ -28,9 +29,7 @@ struct GroupedOp {
 struct GroupSpan {
   CommEntry* comm;
   uint64_t stream;
-  uint64_t first_ring_index;
-  uint64_t last_ring_index;
-  uint64_t max_collective_seq;
+  RecordRange range;
 };
 
 struct ThreadState {

@@ -140,7 +140,7 @@ void Tracker::PollOnce(int* bound_device) {
         for (int i = 0; i < slot.target_count; ++i) {
           const CompletionTarget& t = slot.targets[i];
           shm::CommSlot comm = t.slot;
-          comm.MarkRangeCompleted(t.first_ring_index, t.last_ring_index, t.max_collective_seq, now);
+          comm.MarkRangeCompleted(t.range.first_ring_index, t.range.last_ring_index, t.range.max_collective_seq, now);
         }
       }
       // Any other status: the event is unusable; the records simply never complete.

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "core/shm/comm_slot.h"
+#include "preload/record_range.h"
 #include "preload/cuda_api.h"
 
 namespace ncclwatch::preload {
@@ -24,9 +25,7 @@ namespace ncclwatch::preload {
 // Records [first, last] of one communicator, done when the event completes.
 struct CompletionTarget {
   shm::CommSlot slot;
-  uint64_t first_ring_index = 0;
-  uint64_t last_ring_index = 0;
-  uint64_t max_collective_seq = 0;
+  RecordRange range;
 };
 
 class Tracker {

@@ -1,0 +1,45 @@
+// The one guard every NCCL hook runs (the tracking kinds are in nccl_tracking.h):
+// find the real function of the right library, forward to it, and let the tracking look
+// at the call before and after, with errno kept and the creating library remembered.
+#ifndef NCCLWATCH_PRELOAD_NCCL_HOOK_H_
+#define NCCLWATCH_PRELOAD_NCCL_HOOK_H_
+
+#include <nccl.h>
+
+#include "preload/keep_errno.h"
+#include "preload/nccl_real.h"
+#include "preload/nccl_tracking.h"
+
+namespace ncclwatch::preload {
+
+template <typename Tracking, typename Call>
+ncclResult_t Observe(Tracking& tracking, int slot, Call&& call) {
+  bool observing;
+  {
+    const KeepErrno keep;
+    observing = tracking.Begin();
+  }
+  const ncclResult_t result = call();
+  const KeepErrno keep;
+  // Remembered first: the tracking asks the new communicator about itself.
+  if (result == ncclSuccess || result == ncclInProgress) {
+    const tracking::NewComms created = tracking.Created();
+    for (int i = 0; i < created.count; ++i) RememberCommLibrary(created.comms[i], slot);
+  }
+  if (observing) tracking.End(result);
+  return result;
+}
+
+}  // namespace ncclwatch::preload
+
+// The body of the hook `name` for library slot `slot` (0: the global scope).
+#define NCCLWATCH_NCCL_HOOK_BODY(name, params, args, track, slot)                                     \
+  using namespace ::ncclwatch::preload::tracking;                                                    \
+  auto tracking = track;                                                                             \
+  using Fn = ncclResult_t params;                                                                    \
+  auto* const real = reinterpret_cast<Fn*>(::ncclwatch::preload::RealNccl(                           \
+      ::ncclwatch::preload::NcclApi::name, slot, tracking.Comm(), __builtin_return_address(0)));     \
+  if (real == nullptr) return ncclSystemError;                                                       \
+  return ::ncclwatch::preload::Observe(tracking, slot, [&] { return real args; })
+
+#endif  // NCCLWATCH_PRELOAD_NCCL_HOOK_H_
