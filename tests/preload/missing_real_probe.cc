@@ -1,6 +1,7 @@
 // Under LD_PRELOAD in a process without NCCL or the CUDA runtime, the hooks are still
-// reachable (dlsym RTLD_DEFAULT finds them). Calling them must return the API's error
-// code, log once per function, and never call through a NULL pointer.
+// reachable through the dynamic linker (weak references bind to the preload's exports),
+// though dlsym shows no NCCL function (there is none). Calling them must return the API's
+// error code, log once per function, and never call through a NULL pointer.
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -13,6 +14,9 @@ namespace {
 using NcclAllReduce = int (*)(const void*, void*, size_t, int, int, void*, void*);
 using CudaStreamSync = int (*)(void*);
 
+extern "C" int ncclAllReduce(const void*, void*, size_t, int, int, void*, void*) __attribute__((weak));
+extern "C" int cudaStreamSynchronize(void*) __attribute__((weak));
+
 int Fail(const char* why) {
   std::fprintf(stdout, "FAIL: %s\n", why);
   return 1;
@@ -21,9 +25,10 @@ int Fail(const char* why) {
 }  // namespace
 
 int main() {
-  auto* all_reduce = reinterpret_cast<NcclAllReduce>(dlsym(RTLD_DEFAULT, "ncclAllReduce"));
-  auto* stream_sync = reinterpret_cast<CudaStreamSync>(dlsym(RTLD_DEFAULT, "cudaStreamSynchronize"));
+  NcclAllReduce all_reduce = &ncclAllReduce;
+  CudaStreamSync stream_sync = &cudaStreamSynchronize;
   if (all_reduce == nullptr || stream_sync == nullptr) return Fail("not running under the preload");
+  if (dlsym(RTLD_DEFAULT, "ncclAllReduce") != nullptr) return Fail("dlsym shows an NCCL function with no NCCL loaded");
   if (dlsym(RTLD_DEFAULT, "pncclAllReduce") != nullptr) return Fail("a real NCCL is loaded");
   // Capture the preload's log to count its warnings.
   char path[] = "/tmp/ncclwatch-missing-XXXXXX";
