@@ -41,5 +41,5 @@ void* NcclHookForLibrary(int api, int slot) noexcept {
 
 #define NCCLWATCH_DEFINE_EXPORT(kind, name, params, args, track) \
   NCCLWATCH_EXPORT ncclResult_t name params { NCCLWATCH_NCCL_HOOK_BODY(name, params, args, track, 0); }
-NCCLWATCH_NCCL_API_228(NCCLWATCH_DEFINE_EXPORT)
+NCCLWATCH_NCCL_API(NCCLWATCH_DEFINE_EXPORT)
 #undef NCCLWATCH_DEFINE_EXPORT

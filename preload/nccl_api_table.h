@@ -9,10 +9,9 @@
 //            GroupStartTracking/GroupEndTracking, *InitTracking, LifecycleTracking,
 //            AsyncErrorTracking, UniqueIdTracking, PassThrough.
 //
-// Every entry point returns ncclResult_t. Two lists: what NCCL 2.28 has (exported as plain
-// global symbols, reached through NEEDED/RPATH) and what 2.29-2.32 added (reached through
-// dlsym only, so that the global scope never shows a feature the real NCCL lacks; see
-// README.md).
+// Every entry point returns ncclResult_t. Two lists: what NCCL 2.28 has and what 2.29-2.32
+// added; both are exported (NEEDED/RPATH callers such as torch reach them) and served
+// through dlsym, which never shows a function the real NCCL lacks (README.md).
 #ifndef NCCLWATCH_PRELOAD_NCCL_API_TABLE_H_
 #define NCCLWATCH_PRELOAD_NCCL_API_TABLE_H_
 
@@ -81,7 +80,58 @@
   X(query, ncclCommGetAsyncError, (ncclComm_t comm, ncclResult_t * asyncError), (comm, asyncError),            \
       AsyncErrorTracking(comm, asyncError))
 
-#define NCCLWATCH_NCCL_API_229_232(X)
+#define NCCLWATCH_NCCL_API_229_232(X)                                                                      \
+  X(collective, ncclAllReduceConfig, (const void* sendbuff, void* recvbuff, size_t count,                      \
+      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,                           \
+      const ncclCollConfig_t* config), (sendbuff, recvbuff, count, datatype, op, comm, stream, config),         \
+      OpTracking(Op::kAllReduce, count, datatype, op, kNoRoot, comm, stream))                                  \
+  X(collective, ncclBroadcastConfig, (const void* sendbuff, void* recvbuff, size_t count,                      \
+      ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream,                                 \
+      const ncclCollConfig_t* config), (sendbuff, recvbuff, count, datatype, root, comm, stream, config),       \
+      OpTracking(Op::kBroadcast, count, datatype, 0, root, comm, stream))                                      \
+  X(collective, ncclReduceConfig, (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, \
+      ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config),         \
+      (sendbuff, recvbuff, count, datatype, op, root, comm, stream, config),                                   \
+      OpTracking(Op::kReduce, count, datatype, op, root, comm, stream))                                        \
+  X(collective, ncclAllGatherConfig, (const void* sendbuff, void* recvbuff, size_t sendcount,                  \
+      ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config),          \
+      (sendbuff, recvbuff, sendcount, datatype, comm, stream, config),                                         \
+      OpTracking(Op::kAllGather, sendcount, datatype, 0, kNoRoot, comm, stream))                               \
+  X(collective, ncclReduceScatterConfig, (const void* sendbuff, void* recvbuff, size_t recvcount,              \
+      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,                           \
+      const ncclCollConfig_t* config), (sendbuff, recvbuff, recvcount, datatype, op, comm, stream, config),     \
+      OpTracking(Op::kReduceScatter, recvcount, datatype, op, kNoRoot, comm, stream))                          \
+  X(collective, ncclAlltoAllConfig, (const void* sendbuff, void* recvbuff, size_t count,                       \
+      ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config),          \
+      (sendbuff, recvbuff, count, datatype, comm, stream, config),                                             \
+      OpTracking(Op::kAlltoAll, count, datatype, 0, kNoRoot, comm, stream))                                    \
+  X(collective, ncclGatherConfig, (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, \
+      int root, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config),                         \
+      (sendbuff, recvbuff, count, datatype, root, comm, stream, config),                                       \
+      OpTracking(Op::kGather, count, datatype, 0, root, comm, stream))                                         \
+  X(collective, ncclScatterConfig, (const void* sendbuff, void* recvbuff, size_t count,                        \
+      ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream,                                 \
+      const ncclCollConfig_t* config), (sendbuff, recvbuff, count, datatype, root, comm, stream, config),       \
+      OpTracking(Op::kScatter, count, datatype, 0, root, comm, stream))                                        \
+  X(one_sided, ncclPutSignal, (const void* localbuff, size_t count, ncclDataType_t datatype, int peer,         \
+      ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,    \
+      cudaStream_t stream), (localbuff, count, datatype, peer, peerWin, peerWinOffset, sigIdx, ctx, flags,     \
+      comm, stream), OpTracking(Op::kPutSignal, count, datatype, 0, peer, comm, stream))                       \
+  X(one_sided, ncclSignal, (int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,                \
+      cudaStream_t stream), (peer, sigIdx, ctx, flags, comm, stream),                                          \
+      OpTracking(Op::kSignal, 0, ncclInt8, 0, peer, comm, stream))                                             \
+  X(one_sided, ncclWaitSignal, (int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm,                 \
+      cudaStream_t stream), (nDesc, signalDescs, comm, stream),                                                \
+      OpTracking(Op::kWaitSignal, SignalsAwaited(nDesc, signalDescs), ncclInt8, 0,                             \
+                 PeerAwaited(nDesc, signalDescs), comm, stream))                                               \
+  X(init, ncclCommGrow, (ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,                  \
+      ncclComm_t* newcomm, ncclConfig_t* config), (comm, nRanks, uniqueId, rank, newcomm, config),             \
+      GrowTracking(comm, uniqueId, nRanks, rank, config, newcomm))                                             \
+  X(lifecycle, ncclCommSuspend, (ncclComm_t comm, int flags), (comm, flags),                                   \
+      LifecycleTracking(comm, Teardown::kSuspend))                                                             \
+  X(lifecycle, ncclCommResume, (ncclComm_t comm), (comm), LifecycleTracking(comm, Teardown::kResume))          \
+  X(query, ncclCommGetUniqueId, (ncclComm_t comm, ncclUniqueId * uniqueId), (comm, uniqueId), PassThrough(comm)) \
+  X(query, ncclSetEncryption, (const ncclEncryptionConfig_t* config), (config), PassThrough())
 
 #define NCCLWATCH_NCCL_API(X) NCCLWATCH_NCCL_API_228(X) NCCLWATCH_NCCL_API_229_232(X)
 

@@ -7,6 +7,7 @@
 #include "core/shm/process_info.h"
 #include "preload/comm_registry.h"
 #include "preload/log.h"
+#include "preload/nccl_abi_232.h"
 #include "preload/nccl_real.h"
 #include "preload/resolver.h"
 #include "preload/runtime.h"
@@ -33,12 +34,27 @@ void QueryInt(const char* name, ncclComm_t comm, int* field) {
   if (fn != nullptr && fn(comm, &value) == ncclSuccess) *field = value;
 }
 
+// commHash from ncclCommQueryProperties (NCCL 2.29+), for a communicator whose id this
+// process never saw (e.g. a rank of ncclCommGrow that passed no id).
+void QueryHash(ncclComm_t comm, shm::CommIdentity* id) {
+  using QueryProperties = ncclResult_t(ncclComm_t, nccl_abi::CommPropertiesPrefix*);
+  auto* fn = reinterpret_cast<QueryProperties*>(RealNcclHelper("ncclCommQueryProperties", comm));
+  nccl_abi::CommPropertiesPrefix props{};
+  props.size = sizeof props;
+  props.magic = nccl_abi::kApiMagic;
+  props.version = nccl_abi::kFirstVersionWithGrow;
+  if (fn == nullptr || fn(comm, &props) != ncclSuccess || props.commHash == 0) return;
+  id->comm_hash = props.commHash;
+  id->flags |= shm::kCommHashKnown;
+}
+
 // Rank, size and device as the communicator reports them; fields it cannot give (e.g.
 // while a grouped or nonblocking init is still running) keep their previous value.
 void QueryIdentity(ncclComm_t comm, shm::CommIdentity* id) {
   QueryInt("ncclCommUserRank", comm, &id->rank);
   QueryInt("ncclCommCount", comm, &id->nranks);
   QueryInt("ncclCommCuDevice", comm, &id->device);
+  if ((id->flags & shm::kCommHashKnown) == 0) QueryHash(comm, id);
 }
 
 // cudaGetDevice without disturbing the caller's last CUDA error; -1 when unknown.
@@ -483,6 +499,12 @@ void ObserveTeardown(ncclComm_t comm, Teardown kind, ncclResult_t result) noexce
         break;
       case Teardown::kRevoke:
         if (accepted) entry->slot.SetState(CommState::kRevoked);
+        break;
+      case Teardown::kSuspend:  // idle by request: the detector must not call it hung
+        if (accepted) entry->slot.SetState(CommState::kSuspended);
+        break;
+      case Teardown::kResume:
+        if (accepted) entry->slot.SetState(CommState::kReady);
         break;
       case Teardown::kDestroy:
       case Teardown::kAbort:

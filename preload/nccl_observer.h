@@ -67,7 +67,8 @@ void EndInit(InitCall* call, ncclResult_t result, const ncclComm_t* comms, int c
 void ObserveUniqueId(const ncclUniqueId* id, ncclResult_t result) noexcept;
 
 // ---- Communicator teardown and errors.
-enum class Teardown { kFinalize, kDestroy, kAbort, kRevoke };
+// kSuspend/kResume (NCCL 2.29) are not teardown but share its shape: a state change.
+enum class Teardown { kFinalize, kDestroy, kAbort, kRevoke, kSuspend, kResume };
 void ObserveTeardown(ncclComm_t comm, Teardown kind, ncclResult_t result) noexcept;
 void ObserveAsyncError(ncclComm_t comm, ncclResult_t call_result, const ncclResult_t* async_error) noexcept;
 

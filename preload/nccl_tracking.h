@@ -185,6 +185,31 @@ class PassThrough : public NoNewComms {
   ncclComm_t comm_;
 };
 
+// ncclCommGrow: a new communicator; existing ranks pass `parent`, only the root the id.
+class GrowTracking : public InitTrackingBase {
+ public:
+  GrowTracking(ncclComm_t parent, const ncclUniqueId* id, int nranks, int rank, const ncclConfig_t* config,
+               ncclComm_t* out)
+      : InitTrackingBase(parent, out, 1), id_(id), nranks_(nranks), rank_(rank), config_(config) {}
+  bool Begin() { return BeginRootInit(id_, nranks_, rank_, config_, &call_); }
+
+ private:
+  const ncclUniqueId* id_;
+  int nranks_, rank_;
+  const ncclConfig_t* config_;
+};
+
+// ncclWaitSignal's record: the peer when it waits on one peer (else -1), and the total
+// number of signals awaited as its count.
+inline int PeerAwaited(int count, const ncclWaitSignalDesc_t* descs) {
+  return (count == 1 && descs != nullptr) ? descs[0].peer : -1;
+}
+inline size_t SignalsAwaited(int count, const ncclWaitSignalDesc_t* descs) {
+  size_t total = 0;
+  for (int i = 0; descs != nullptr && i < count; ++i) total += descs[i].opCnt > 0 ? descs[i].opCnt : 0;
+  return total;
+}
+
 inline const ncclUniqueId* FirstId(int count, const ncclUniqueId* ids) {
   return (count > 0 && ids != nullptr) ? &ids[0] : nullptr;
 }

@@ -98,7 +98,7 @@ RecordRef CommSlot::Append(const OpFingerprint& op, uint32_t flags, uint64_t enq
   if (IsPointToPoint(op.op)) {
     PeerCounters* peer = FindOrClaimPeer(op.root_or_peer);
     if (peer != nullptr) {
-      std::atomic<uint64_t>& counter = op.op == Op::kSend ? peer->sends : peer->recvs;
+      std::atomic<uint64_t>& counter = IsSendLike(op.op) ? peer->sends : peer->recvs;
       ref.seq = counter.fetch_add(1, kRelaxed) + 1;
     }
   } else {

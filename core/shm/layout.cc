@@ -43,6 +43,9 @@ const char* OpName(Op op) {
     case Op::kScatter: return "Scatter";
     case Op::kSend: return "Send";
     case Op::kRecv: return "Recv";
+    case Op::kPutSignal: return "PutSignal";
+    case Op::kSignal: return "Signal";
+    case Op::kWaitSignal: return "WaitSignal";
   }
   return "Unknown";
 }

@@ -95,6 +95,7 @@ enum class CommState : uint32_t {
   kDestroyed = 5,
   kAborted = 6,
   kRevoked = 7,
+  kSuspended = 8,  // ncclCommSuspend (NCCL 2.29) until ncclCommResume: idle, not hung
 };
 
 // CommSlotHeader::flags bits.
@@ -116,8 +117,16 @@ enum class Op : uint8_t {
   kScatter = 8,
   kSend = 9,
   kRecv = 10,
+  kPutSignal = 11,   // one-sided (NCCL 2.29): counted per peer like P2P, as sends
+  kSignal = 12,
+  kWaitSignal = 13,  // counted per peer as a recv
 };
-inline constexpr bool IsPointToPoint(Op op) { return op == Op::kSend || op == Op::kRecv; }
+// Ops counted per peer (root_or_peer is the peer), outside the collective sequence.
+inline constexpr bool IsPointToPoint(Op op) {
+  return op == Op::kSend || op == Op::kRecv || op == Op::kPutSignal || op == Op::kSignal || op == Op::kWaitSignal;
+}
+// Of those, the ones counted as sends to the peer (the others count as receives).
+inline constexpr bool IsSendLike(Op op) { return op == Op::kSend || op == Op::kPutSignal || op == Op::kSignal; }
 // Whether a record's redop / root_or_peer field means a reduction op / a root for this op.
 inline constexpr bool HasRedOp(Op op) { return op == Op::kAllReduce || op == Op::kReduce || op == Op::kReduceScatter; }
 inline constexpr bool HasRoot(Op op) {

@@ -16,4 +16,5 @@ run() {  # run NAME LIBDIR HOOK PUTSIGNAL [ENV...]
 run real_plain "$real_dir" 0 0
 run real_preload "$real_dir" 1 0 LD_PRELOAD="$preload"
 run sim_plain "$sim_dir" 0 1
+run sim_preload "$sim_dir" 1 1 LD_PRELOAD="$preload"
 exit $fail

@@ -9,7 +9,10 @@ expected="dlsym cudaDeviceSynchronize cudaEventSynchronize cudaStreamSynchronize
 ncclAllGather ncclAllReduce ncclAlltoAll ncclBcast ncclBroadcast ncclCommAbort ncclCommDestroy
 ncclCommFinalize ncclCommGetAsyncError ncclCommInitAll ncclCommInitRank ncclCommInitRankConfig
 ncclCommInitRankScalable ncclCommRevoke ncclCommShrink ncclCommSplit ncclGather ncclGetUniqueId
-ncclGroupEnd ncclGroupSimulateEnd ncclGroupStart ncclRecv ncclReduce ncclReduceScatter ncclScatter ncclSend"
+ncclGroupEnd ncclGroupSimulateEnd ncclGroupStart ncclRecv ncclReduce ncclReduceScatter ncclScatter ncclSend
+ncclAllReduceConfig ncclBroadcastConfig ncclReduceConfig ncclAllGatherConfig ncclReduceScatterConfig
+ncclAlltoAllConfig ncclGatherConfig ncclScatterConfig ncclPutSignal ncclSignal ncclWaitSignal
+ncclCommGrow ncclCommSuspend ncclCommResume ncclCommGetUniqueId ncclSetEncryption"
 exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
 want=$(echo $expected | tr ' ' '\n' | sort)
 if [ "$exported" != "$want" ]; then
