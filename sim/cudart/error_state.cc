@@ -58,6 +58,7 @@ cudaError_t TakeLastError() {
 }
 
 cudaError_t PeekLastError() { return last_error; }
+void RestoreLastError(cudaError_t error) { last_error = error; }
 
 const char* ErrorName(cudaError_t error) {
   const ErrorText* e = Find(error);

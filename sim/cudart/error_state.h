@@ -11,6 +11,9 @@ namespace ncclsim {
 cudaError_t Report(cudaError_t error);
 cudaError_t TakeLastError();
 cudaError_t PeekLastError();
+// Sets the calling thread's last error to exactly `error` (cudaSuccess included): the driver
+// bridge puts back what its runtime calls changed.
+void RestoreLastError(cudaError_t error);
 
 const char* ErrorName(cudaError_t error);
 const char* ErrorDescription(cudaError_t error);
