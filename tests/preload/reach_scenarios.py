@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""End-to-end: the watcher names hangs of jobs that reach NCCL only by name lookup.
+
+reach_scenarios.py NAME, over the sim, 2 ranks through scripts/launch, with the helpers of
+tests/watchdog/scenario_test.py (2 s stall threshold, 200 ms poll). Exit 0 pass, 1 fail.
+  ctypes_straggler   Python, ctypes.CDLL + attribute lookup only; rank 1 stalls in Python
+  dlsym_straggler    C, dlopen(RTLD_LOCAL) + dlsym only; rank 1 stalls in a C function
+  config_hang        C via dlsym, ncclAllReduceConfig, NCCLSIM_FAULT hangs collective #4
+  signal_straggler   C via dlsym, rank 1 never sends its ncclSignal; rank 0 waits in
+                     ncclWaitSignal, then issues the AllReduce rank 1 never reaches
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ["NCCLWATCH_SOURCE_DIR"], "tests", "watchdog"))
+import scenario_test as st  # noqa: E402
+
+CTYPES_RANK = os.path.join(st.SOURCE, "examples", "reach", "ctypes_rank.py")
+DLSYM_RANK = os.path.join(st.BUILD, "examples", "dlsym_rank")
+STALL = ["--straggler-rank", "1", "--straggler-step", "3", "--straggler-sec", "60"]
+
+
+def run(name, cmd, expect_dumps, env=None):
+    id_dir = tempfile.mkdtemp(prefix=f"ncclwatch-reach-{name}-")
+    try:
+        return st.run_scenario(name, 2, cmd + ["--lib-dir", st.SIM_LIB, "--id-dir", id_dir], expect_dumps,
+                               env=env, ddp=False)
+    finally:
+        shutil.rmtree(id_dir, ignore_errors=True)
+
+
+def world_comm(job, dumps):
+    d0 = st.dump_of_rank(dumps, 0)
+    return st.comm_of(job, d0["process"]["pid"], "ncclCommInitRank") if d0 else None
+
+
+def check_named(job, kind, culprits):
+    """Both ranks dumped one incident of `kind` at collective #4 (AllReduce) naming `culprits`.
+
+    Without the dlsym hook these jobs publish nothing, so there would be no dump at all."""
+    dumps = st.load_dumps(job)
+    st.check(len(dumps) >= 1, f"dumps written ({len(dumps)}); job output:\n{job.output()[-1500:]}")
+    comm = world_comm(job, dumps)
+    st.check_incident(dumps, kind, comm, 4, "AllReduce", culprits, [0, 1])
+    return dumps, comm
+
+
+def ctypes_straggler():
+    job = run("ctypes_straggler", [sys.executable, CTYPES_RANK, "--steps", "1000"] + STALL, expect_dumps=2)
+    try:
+        dumps, comm = check_named(job, "straggler", [1])
+        culprit = st.dump_of_rank(dumps, 1)
+        if st.check(culprit is not None, "the Python straggler dumped"):
+            py = culprit["python_stacks"]
+            st.check(py.get("available"), f"Python stacks available ({py.get('reason')})")
+            funcs = [f["function"] for t in py.get("threads", []) for f in t["frames"]]
+            st.check("skip_samples_to_resume_position" in funcs and "restore_data_loader_state" in funcs,
+                     f"Python frames of the stall shown: {funcs[:8]}")
+        st.check_analysis(st.analyze(job), "straggler", comm, 4, "AllReduce", [1])
+    finally:
+        job.cleanup()
+
+
+def dlsym_straggler():
+    job = run("dlsym_straggler", [DLSYM_RANK, "--mode", "allreduce"] + STALL, expect_dumps=2)
+    try:
+        dumps, _ = check_named(job, "straggler", [1])
+        culprit = st.dump_of_rank(dumps, 1)
+        if st.check(culprit is not None, "the straggler dumped"):
+            st.check(any("StallInCheckpointLoad" in n for n in st.frames_of(culprit)),
+                     "the straggler's native stack shows where it stalls")
+    finally:
+        job.cleanup()
+
+
+def config_hang():
+    job = run("config_hang", [DLSYM_RANK, "--mode", "config"], expect_dumps=2,
+              env={"NCCLSIM_FAULT": "hang:seq=4"})
+    try:
+        check_named(job, "collective_hang", [0, 1])
+    finally:
+        job.cleanup()
+
+
+def signal_straggler():
+    job = run("signal_straggler", [DLSYM_RANK, "--mode", "signal"] + STALL, expect_dumps=2)
+    try:
+        dumps, _ = check_named(job, "straggler", [1])
+        waiter = st.dump_of_rank(dumps, 0)
+        if st.check(waiter is not None, "the waiting rank dumped"):
+            records = [r for c in waiter.get("comms", []) for r in c.get("records", [])]
+            waits = [r for r in records if r.get("op") == "WaitSignal"]
+            st.check(len(waits) == 4 and all(r.get("peer") == 1 for r in waits),
+                     f"rank 0's ring holds its 4 ncclWaitSignal on peer 1: {waits[-2:]}")
+    finally:
+        job.cleanup()
+
+
+SCENARIOS = {f.__name__: f for f in (ctypes_straggler, dlsym_straggler, config_hang, signal_straggler)}
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print("usage: reach_scenarios.py " + "|".join(SCENARIOS))
+        return 2
+    SCENARIOS[sys.argv[1]]()
+    print(f"{sys.argv[1]}: {'FAILED' if st.failures else 'passed'}")
+    return 1 if st.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
