@@ -358,5 +358,69 @@ TEST_CASE("a stuck stream shows as an incomplete collective and a blocked host s
   CHECK(job.Finish(kTimeoutMs) == std::vector<int>{0});  // unblocked: completes and exits
 }
 
+// The id RunApi232 printed as "GROW_ID <hex>": the root's id of the grown communicator.
+uint64_t GrowHash(const testing::RankOutput& out) {
+  for (const std::string& line : out.lines) {
+    if (line.rfind("GROW_ID ", 0) != 0) continue;
+    unsigned char id[128];
+    for (size_t i = 0; i < sizeof id; ++i) id[i] = static_cast<unsigned char>(std::stoi(line.substr(8 + 2 * i, 2), nullptr, 16));
+    return RootCommHash(id, sizeof id);
+  }
+  return 0;
+}
+
+const shm::PeerView* FindPeer(const CommView& c, int peer) {
+  for (const shm::PeerView& p : c.peers) {
+    if (p.peer == peer) return &p;
+  }
+  return nullptr;
+}
+
+TEST_CASE("NCCL 2.29+: config collectives, one-sided ops, a grown and a suspended communicator", "[e2e]") {
+  RankJob job("api232", 1);
+  REQUIRE(job.WaitReady(kTimeoutMs));
+  const uint64_t grown = GrowHash(job.rank(0));
+  REQUIRE(grown != 0);
+  const auto settled = [grown](const JobSnapshot& s) {
+    if (s.processes.size() != 1) return false;
+    int complete = 0;
+    for (const CommView& c : s.processes[0].comms) complete += c.last_completed_seq == 1 && c.comm_hash != grown;
+    for (const CommView& c : s.processes[0].comms) complete += c.last_completed_seq == 1 && c.comm_hash == grown;
+    return complete == 5;
+  };
+  const JobSnapshot snap = job.SnapshotWhen(settled, kTimeoutMs);
+  REQUIRE(snap.processes.size() == 1);
+  std::vector<const CommView*> a, b;
+  for (const CommView& c : snap.processes[0].comms) (c.comm_hash == grown ? b : a).push_back(&c);
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == 3);  // rank 1 passed no id: its hash came from ncclCommQueryProperties
+  for (const CommView* c : a) {
+    INFO("comm A rank " << c->rank);
+    CHECK(c->state == shm::CommState::kSuspended);  // suspended, resumed, suspended again
+    const std::vector<RecordView> colls = Collectives(*c);
+    REQUIRE(colls.size() == 1);
+    CHECK(colls[0].op == Op::kAllReduce);  // ncclAllReduceConfig is the same op
+    CHECK(colls[0].count == 16);
+    CHECK(colls[0].complete_ns != 0);
+    const shm::PeerView* peer = FindPeer(*c, 1 - c->rank);
+    REQUIRE(peer != nullptr);
+    CHECK(peer->sends == (c->rank == 1 ? 1u : 0u));  // ncclSignal counts as a send
+    CHECK(peer->recvs == (c->rank == 0 ? 1u : 0u));  // ncclWaitSignal as a recv
+    const RecordView& one_sided = c->records.back();
+    CHECK(one_sided.op == (c->rank == 0 ? Op::kWaitSignal : Op::kSignal));
+    CHECK(one_sided.root_or_peer == 1 - c->rank);
+    CHECK(one_sided.complete_ns != 0);
+  }
+  std::set<int> grown_ranks;
+  for (const CommView* c : b) {
+    grown_ranks.insert(c->rank);
+    CHECK(c->nranks == 3);
+    CHECK(c->state == shm::CommState::kReady);
+    CHECK(c->last_completed_seq == 1);
+  }
+  CHECK(grown_ranks == std::set<int>{0, 1, 2});
+  CHECK(job.Finish(kTimeoutMs) == std::vector<int>{0});
+}
+
 }  // namespace
 }  // namespace ncclwatch

@@ -10,12 +10,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "preload/nccl_abi_232.h"
+
+// NCCL 2.29-2.31 entry points (the sim exports them; nccl.h 2.28.9 does not declare them).
+extern "C" {
+ncclResult_t ncclAllReduceConfig(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t,
+                                 const ncclCollConfig_t*);
+ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t, cudaStream_t);
+ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t*, ncclComm_t, cudaStream_t);
+ncclResult_t ncclCommGetUniqueId(ncclComm_t, ncclUniqueId*);
+ncclResult_t ncclCommGrow(ncclComm_t, int nRanks, const ncclUniqueId*, int rank, ncclComm_t* newcomm, ncclConfig_t*);
+ncclResult_t ncclCommSuspend(ncclComm_t, int flags);
+ncclResult_t ncclCommResume(ncclComm_t);
+}
 
 namespace {
 
@@ -301,6 +316,63 @@ void RunGroupInit() {
   for (ncclComm_t c : comms) REQUIRE_OK(ncclCommDestroy(c));
 }
 
+// NCCL 2.29+ in one process, ranks as threads (devices 0, 1, 0): ranks 0 and 1 of comm A
+// run ncclAllReduceConfig (#1, 16 floats), then rank 1 signals rank 0, which waits for it;
+// all three grow A into B (3 ranks; rank 0 passes the id from ncclCommGetUniqueId, rank 1
+// none, rank 2 joins), AllReduce on B (#1); then A is suspended, resumed and suspended again.
+void RunApi232() {
+  ncclUniqueId id;
+  REQUIRE_OK(ncclGetUniqueId(&id));
+  ncclUniqueId grow_id{};
+  ncclComm_t a[2] = {nullptr, nullptr}, b[3] = {nullptr, nullptr, nullptr};
+  std::vector<std::thread> threads;
+  std::atomic<int> grow_id_ready{0};
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      REQUIRE_OK(cudaSetDevice(t % 2));
+      cudaStream_t s;
+      REQUIRE_OK(cudaStreamCreate(&s));
+      Buffers buf;
+      if (t < 2) {
+        REQUIRE_OK(ncclCommInitRank(&a[t], 2, id, t));
+        REQUIRE_OK(ncclAllReduceConfig(buf.send, buf.recv, 16, ncclFloat, ncclSum, a[t], s, nullptr));
+        ncclWaitSignalDesc_t desc{1, 1, 0, 0};
+        REQUIRE_OK(t == 1 ? ncclSignal(0, 0, 0, 0, a[t], s) : ncclWaitSignal(1, &desc, a[t], s));
+        REQUIRE_OK(cudaStreamSynchronize(s));
+        if (t == 0) {
+          REQUIRE_OK(ncclCommGetUniqueId(a[0], &grow_id));
+          grow_id_ready.store(1);
+        }
+      }
+      while (t == 2 && grow_id_ready.load() == 0) usleep(1000);
+      REQUIRE_OK(ncclCommGrow(t < 2 ? a[t] : nullptr, 3, t == 1 ? nullptr : &grow_id, t < 2 ? -1 : 2, &b[t], nullptr));
+      REQUIRE_OK(ncclAllReduce(buf.send, buf.recv, 24, ncclFloat, ncclSum, b[t], s));
+      REQUIRE_OK(cudaStreamSynchronize(s));
+      if (t < 2) {
+        REQUIRE_OK(ncclCommSuspend(a[t], 0));
+        REQUIRE_OK(ncclCommResume(a[t]));
+        REQUIRE_OK(ncclCommSuspend(a[t], 0));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::printf("GROW_ID %s\n", [&] {
+    std::string hex;
+    char byte[3];
+    for (char c : grow_id.internal) {
+      std::snprintf(byte, sizeof byte, "%02x", static_cast<unsigned char>(c));
+      hex += byte;
+    }
+    return hex;
+  }().c_str());
+  ReadyAndWaitForRelease();
+  for (ncclComm_t c : a) {
+    REQUIRE_OK(ncclCommResume(c));
+    REQUIRE_OK(ncclCommDestroy(c));
+  }
+  for (ncclComm_t c : b) REQUIRE_OK(ncclCommDestroy(c));
+}
+
 void CUDART_CB WaitForStdinEof(void*) {
   char c;
   while (read(0, &c, 1) > 0) {
@@ -327,7 +399,7 @@ void RunBlocked(int rank, int nranks) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: preload_rank collectives|split|nonblocking|initall|threads|fork|capture|groupinit|blocked\n");
+    std::fprintf(stderr, "usage: preload_rank collectives|split|nonblocking|initall|threads|fork|capture|groupinit|api232|blocked\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -337,6 +409,10 @@ int main(int argc, char** argv) {
   }
   if (scenario == "groupinit") {
     RunGroupInit();
+    return 0;
+  }
+  if (scenario == "api232") {
+    RunApi232();
     return 0;
   }
   const int rank = EnvInt("RANK");
