@@ -1,15 +1,16 @@
-// Stream capture and graph entry points. Captured work is counted, never run; a graph only
-// remembers how many items were captured, and launching it enqueues one no-op item.
+// Stream capture and graph entry points. Captured work is recorded as graph nodes, never run
+// (graph.h); launching a graph enqueues one no-op item.
 #include <cuda_runtime_api.h>
 
+#include <utility>
+#include <vector>
+
 #include "api_common.h"
+#include "graph.h"
 
 namespace ncclsim {
 namespace {
 
-struct Graph {
-  size_t nodes = 0;
-};
 struct GraphExec {
   size_t nodes = 0;
 };
@@ -30,7 +31,14 @@ cudaError_t EndCapture(cudaStream_t handle, cudaGraph_t* graph, DefaultStream ds
   if (graph == nullptr) return cudaErrorInvalidValue;
   Capture ended;
   if (Runtime::Get().EndCapture(s, &ended) != cudaSuccess) return cudaErrorIllegalState;
-  *graph = reinterpret_cast<cudaGraph_t>(new Graph{ended.nodes});
+  std::vector<cudaGraphNode_t> dependencies;
+  cudaGraph_t target = nullptr;
+  // A capture begun by cudaStreamBeginCaptureToGraph ends in the caller's graph.
+  if (!TakeCaptureTarget(s.get(), &target, &dependencies) || Graph::Lookup(target) == nullptr) {
+    target = Graph::Create();
+  }
+  Graph::Lookup(target)->AppendCaptured(ended.nodes, std::move(dependencies));
+  *graph = target;
   return cudaSuccess;
 }
 
@@ -68,8 +76,10 @@ cudaError_t CaptureInfo(cudaStream_t handle, cudaStreamCaptureStatus* status, un
 
 cudaError_t Instantiate(cudaGraphExec_t* exec, cudaGraph_t graph) {
   if (cudaError_t e = CheckUsable(); e != cudaSuccess) return e;
-  if (exec == nullptr || graph == nullptr) return cudaErrorInvalidValue;
-  *exec = reinterpret_cast<cudaGraphExec_t>(new GraphExec{reinterpret_cast<Graph*>(graph)->nodes});
+  if (exec == nullptr) return cudaErrorInvalidValue;
+  Graph* g = Graph::Lookup(graph);
+  if (g == nullptr) return cudaErrorInvalidValue;
+  *exec = reinterpret_cast<cudaGraphExec_t>(new GraphExec{g->node_count()});
   return cudaSuccess;
 }
 
@@ -134,8 +144,7 @@ NCCLSIM_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream
   return Report(ncclsim::Launch(exec, s, DefaultStream::kPerThread));
 }
 NCCLSIM_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
-  delete reinterpret_cast<ncclsim::Graph*>(graph);
-  return cudaSuccess;
+  return Report(ncclsim::Graph::Destroy(graph) ? cudaSuccess : cudaErrorInvalidValue);
 }
 NCCLSIM_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
   delete reinterpret_cast<ncclsim::GraphExec*>(exec);

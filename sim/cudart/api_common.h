@@ -17,6 +17,18 @@ inline cudaError_t CheckUsable() {
   return Runtime::Usable() ? cudaSuccess : cudaErrorInitializationError;
 }
 
+// cudaErrorNoDevice without devices, cudaErrorInvalidDevice outside 0..count-1.
+inline cudaError_t CheckDevice(int device) {
+  if (cudaError_t e = CheckUsable(); e != cudaSuccess) return e;
+  const int count = Runtime::Get().device_count();
+  if (count == 0) return cudaErrorNoDevice;
+  return device >= 0 && device < count ? cudaSuccess : cudaErrorInvalidDevice;
+}
+
+// cudaErrorNotSupported, after one stderr line naming `call` (once per call name), for requests
+// the sim cannot honour; `why` says what is missing.
+cudaError_t Unsupported(const char* call, const char* why);
+
 // Resolves `handle` or explains why not (fork, bad device, unknown handle).
 inline cudaError_t ResolveStream(cudaStream_t handle, DefaultStream default_stream,
                                  std::shared_ptr<Stream>* out) {
