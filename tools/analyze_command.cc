@@ -1,4 +1,4 @@
-// ncclwatch analyze DIR [--json]
+// ncclwatch analyze DIR [--json] [--max-input-bytes SIZE]
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -9,6 +9,7 @@
 #include "core/analyze/report.h"
 #include "core/dump/dump_reader.h"
 #include "tools/commands.h"
+#include "tools/dump_input.h"
 #include "tools/exit_status.h"
 
 namespace ncclwatch::tools {
@@ -17,36 +18,22 @@ namespace {
 struct AnalyzeOptions {
   std::string dir;
   bool json = false;
+  uint64_t budget_bytes = dump::kDefaultInputBudgetBytes;
 };
 
 // Input is unusable when there is nothing to analyse at all; a few bad files among good
 // ones are listed in the report instead.
-bool UsableOrExplain(const dump::DumpSet& set, const std::string& dir) {
-  if (!set.error.empty()) {
-    std::fprintf(stderr, "ncclwatch analyze: %s\n", set.error.c_str());
-    return false;
-  }
-  if (set.dumps.empty() && set.rejected.empty()) {
-    std::fprintf(stderr, "ncclwatch analyze: %s: no dumps (*.json) found\n", dir.c_str());
-    return false;
-  }
-  if (set.dumps.empty()) {
-    std::fprintf(stderr, "ncclwatch analyze: %s: no usable dump; %zu file(s) rejected, first: %s\n", dir.c_str(),
-                 set.rejected.size(), set.rejected.front().error.c_str());
-    return false;
-  }
-  return true;
-}
-
 int RunAnalyze(const AnalyzeOptions& options) {
-  dump::DumpSet set = dump::ReadDumpDir(options.dir);
-  if (!UsableOrExplain(set, options.dir)) return kExitUsage;
+  dump::DumpSet set;
+  if (!ReadUsableDumps("analyze", options.dir, options.budget_bytes, &set)) return kExitUsage;
   analyze::Analysis analysis = analyze::Analyze(set);
   if (options.json) {
+    // error_handler_t::replace: a path in "rejected" may be invalid UTF-8, which the default
+    // handler would throw on; JSON escapes every control character itself.
     std::string text = analyze::RenderJsonReport(analysis).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     std::printf("%s\n", text.c_str());
   } else {
-    std::fputs(analyze::RenderTextReport(analysis).c_str(), stdout);
+    std::fputs(analyze::RenderTextReport(analysis).c_str(), stdout);  // escaped by the renderer
   }
   return analysis.verdict.kind == "none" ? kExitOk : kExitIncident;
 }
@@ -59,10 +46,11 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_status) {
   cmd->add_option("DIR", options->dir, "Directory of dumps (searched recursively; one subdirectory per host is fine)")
       ->required();
   cmd->add_flag("--json", options->json, "Print the stable JSON schema ncclwatch.analysis v1 instead of text");
+  AddInputBudgetOption(cmd, &options->budget_bytes);
   cmd->footer(
       "Exit status: 0 verdict none; 3 a hang/incident verdict (straggler, mismatch, collective_hang,\n"
       "init_hang, sync_stuck, rank_exited); 2 bad usage or unusable input (missing directory, no dumps,\n"
-      "every dump corrupt, truncated, foreign or of a future version).");
+      "every dump corrupt, truncated, foreign or of a future version, dumps over --max-input-bytes).");
   cmd->callback([options, exit_status] { *exit_status = RunAnalyze(*options); });
 }
 

@@ -15,8 +15,10 @@
 
 #include "core/analyze/hints.h"
 #include "core/dump/process_facts.h"
+#include "core/format/escape.h"
 #include "tools/commands.h"
 #include "tools/elf_inspect.h"
+#include "tools/error_line.h"
 #include "tools/exit_status.h"
 
 extern char** environ;
@@ -29,7 +31,14 @@ struct DoctorOptions {
   std::string binary;
 };
 
-void Line(const std::string& key, const std::string& value) { std::printf("%-14s %s\n", (key + ":").c_str(), value.c_str()); }
+// Values quote what the machine and the target supplied (paths from /proc/PID/maps, the
+// driver's version file, another process's environment): escaped, so they can neither
+// control the terminal nor fake a line.
+std::string Esc(const std::string& text) { return format::EscapeForTerminal(text); }
+
+void Line(const std::string& key, const std::string& value) {
+  std::printf("%-14s %s\n", (key + ":").c_str(), Esc(value).c_str());
+}
 
 void Driver() {
   std::string version = dump::ReadNvidiaDriverVersion();
@@ -100,7 +109,7 @@ void Environment(std::optional<int> pid) {
   std::string whose = pid ? "of pid " + std::to_string(*pid) : "of this shell";
   if (env.empty()) Line("NCCL env", "no NCCL_* variable set (" + whose + ")");
   else Line("NCCL env", whose + ":");
-  for (const auto& [k, v] : env) std::printf("    %s=%s\n", k.c_str(), v.c_str());
+  for (const auto& [k, v] : env) std::printf("    %s=%s\n", Esc(k).c_str(), Esc(v).c_str());
 }
 
 std::string FindInPath(const std::string& name) {
@@ -119,7 +128,7 @@ int BinaryTarget(const std::string& name) {
   std::string path = FindInPath(name);
   ElfFacts facts = InspectElf(path);
   if (!facts.error.empty()) {
-    std::fprintf(stderr, "ncclwatch doctor: %s\n", facts.error.c_str());
+    PrintErrorLine("doctor", facts.error);
     return kExitUsage;
   }
   for (const auto& needed : facts.needed) {

@@ -1,10 +1,13 @@
 // ncclwatch: post-mortem analysis, live status, timelines, launching and environment
 // checks for jobs watched by libncclwatch.so. See tools/README.md.
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "core/format/escape.h"
 #include "tools/commands.h"
 #include "tools/exit_status.h"
 
@@ -23,11 +26,22 @@ int main(int argc, char** argv) {
   AddRunCommand(app, &exit_status);
   AddDoctorCommand(app, &exit_status);
   AddGcCommand(app, &exit_status);
+  // Subcommands run inside parse(). Nothing may escape main as an exception (std::terminate
+  // would abort with a core dump and a multi-line message): one line and exit 2 instead.
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, printed for the selected subcommand
-    std::fprintf(stderr, "ncclwatch: %s (see --help)\n", e.what());
+    std::fprintf(stderr, "ncclwatch: %s (see --help)\n", ncclwatch::format::EscapeForTerminal(e.what()).c_str());
+    return kExitUsage;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "ncclwatch: out of memory (a smaller --max-input-bytes bounds what analyze and trace read)\n");
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ncclwatch: internal error: %s\n", ncclwatch::format::EscapeForTerminal(e.what()).c_str());
+    return kExitUsage;
+  } catch (...) {
+    std::fprintf(stderr, "ncclwatch: internal error\n");
     return kExitUsage;
   }
   return exit_status;

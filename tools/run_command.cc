@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tools/commands.h"
+#include "tools/error_line.h"
 #include "tools/exit_status.h"
 
 namespace ncclwatch::tools {
@@ -50,8 +51,7 @@ bool SetEnv(const char* name, const std::string& value) {
 int RunCommand(const RunOptions& options) {
   std::string library = PreloadLibraryPath();
   if (library.empty() || ::access(library.c_str(), R_OK) != 0) {
-    std::fprintf(stderr, "ncclwatch run: preload library not found at %s (build the ncclwatch target)\n",
-                 library.c_str());
+    PrintErrorLine("run", "preload library not found at " + library + " (build the ncclwatch target)");
     return kExitUsage;
   }
   const char* existing = std::getenv("LD_PRELOAD");
@@ -67,7 +67,8 @@ int RunCommand(const RunOptions& options) {
   for (const auto& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   ::execvp(argv[0], argv.data());
-  std::fprintf(stderr, "ncclwatch run: cannot execute %s: %s\n", argv[0], std::strerror(errno));
+  const int exec_errno = errno;  // before any allocation below may change it
+  PrintErrorLine("run", "cannot execute " + options.command.front() + ": " + std::strerror(exec_errno));
   return kExitExecFailed;
 }
 

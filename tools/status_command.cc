@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/format/escape.h"
 #include "core/shm/reader.h"
 #include "tools/commands.h"
 #include "tools/exit_status.h"
@@ -44,8 +45,9 @@ std::string Render(const StatusOptions& options) {
 }
 
 int RunStatus(const StatusOptions& options) {
-  std::string no_job = options.job.empty() ? "no ncclwatch job on this host\n"
-                                           : "no process of job " + options.job + " on this host\n";
+  std::string no_job = options.job.empty()
+                           ? "no ncclwatch job on this host\n"
+                           : "no process of job " + format::EscapeForTerminal(options.job) + " on this host\n";
   if (!options.watch) {
     std::string table = Render(options);
     if (table.empty()) {

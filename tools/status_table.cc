@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <string>
 
-#include "core/dump/dump_json.h"
+#include "core/format/duration.h"
+#include "core/format/escape.h"
+#include "core/format/hex.h"
 
 namespace ncclwatch::tools {
 namespace {
@@ -25,9 +27,7 @@ const char* LifecycleName(shm::CommState state) {
 
 std::string Age(uint64_t now_ns, uint64_t since_ns) {
   if (since_ns == 0 || now_ns < since_ns) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(now_ns - since_ns) / 1e9);
-  return buf;
+  return format::FormatDuration(now_ns - since_ns);
 }
 
 // The oldest collective that is enqueued but not complete.
@@ -61,7 +61,7 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
   if (c.async_error) state += ",async-error=" + std::to_string(c.async_error);
   char line[512];
   std::snprintf(line, sizeof line, "%-5d %-8d %-20s %5d/%-5d %-7llu %-7llu %-20s %-8s %s\n", p.global_rank, p.pid,
-                dump::FormatHex(c.comm_hash).c_str(), c.rank, c.nranks,
+                format::FormatHex(c.comm_hash).c_str(), c.rank, c.nranks,
                 static_cast<unsigned long long>(c.last_enqueued_seq),
                 static_cast<unsigned long long>(c.last_completed_seq), op.c_str(), Age(now_ns, since).c_str(),
                 state.c_str());
@@ -71,7 +71,8 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
 }  // namespace
 
 std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
-  std::string out = "job " + snapshot.job_id + ": " + std::to_string(snapshot.processes.size()) +
+  // The job id comes from shared memory any process of the user may have written.
+  std::string out = "job " + format::EscapeForTerminal(snapshot.job_id) + ": " + std::to_string(snapshot.processes.size()) +
                     " process(es) on this host\n";
   char header[256];
   std::snprintf(header, sizeof header, "%-5s %-8s %-20s %11s %-7s %-7s %-20s %-8s %s\n", "RANK", "PID", "COMM",

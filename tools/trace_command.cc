@@ -1,4 +1,4 @@
-// ncclwatch trace DIR -o trace.json
+// ncclwatch trace DIR -o trace.json [--max-input-bytes SIZE]
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -10,7 +10,10 @@
 #include "core/analyze/trace.h"
 #include "core/dump/dump_reader.h"
 #include "core/dump/dump_writer.h"
+#include "core/format/escape.h"
 #include "tools/commands.h"
+#include "tools/dump_input.h"
+#include "tools/error_line.h"
 #include "tools/exit_status.h"
 
 namespace ncclwatch::tools {
@@ -19,21 +22,13 @@ namespace {
 struct TraceOptions {
   std::string dir;
   std::string output;
+  uint64_t budget_bytes = dump::kDefaultInputBudgetBytes;
 };
 
 int RunTrace(const TraceOptions& options) {
-  dump::DumpSet set = dump::ReadDumpDir(options.dir);
-  if (!set.error.empty()) {
-    std::fprintf(stderr, "ncclwatch trace: %s\n", set.error.c_str());
-    return kExitUsage;
-  }
-  if (set.dumps.empty()) {
-    std::fprintf(stderr, "ncclwatch trace: %s: no usable dump%s%s\n", options.dir.c_str(),
-                 set.rejected.empty() ? "" : "; first rejected: ",
-                 set.rejected.empty() ? "" : set.rejected.front().error.c_str());
-    return kExitUsage;
-  }
-  for (const auto& r : set.rejected) std::fprintf(stderr, "ncclwatch trace: skipped %s\n", r.error.c_str());
+  dump::DumpSet set;
+  if (!ReadUsableDumps("trace", options.dir, options.budget_bytes, &set)) return kExitUsage;
+  for (const auto& r : set.rejected) PrintErrorLine("trace", "skipped " + r.error);
   analyze::Analysis analysis = analyze::Analyze(set);
   std::vector<const dump::RankDump*> all;
   for (const auto& loaded : set.dumps) all.push_back(&loaded.dump);
@@ -41,11 +36,12 @@ int RunTrace(const TraceOptions& options) {
   std::string text = trace.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   dump::WriteResult written = dump::WriteFileAtomically(options.output, text);
   if (!written.ok()) {
-    std::fprintf(stderr, "ncclwatch trace: %s\n", written.message.c_str());
+    PrintErrorLine("trace", written.message);
     return kExitUsage;
   }
   std::printf("wrote %s: %zu ranks, verdict %s; open it in ui.perfetto.dev or chrome://tracing\n",
-              options.output.c_str(), analysis.dumps_read, analysis.verdict.kind.c_str());
+              format::EscapeForTerminal(options.output).c_str(), analysis.dumps_read,
+              format::EscapeForTerminal(analysis.verdict.kind).c_str());
   return kExitOk;
 }
 
@@ -56,7 +52,8 @@ void AddTraceCommand(CLI::App& app, int* exit_status) {
   CLI::App* cmd = app.add_subcommand("trace", "Write a Perfetto / chrome://tracing timeline of the dumps under DIR");
   cmd->add_option("DIR", options->dir, "Directory of dumps")->required();
   cmd->add_option("-o,--output", options->output, "Trace file to write (Chrome Trace Event JSON)")->required();
-  cmd->footer("Exit status: 0 written; 2 bad usage, unusable input or unwritable output.");
+  AddInputBudgetOption(cmd, &options->budget_bytes);
+  cmd->footer("Exit status: 0 written; 2 bad usage, unusable input (as for analyze) or unwritable output.");
   cmd->callback([options, exit_status] { *exit_status = RunTrace(*options); });
 }
 

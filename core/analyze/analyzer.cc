@@ -4,17 +4,21 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "core/analyze/classify.h"
 #include "core/analyze/comm_table.h"
 #include "core/analyze/evidence.h"
 #include "core/analyze/hints.h"
-#include "core/analyze/rank_list.h"
-#include "core/dump/dump_json.h"
+#include "core/format/hex.h"
+#include "core/format/rank_list.h"
 
 namespace ncclwatch::analyze {
 namespace {
+
+using format::FormatHex;
+using format::FormatRanks;
 
 constexpr size_t kMaxStackGroups = 8;
 
@@ -45,15 +49,16 @@ std::vector<MergedVerdict> AdoptLocalVerdicts(const std::vector<const dump::Rank
     v.ranks.insert(v.ranks.end(), local.culprit_ranks.begin(), local.culprit_ranks.end());
     v.other_ranks.insert(v.other_ranks.end(), local.other_ranks.begin(), local.other_ranks.end());
   }
+  std::unordered_map<uint64_t, int> nranks_by_hash;
+  for (const auto& t : tables) nranks_by_hash[t.comm_hash] = t.nranks;
   std::vector<MergedVerdict> out;
   for (auto& [key, v] : merged) {
     for (auto* list : {&v.ranks, &v.other_ranks}) {
       std::sort(list->begin(), list->end());
       list->erase(std::unique(list->begin(), list->end()), list->end());
     }
-    for (const auto& t : tables) {
-      if (t.comm_hash == v.comm_hash) v.nranks = t.nranks;
-    }
+    auto known = nranks_by_hash.find(v.comm_hash);
+    if (known != nranks_by_hash.end()) v.nranks = known->second;
     v.summary = v.kind == "sync_stuck"
                     ? "global " + FormatRanks(v.ranks) + " blocked in a host CUDA sync with no collective pending"
                     : FormatRanks(v.ranks) + " exited while the others wait in #" + std::to_string(v.seq) + " " + v.op;
@@ -62,23 +67,41 @@ std::vector<MergedVerdict> AdoptLocalVerdicts(const std::vector<const dump::Rank
   return out;
 }
 
-std::optional<MergedVerdict> ChooseVerdict(const std::vector<const dump::RankDump*>& dumps,
-                                           const std::vector<CommTable>& tables) {
-  std::optional<MergedVerdict> best;
-  auto consider = [&](MergedVerdict v) {
-    if (!best || MoreImportant(v, *best)) best = std::move(v);
-  };
+// Every communicator's verdict in summary detail (cheap: see RankDetail), and which one wins.
+struct Candidates {
+  std::vector<std::pair<const CommTable*, MergedVerdict>> by_table;
+  std::vector<MergedVerdict> local;
+  std::optional<MergedVerdict> best;  // in full detail
+};
+
+Candidates ChooseVerdict(const std::vector<const dump::RankDump*>& dumps, const std::vector<CommTable>& tables) {
+  Candidates c;
+  const MergedVerdict* best = nullptr;
+  const CommTable* best_table = nullptr;
   for (const auto& table : tables) {
-    if (auto v = ClassifyComm(table)) consider(std::move(*v));
+    if (auto v = ClassifyComm(table, RankDetail::kSummary)) c.by_table.emplace_back(&table, std::move(*v));
   }
-  for (auto& v : AdoptLocalVerdicts(dumps, tables)) consider(std::move(v));
-  return best;
+  for (const auto& [table, v] : c.by_table) {
+    if (!best || MoreImportant(v, *best)) best = &v, best_table = table;
+  }
+  c.local = AdoptLocalVerdicts(dumps, tables);
+  for (const auto& v : c.local) {
+    if (!best || MoreImportant(v, *best)) best = &v, best_table = nullptr;
+  }
+  // Only the winner is worth its full rank lists (O(nranks), up to 2^20).
+  if (best_table) c.best = ClassifyComm(*best_table, RankDetail::kFull);
+  else if (best) c.best = *best;
+  return c;
 }
 
 // Culprit rank -> its dump (global ranks for sync_stuck).
 std::vector<std::pair<int, const dump::RankDump*>> CulpritDumps(const MergedVerdict& v, const CommTable* table,
                                                                 const std::vector<const dump::RankDump*>& dumps,
                                                                 size_t* without) {
+  std::unordered_map<int, const dump::RankDump*> by_global_rank;
+  if (!table) {
+    for (const auto* d : dumps) by_global_rank[d->process.global_rank] = d;  // the last one wins
+  }
   std::vector<std::pair<int, const dump::RankDump*>> out;
   for (int rank : v.ranks) {
     const dump::RankDump* found = nullptr;
@@ -86,9 +109,8 @@ std::vector<std::pair<int, const dump::RankDump*>> CulpritDumps(const MergedVerd
       auto it = table->ranks.find(rank);
       if (it != table->ranks.end()) found = it->second.dump;
     } else {
-      for (const auto* d : dumps) {
-        if (d->process.global_rank == rank) found = d;
-      }
+      auto it = by_global_rank.find(rank);
+      if (it != by_global_rank.end()) found = it->second;
     }
     if (found) {
       out.emplace_back(rank, found);
@@ -99,30 +121,34 @@ std::vector<std::pair<int, const dump::RankDump*>> CulpritDumps(const MergedVerd
   return out;
 }
 
-void AddNotes(const std::vector<CommTable>& tables, const CommTable* chosen, Analysis* a) {
-  std::vector<std::string> other_verdicts;
+// A job of thousands of ranks must not drown the verdict in notes.
+constexpr size_t kMaxNotes = 12;
+
+void AddNotes(const std::vector<CommTable>& tables, const Candidates& candidates, const CommTable* chosen,
+              Analysis* a) {
+  size_t dropped = 0;
+  // Notes beyond the limit are counted, never formatted: a hostile set may have millions.
+  auto add = [&](const auto& make_note) {
+    if (a->notes.size() < kMaxNotes) a->notes.push_back(make_note());
+    else ++dropped;
+  };
   for (const auto& t : tables) {
     for (const auto& [rank, entry] : t.ranks) {
-      if (entry.comm->async_error != 0) {
-        a->notes.push_back("comm " + dump::FormatHex(t.comm_hash) + " rank " + std::to_string(rank) +
-                           " reports async error " + std::to_string(entry.comm->async_error));
-      }
-    }
-    if (&t != chosen) {
-      if (auto v = ClassifyComm(t)) {
-        other_verdicts.push_back("also on comm " + dump::FormatHex(t.comm_hash) + " (" + std::to_string(t.nranks) +
-                           " ranks): " + v->kind + ": " + v->summary);
-      }
+      if (entry.comm->async_error == 0) continue;
+      add([&] {
+        return "comm " + FormatHex(t.comm_hash) + " rank " + std::to_string(rank) + " reports async error " +
+               std::to_string(entry.comm->async_error);
+      });
     }
   }
-  a->notes.insert(a->notes.end(), other_verdicts.begin(), other_verdicts.end());
-  // A job of thousands of ranks must not drown the verdict in notes.
-  constexpr size_t kMaxNotes = 12;
-  if (a->notes.size() > kMaxNotes) {
-    size_t dropped = a->notes.size() - kMaxNotes;
-    a->notes.resize(kMaxNotes);
-    a->notes.push_back("... and " + std::to_string(dropped) + " more notes");
+  for (const auto& [table, v] : candidates.by_table) {
+    if (table == chosen) continue;
+    add([&] {
+      return "also on comm " + FormatHex(table->comm_hash) + " (" + std::to_string(table->nranks) +
+             " ranks): " + v.kind + ": " + v.summary;
+    });
   }
+  if (dropped) a->notes.push_back("... and " + std::to_string(dropped) + " more notes");
 }
 
 }  // namespace
@@ -143,7 +169,8 @@ Analysis Analyze(const dump::DumpSet& set) {
   a.hosts.assign(hosts.begin(), hosts.end());
 
   std::vector<CommTable> tables = BuildCommTables(dumps);
-  std::optional<MergedVerdict> verdict = ChooseVerdict(dumps, tables);
+  Candidates candidates = ChooseVerdict(dumps, tables);
+  std::optional<MergedVerdict>& verdict = candidates.best;
   if (!verdict) {
     a.verdict.source = "merged";
     a.verdict.summary = "no communicator is stuck: nothing in flight and every init finished";
@@ -164,7 +191,7 @@ Analysis Analyze(const dump::DumpSet& set) {
   a.stacks = BuildStackGroups(culprits, kMaxStackGroups);
   HintInput input{&a.verdict, culprits, dumps, &a.fingerprints};
   a.hints = BuildHints(input);
-  AddNotes(tables, table, &a);
+  AddNotes(tables, candidates, table, &a);
   return a;
 }
 

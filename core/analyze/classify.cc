@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_set>
 
-#include "core/analyze/rank_list.h"
+#include "core/format/rank_list.h"
 
 namespace ncclwatch::analyze {
 namespace {
 
+using format::FormatRanks;
 using Fingerprint = std::tuple<std::string, uint64_t, int, int, int>;
 
 Fingerprint FingerprintOf(const dump::CollectiveRecord& r) {
@@ -31,7 +33,12 @@ std::string OpAt(const CommTable& table, uint64_t seq) {
   return "?";
 }
 
-std::optional<MergedVerdict> InitHang(const CommTable& table) {
+// The ranks without a dump: expanded only for a full verdict.
+std::vector<int> MissingRankList(const CommTable& table, RankDetail detail) {
+  return detail == RankDetail::kFull ? table.MissingRanks() : std::vector<int>{};
+}
+
+std::optional<MergedVerdict> InitHang(const CommTable& table, RankDetail detail) {
   std::vector<int> stuck, done;
   for (const auto& [rank, entry] : table.ranks) {
     (entry.comm->init_done_ns == 0 ? stuck : done).push_back(rank);
@@ -39,20 +46,25 @@ std::optional<MergedVerdict> InitHang(const CommTable& table) {
   if (stuck.empty()) return std::nullopt;
   MergedVerdict v = Start(table, "init_hang");
   v.op = "init";
-  std::vector<int> missing = table.MissingRanks();
+  const bool any_missing = table.HasMissingRanks();
   // Init is collective: ranks that never arrived keep the others waiting.
-  v.ranks = missing.empty() ? stuck : missing;
-  v.other_ranks = missing.empty() ? done : stuck;
+  v.ranks = any_missing ? MissingRankList(table, detail) : stuck;
+  v.other_ranks = any_missing ? stuck : done;
   v.summary = "init of communicator never finished on " + FormatRanks(stuck) +
-              (missing.empty() ? "" : "; no dump from " + FormatRanks(missing));
+              (any_missing ? "; no dump from " + FormatRanks(table.MissingRanges()) : "");
   return v;
 }
 
 std::optional<MergedVerdict> Mismatch(const CommTable& table) {
   // Collective number -> fingerprint -> ranks. Only numbers seen by two or more ranks count.
+  // A rank's first record of a number is its record (as CommTable::Record has it): a
+  // hostile dump repeating one number a million times must not list its rank a million times.
   std::map<uint64_t, std::map<Fingerprint, std::vector<int>>> by_seq;
   for (const auto& [rank, entry] : table.ranks) {
-    for (const auto& r : entry.comm->records) by_seq[r.seq][FingerprintOf(r)].push_back(rank);
+    std::unordered_set<uint64_t> seen;
+    for (const auto& r : entry.comm->records) {
+      if (seen.insert(r.seq).second) by_seq[r.seq][FingerprintOf(r)].push_back(rank);
+    }
   }
   for (const auto& [seq, groups] : by_seq) {
     if (groups.size() < 2) continue;
@@ -87,7 +99,7 @@ std::optional<MergedVerdict> Mismatch(const CommTable& table) {
   return std::nullopt;
 }
 
-std::optional<MergedVerdict> InFlight(const CommTable& table) {
+std::optional<MergedVerdict> InFlight(const CommTable& table, RankDetail detail) {
   uint64_t stuck_seq = 0;
   for (const auto& [rank, entry] : table.ranks) {
     const auto& c = *entry.comm;
@@ -108,9 +120,9 @@ std::optional<MergedVerdict> InFlight(const CommTable& table) {
       completed.push_back(rank);
     }
   }
-  std::vector<int> missing = table.MissingRanks();
+  const bool any_missing = table.HasMissingRanks();
   std::string where = "#" + std::to_string(stuck_seq) + " " + OpAt(table, stuck_seq);
-  MergedVerdict v = Start(table, not_joined.empty() && missing.empty() ? "collective_hang" : "straggler");
+  MergedVerdict v = Start(table, not_joined.empty() && !any_missing ? "collective_hang" : "straggler");
   v.seq = stuck_seq;
   v.op = OpAt(table, stuck_seq);
   v.other_ranks = waiting;
@@ -118,9 +130,9 @@ std::optional<MergedVerdict> InFlight(const CommTable& table) {
     v.ranks = not_joined;
     v.summary = FormatRanks(not_joined) + " never joined " + where + ", which " + FormatRanks(waiting) +
                 " wait in";
-  } else if (!missing.empty()) {
-    v.ranks = missing;
-    v.summary = FormatRanks(waiting) + " wait in " + where + "; " + FormatRanks(missing) +
+  } else if (any_missing) {
+    v.ranks = MissingRankList(table, detail);
+    v.summary = FormatRanks(waiting) + " wait in " + where + "; " + FormatRanks(table.MissingRanges()) +
                 " left no dump and are not known to have joined it";
   } else {
     v.ranks = waiting;
@@ -145,10 +157,10 @@ int KindPriority(const std::string& kind) {
 
 bool IsPointToPoint(const std::string& op) { return op == "Send" || op == "Recv"; }
 
-std::optional<MergedVerdict> ClassifyComm(const CommTable& table) {
-  if (auto v = InitHang(table)) return v;
+std::optional<MergedVerdict> ClassifyComm(const CommTable& table, RankDetail detail) {
+  if (auto v = InitHang(table, detail)) return v;
   if (auto v = Mismatch(table)) return v;
-  return InFlight(table);
+  return InFlight(table, detail);
 }
 
 }  // namespace ncclwatch::analyze

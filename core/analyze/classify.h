@@ -24,7 +24,15 @@
 
 namespace ncclwatch::analyze {
 
-std::optional<MergedVerdict> ClassifyComm(const CommTable& table);
+// How much of a verdict to fill in.
+enum class RankDetail {
+  kFull,     // everything: the verdict that is reported
+  kSummary,  // kind, nranks, seq, op and summary are complete, but rank lists made of ranks
+             // without a dump stay empty: they can hold 2^20 ranks, and a hostile set can
+             // have many such communicators. Costs O(the table's records and dumps).
+};
+
+std::optional<MergedVerdict> ClassifyComm(const CommTable& table, RankDetail detail = RankDetail::kFull);
 
 // Lower is more important; unknown kinds sort last.
 int KindPriority(const std::string& kind);

@@ -7,10 +7,26 @@
 
 namespace ncclwatch::analyze {
 
+// The reader guarantees 0 <= rank < nranks for each dump, and a table's nranks is the largest
+// any dump claims, so every key of `ranks` lies in [0, nranks).
+std::vector<format::RankRange> CommTable::MissingRanges() const {
+  std::vector<format::RankRange> missing;
+  int next = 0;  // lowest rank not yet accounted for
+  for (const auto& [rank, entry] : ranks) {
+    if (rank > next) missing.push_back(format::RankRange{next, rank - 1});
+    next = rank + 1;
+  }
+  if (next < nranks) missing.push_back(format::RankRange{next, nranks - 1});
+  return missing;
+}
+
 std::vector<int> CommTable::MissingRanks() const {
   std::vector<int> missing;
-  for (int r = 0; r < nranks; ++r) {
-    if (!ranks.count(r)) missing.push_back(r);
+  for (const auto& range : MissingRanges()) {
+    for (int r = range.first;; ++r) {  // no r <= last: last may be INT_MAX
+      missing.push_back(r);
+      if (r == range.last) break;
+    }
   }
   return missing;
 }

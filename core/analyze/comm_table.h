@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/dump/dump.h"
+#include "core/format/rank_list.h"
 
 namespace ncclwatch::analyze {
 
@@ -21,7 +22,12 @@ struct CommTable {
   int nranks = 0;
   std::map<int, RankEntry> ranks;  // by communicator rank; ranks without a dump are absent
 
+  // Ranks in [0, nranks) without a dump. O(nranks): a dump may claim 2^20 ranks, so call it
+  // for one table, not for every table of a hostile set.
   std::vector<int> MissingRanks() const;
+  // The same as runs of consecutive ranks, in O(ranks with a dump): cheap for any table.
+  std::vector<format::RankRange> MissingRanges() const;
+  bool HasMissingRanks() const { return ranks.size() < static_cast<size_t>(nranks); }
   // The record of collective `seq` on `rank`, or nullptr when it fell out of the window.
   const dump::CollectiveRecord* Record(int rank, uint64_t seq) const;
 };

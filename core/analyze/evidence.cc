@@ -1,9 +1,12 @@
 #include "core/analyze/evidence.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include "core/analyze/user_frames.h"
 
@@ -47,12 +50,16 @@ std::string ThreadTitle(const dump::RankDump& d, const dump::NativeThread& t) {
 
 std::vector<ThreadStackView> ViewsOf(const dump::RankDump& d) {
   std::vector<ThreadStackView> views;
+  size_t python = 0;
   for (const auto& t : d.python.threads) {
+    if (python == kMaxThreadsPerRank) break;
     ThreadStackView v;
     v.python = true;
     v.title = "python thread " + std::to_string(t.thread_id) + (t.current ? " (current)" : "");
     v.frames = PythonUserFrames(t, kMaxFramesPerThread);
-    if (!v.frames.empty()) views.push_back(std::move(v));
+    if (v.frames.empty()) continue;
+    views.push_back(std::move(v));
+    ++python;
   }
   size_t native = 0;
   for (const auto* t : OrderThreads(d)) {
@@ -111,8 +118,14 @@ std::vector<RankRow> BuildRankRows(const CommTable& table, const MergedVerdict& 
 
 std::vector<FingerprintRow> BuildFingerprints(const CommTable& table, uint64_t seq) {
   std::vector<FingerprintRow> rows;
-  uint64_t first = seq > 2 ? seq - 2 : 1;
-  for (uint64_t s = first; s <= seq + 2; ++s) {
+  // At most five numbers. The bounds saturate instead of wrapping: with seq near 2^64,
+  // "s <= seq + 2" wrapped and never became false.
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  const uint64_t first = seq > 2 ? seq - 2 : 1;
+  const uint64_t last = seq > kMax - 2 ? kMax : seq + 2;
+  const uint64_t span = last - first;  // 0 to 4
+  for (uint64_t i = 0; i <= span; ++i) {
+    const uint64_t s = first + i;
     FingerprintRow row;
     row.seq = s;
     bool any = false;
@@ -143,9 +156,17 @@ std::vector<StackGroup> BuildStackGroups(const std::vector<std::pair<int, const 
                                          size_t max_groups) {
   std::vector<StackGroup> groups;
   std::map<std::string, size_t> by_signature;
+  // One process may hold many culprit ranks (up to 2^20 comm entries in one dump): its
+  // stacks are read once.
+  std::unordered_map<const dump::RankDump*, std::string> signature_of;
   for (const auto& [rank, d] : culprits) {
-    std::vector<ThreadStackView> views = ViewsOf(*d);
-    std::string sig = Signature(views);
+    std::vector<ThreadStackView> views;
+    auto known = signature_of.find(d);
+    if (known == signature_of.end()) {
+      views = ViewsOf(*d);
+      known = signature_of.emplace(d, Signature(views)).first;
+    }
+    const std::string& sig = known->second;
     auto it = by_signature.find(sig);
     if (it != by_signature.end()) {
       groups[it->second].ranks.push_back(rank);

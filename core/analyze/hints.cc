@@ -1,16 +1,19 @@
 #include "core/analyze/hints.h"
 
 #include <cctype>
-#include <cstdio>
+#include <charconv>
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_set>
 
-#include "core/analyze/rank_list.h"
 #include "core/analyze/user_frames.h"
+#include "core/format/rank_list.h"
 
 namespace ncclwatch::analyze {
 namespace {
+
+using format::FormatRanks;
 
 constexpr size_t kInnermostUserFrames = 8;
 
@@ -78,7 +81,10 @@ void Check(const std::string& text, const std::string& where, std::vector<std::s
 void DataLoading(const HintInput& in, std::vector<Hint>* hints) {
   std::vector<std::string> matches;
   bool resume = false;
+  // A process holding many culprit ranks is read once, under its first rank.
+  std::unordered_set<const dump::RankDump*> seen;
   for (const auto& [rank, d] : in.culprits) {
+    if (!seen.insert(d).second) continue;
     std::string where = "rank " + std::to_string(rank) + " (" + d->process.host + ":" +
                         std::to_string(d->process.pid) + ")";
     for (const auto& t : d->python.threads) {
@@ -166,9 +172,15 @@ void OldKernel(const HintInput& in, std::vector<Hint>* hints) {
 
 }  // namespace
 
+// from_chars, not sscanf("%d"): a release such as "99999999999.1" from a dump would
+// overflow an int, which sscanf leaves undefined.
 bool KernelOlderThan5_5(const std::string& release) {
-  int major = 0, minor = 0;
-  if (std::sscanf(release.c_str(), "%d.%d", &major, &minor) != 2) return false;
+  const char* const end = release.data() + release.size();
+  unsigned major = 0, minor = 0;
+  auto [after_major, major_error] = std::from_chars(release.data(), end, major);
+  if (major_error != std::errc() || after_major == end || *after_major != '.') return false;
+  auto [after_minor, minor_error] = std::from_chars(after_major + 1, end, minor);
+  if (minor_error != std::errc()) return false;
   return major < 5 || (major == 5 && minor < 5);
 }
 

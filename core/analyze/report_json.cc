@@ -1,7 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/analyze/report.h"
-#include "core/dump/dump_json.h"
+#include "core/format/hex.h"
 
 namespace ncclwatch::analyze {
 namespace {
@@ -10,7 +10,7 @@ using nlohmann::json;
 
 json VerdictJson(const MergedVerdict& v) {
   return json{{"kind", v.kind},
-              {"comm", v.comm_hash ? json(dump::FormatHex(v.comm_hash)) : json(nullptr)},
+              {"comm", v.comm_hash ? json(format::FormatHex(v.comm_hash)) : json(nullptr)},
               {"nranks", v.nranks},
               {"seq", v.seq},
               {"op", v.op},
@@ -20,20 +20,25 @@ json VerdictJson(const MergedVerdict& v) {
               {"source", v.source}};
 }
 
+// One object per rank, built in one go: a communicator may have 2^20 ranks.
 json RanksJson(const Analysis& a) {
   json rows = json::array();
+  rows.get_ref<json::array_t&>().reserve(a.ranks.size());
   for (const auto& r : a.ranks) {
-    json row{{"rank", r.rank}, {"has_dump", r.has_dump}, {"state", r.state}};
-    if (r.has_dump) {
-      row.update(json{{"global_rank", r.global_rank},
-                      {"host", r.host},
-                      {"pid", r.pid},
-                      {"init_done", r.init_done},
-                      {"last_joined", r.last_joined},
-                      {"last_completed", r.last_completed},
-                      {"async_error", r.async_error}});
+    if (!r.has_dump) {
+      rows.push_back(json{{"rank", r.rank}, {"has_dump", false}, {"state", r.state}});
+      continue;
     }
-    rows.push_back(std::move(row));
+    rows.push_back(json{{"rank", r.rank},
+                        {"has_dump", true},
+                        {"state", r.state},
+                        {"global_rank", r.global_rank},
+                        {"host", r.host},
+                        {"pid", r.pid},
+                        {"init_done", r.init_done},
+                        {"last_joined", r.last_joined},
+                        {"last_completed", r.last_completed},
+                        {"async_error", r.async_error}});
   }
   return rows;
 }

@@ -1,37 +1,61 @@
 #include "core/analyze/trace.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
-#include "core/dump/dump_json.h"
+#include "core/format/hex.h"
 
 namespace ncclwatch::analyze {
 namespace {
 
 using nlohmann::json;
 
+// Times from dumps are untrusted input. Real ones fit int64 easily (2^63 ns is 292 years of
+// uptime or wall clock since 1970), but a hostile dump may hold any uint64, and the
+// differences below of two such values overflowed int64 (undefined behaviour). So every time
+// enters as an int64 clamped to [0, INT64_MAX] and all arithmetic saturates: hostile values
+// land at the ends of the axis instead of wrapping around.
+constexpr int64_t kMaxTime = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMinTime = std::numeric_limits<int64_t>::min();
+
+int64_t ToTime(uint64_t ns) { return ns > static_cast<uint64_t>(kMaxTime) ? kMaxTime : static_cast<int64_t>(ns); }
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? kMaxTime : kMinTime;
+}
+
+int64_t SaturatingSub(int64_t a, int64_t b) {
+  int64_t difference;
+  if (!__builtin_sub_overflow(a, b, &difference)) return difference;
+  return b < 0 ? kMaxTime : kMinTime;
+}
+
 // Per-host offset added to monotonic ns to get a job-wide time axis.
 using Offsets = std::map<std::string, int64_t>;
+using DumpsByHost = std::map<std::string, std::vector<const dump::RankDump*>>;
 
 Offsets WallClockOffsets(const std::vector<const dump::RankDump*>& dumps) {
   Offsets offsets;
   for (const auto* d : dumps) {
     const auto& i = d->incident;
-    offsets.emplace(d->process.host, static_cast<int64_t>(i.detected_unix_ns) - static_cast<int64_t>(i.detected_mono_ns));
+    offsets.emplace(d->process.host, SaturatingSub(ToTime(i.detected_unix_ns), ToTime(i.detected_mono_ns)));
   }
   return offsets;
 }
 
 // (comm, seq) -> latest completion time on the host, in monotonic ns of that host.
-std::map<std::pair<uint64_t, uint64_t>, uint64_t> Completions(const std::vector<const dump::RankDump*>& dumps,
-                                                             const std::string& host) {
+std::map<std::pair<uint64_t, uint64_t>, uint64_t> Completions(const std::vector<const dump::RankDump*>& host_dumps) {
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> out;
-  for (const auto* d : dumps) {
-    if (d->process.host != host) continue;
+  for (const auto* d : host_dumps) {
     for (const auto& c : d->comms) {
       for (const auto& r : c.records) {
         if (r.complete_ns == 0) continue;
@@ -43,22 +67,24 @@ std::map<std::pair<uint64_t, uint64_t>, uint64_t> Completions(const std::vector<
   return out;
 }
 
-void AlignByCollectives(const std::vector<const dump::RankDump*>& dumps, Offsets* offsets) {
+// Each host's dumps are visited once: linear in records, whatever the number of hosts.
+void AlignByCollectives(const DumpsByHost& by_host, Offsets* offsets) {
   if (offsets->size() < 2) return;
   const std::string& reference = offsets->begin()->first;
-  auto ref = Completions(dumps, reference);
+  const int64_t reference_offset = offsets->at(reference);
+  auto ref = Completions(by_host.at(reference));
   for (auto& [host, offset] : *offsets) {
     if (host == reference) continue;
     std::vector<int64_t> deltas;
-    for (const auto& [key, t] : Completions(dumps, host)) {
+    for (const auto& [key, t] : Completions(by_host.at(host))) {
       auto it = ref.find(key);
       if (it == ref.end()) continue;
-      int64_t ref_time = static_cast<int64_t>(it->second) + offsets->at(reference);
-      deltas.push_back(ref_time - (static_cast<int64_t>(t) + offset));
+      int64_t ref_time = SaturatingAdd(ToTime(it->second), reference_offset);
+      deltas.push_back(SaturatingSub(ref_time, SaturatingAdd(ToTime(t), offset)));
     }
     if (deltas.empty()) continue;
     std::nth_element(deltas.begin(), deltas.begin() + deltas.size() / 2, deltas.end());
-    offset += deltas[deltas.size() / 2];
+    offset = SaturatingAdd(offset, deltas[deltas.size() / 2]);
   }
 }
 
@@ -67,13 +93,12 @@ struct Track {
   bool culprit;
 };
 
-bool IsCulprit(const dump::RankDump& d, const MergedVerdict& v) {
+// `culprits` holds v.ranks: a set, since both it and the dumps can number 2^20.
+bool IsCulprit(const dump::RankDump& d, const MergedVerdict& v, const std::unordered_set<int>& culprits) {
   if (v.kind == "none") return false;
-  if (v.kind == "sync_stuck") {
-    return std::find(v.ranks.begin(), v.ranks.end(), d.process.global_rank) != v.ranks.end();
-  }
+  if (v.kind == "sync_stuck") return culprits.count(d.process.global_rank) != 0;
   for (const auto& c : d.comms) {
-    if (c.comm_hash == v.comm_hash && std::find(v.ranks.begin(), v.ranks.end(), c.rank) != v.ranks.end()) return true;
+    if (c.comm_hash == v.comm_hash && culprits.count(c.rank)) return true;
   }
   return false;
 }
@@ -86,13 +111,16 @@ json Meta(const char* name, int pid, int tid, json args) {
 
 nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const MergedVerdict& verdict) {
   Offsets offsets = WallClockOffsets(dumps);
-  AlignByCollectives(dumps, &offsets);
+  DumpsByHost by_host;
+  for (const auto* d : dumps) by_host[d->process.host].push_back(d);
+  AlignByCollectives(by_host, &offsets);
   auto aligned = [&](const dump::RankDump& d, uint64_t mono) {
-    return static_cast<int64_t>(mono) + offsets.at(d.process.host);
+    return SaturatingAdd(ToTime(mono), offsets.at(d.process.host));
   };
 
+  const std::unordered_set<int> culprits(verdict.ranks.begin(), verdict.ranks.end());
   std::vector<Track> tracks;
-  for (const auto* d : dumps) tracks.push_back(Track{d, IsCulprit(*d, verdict)});
+  for (const auto* d : dumps) tracks.push_back(Track{d, IsCulprit(*d, verdict, culprits)});
   std::stable_sort(tracks.begin(), tracks.end(), [](const Track& a, const Track& b) {
     if (a.culprit != b.culprit) return a.culprit;
     return a.dump->process.global_rank < b.dump->process.global_rank;
@@ -107,7 +135,7 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
     }
     origin = std::min(origin, aligned(*t.dump, t.dump->incident.detected_mono_ns));
   }
-  auto micros = [&](int64_t ns) { return static_cast<double>(ns - origin) / 1000.0; };
+  auto micros = [&](int64_t ns) { return static_cast<double>(SaturatingSub(ns, origin)) / 1000.0; };
 
   json events = json::array();
   for (size_t i = 0; i < tracks.size(); ++i) {
@@ -123,20 +151,22 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
       const auto& c = d.comms[ci];
       int tid = static_cast<int>(ci) + 1;
       events.push_back(Meta("thread_name", pid, tid,
-                            {{"name", "comm " + dump::FormatHex(c.comm_hash) + " rank " + std::to_string(c.rank) +
+                            {{"name", "comm " + format::FormatHex(c.comm_hash) + " rank " + std::to_string(c.rank) +
                                           "/" + std::to_string(c.nranks)}}));
       for (const auto& r : c.records) {
         if (r.enqueue_ns == 0) continue;
         int64_t start = aligned(d, r.enqueue_ns);
         bool done = r.complete_ns != 0;
-        int64_t end = done ? aligned(d, r.complete_ns) : std::max(start, detected);
+        // A completion before the enqueue (corrupt or hostile clocks) draws as zero length:
+        // trace viewers reject negative durations.
+        int64_t end = std::max(start, done ? aligned(d, r.complete_ns) : detected);
         bool at_verdict = c.comm_hash == verdict.comm_hash && r.seq == verdict.seq;
         json args{{"seq", r.seq}, {"count", r.count}, {"datatype", r.datatype}, {"redop", r.redop},
-                  {"root", r.root}, {"peer", r.peer}, {"stream", dump::FormatHex(r.stream)},
+                  {"root", r.root}, {"peer", r.peer}, {"stream", format::FormatHex(r.stream)},
                   {"complete", done}};
         json span{{"ph", "X"}, {"name", r.op + " #" + std::to_string(r.seq) + (done ? "" : " (incomplete)")},
                   {"cat", "collective"}, {"pid", pid}, {"tid", tid}, {"ts", micros(start)},
-                  {"dur", static_cast<double>(end - start) / 1000.0}, {"args", std::move(args)}};
+                  {"dur", static_cast<double>(SaturatingSub(end, start)) / 1000.0}, {"args", std::move(args)}};
         if (at_verdict && tracks[i].culprit) span["cname"] = "terrible";
         events.push_back(std::move(span));
       }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/dump/dump_json.h"
+#include "core/format/hex.h"
 
 namespace ncclwatch::analyze {
 namespace {
@@ -16,7 +16,7 @@ std::string Basename(const std::string& path) {
 std::string Describe(const dump::NativeFrame& f) {
   std::string where = Basename(f.module);
   if (where.empty()) where = "?";
-  return (f.function.empty() ? "??" : f.function) + " (" + where + "+" + dump::FormatHex(f.offset) + ")";
+  return (f.function.empty() ? "??" : f.function) + " (" + where + "+" + format::FormatHex(f.offset) + ")";
 }
 
 // Splits an identifier-ish text into lowercase words at non-alphanumerics and camelCase

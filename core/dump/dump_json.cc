@@ -1,14 +1,19 @@
 #include "core/dump/dump_json.h"
 
-#include <cinttypes>
-#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "core/format/hex.h"
 
 namespace ncclwatch::dump {
 namespace {
 
 using nlohmann::json;
+using format::FormatHex;
+using format::ParseHex;
 
 // Far beyond any real job; keeps a hostile dump from making the analyzer list billions of ranks.
 constexpr int kMaxRanks = 1 << 20;
@@ -69,21 +74,38 @@ json ToJson(const PythonStacks& p) {
 
 // ---- reading ----
 
-// A JSON object together with its dotted path, so every error names the field.
+class Node;
+
+// Names a field for error messages: `key` of `node`, or element `index` of that key. The
+// dotted path is built only when a message needs it: building it for every field read
+// (millions in a big dump) used to cost a string allocation each.
+struct FieldName {
+  const Node* node;
+  const char* key;
+  std::optional<size_t> index;
+
+  std::string str() const;
+};
+
+// A JSON object together with where it is in the document, so every error names the field.
 class Node {
  public:
-  Node(const json& value, std::string path) : value_(value), path_(std::move(path)) {}
+  explicit Node(const json& value) : value_(value) {}
+  Node(const json& value, const Node* parent, const char* key, std::optional<size_t> index = std::nullopt)
+      : value_(value), parent_(parent), key_(key), index_(index) {}
 
   const json& value() const { return value_; }
-  const std::string& path() const { return path_; }
+
+  // "comms[3].records[0]"; "" for the document itself.
+  std::string path() const { return parent_ ? FieldName{parent_, key_, index_}.str() : std::string(); }
 
   bool Has(const char* key) const { return value_.contains(key); }
 
   Node Child(const char* key, json::value_t expected) const {
     auto it = value_.find(key);
-    if (it == value_.end()) Fail(Join(key), "is missing");
-    if (it->type() != expected) Fail(Join(key), std::string("must be ") + TypeName(expected));
-    return Node(*it, Join(key));
+    if (it == value_.end()) Fail({this, key, {}}, "is missing");
+    if (it->type() != expected) Fail({this, key, {}}, std::string("must be ") + TypeName(expected));
+    return Node(*it, this, key);
   }
 
   // Optional fields keep the default when absent; a present field of the wrong type fails.
@@ -91,31 +113,37 @@ class Node {
   void Get(const char* key, T* out, bool required = false) const {
     auto it = value_.find(key);
     if (it == value_.end()) {
-      if (required) Fail(Join(key), "is missing");
+      if (required) Fail({this, key, {}}, "is missing");
       return;
     }
-    Convert(*it, Join(key), out);
+    Convert(*it, {this, key, {}}, out);
   }
 
   void GetHex(const char* key, uint64_t* out, bool required = false) const {
-    std::string text;
-    Get(key, &text, required);
+    auto it = value_.find(key);
+    if (it == value_.end()) {
+      if (required) Fail({this, key, {}}, "is missing");
+      return;
+    }
+    if (!it->is_string()) Fail({this, key, {}}, "must be a string");
+    const std::string& text = it->get_ref<const std::string&>();
     if (text.empty() && !required) return;
     auto parsed = ParseHex(text);
-    if (!parsed) Fail(Join(key), "must be a hex string like \"0x1f\"");
+    if (!parsed) Fail({this, key, {}}, "must be a hex string like \"0x1f\"");
     *out = *parsed;
   }
 
+  // The elements of array `key`, each an object; they refer to this node, which must outlive them.
   std::vector<Node> Elements(const char* key) const {
     std::vector<Node> out;
     auto it = value_.find(key);
     if (it == value_.end()) return out;
-    if (!it->is_array()) Fail(Join(key), "must be an array");
+    if (!it->is_array()) Fail({this, key, {}}, "must be an array");
+    out.reserve(it->size());
     for (size_t i = 0; i < it->size(); ++i) {
       const json& element = (*it)[i];
-      std::string path = Join(key) + "[" + std::to_string(i) + "]";
-      if (!element.is_object()) Fail(path, "must be an object");
-      out.emplace_back(element, path);
+      if (!element.is_object()) Fail({this, key, i}, "must be an object");
+      out.emplace_back(element, this, key, i);
     }
     return out;
   }
@@ -123,54 +151,64 @@ class Node {
   [[noreturn]] static void Fail(const std::string& path, const std::string& what) {
     throw DumpFormatError("field '" + path + "' " + what);
   }
+  [[noreturn]] static void Fail(const FieldName& field, const std::string& what) { Fail(field.str(), what); }
 
  private:
-  std::string Join(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
-
   static const char* TypeName(json::value_t type) {
     return type == json::value_t::object ? "an object" : type == json::value_t::array ? "an array" : "a value";
   }
 
-  static void Convert(const json& v, const std::string& path, std::string* out) {
-    if (!v.is_string()) Fail(path, "must be a string");
-    *out = v.get<std::string>();
+  static void Convert(const json& v, const FieldName& field, std::string* out) {
+    if (!v.is_string()) Fail(field, "must be a string");
+    *out = v.get_ref<const std::string&>();
   }
-  static void Convert(const json& v, const std::string& path, bool* out) {
-    if (!v.is_boolean()) Fail(path, "must be true or false");
+  static void Convert(const json& v, const FieldName& field, bool* out) {
+    if (!v.is_boolean()) Fail(field, "must be true or false");
     *out = v.get<bool>();
   }
-  static void Convert(const json& v, const std::string& path, uint64_t* out) {
-    if (!v.is_number_unsigned()) Fail(path, "must be a non-negative integer");
+  static void Convert(const json& v, const FieldName& field, uint64_t* out) {
+    if (!v.is_number_unsigned()) Fail(field, "must be a non-negative integer");
     *out = v.get<uint64_t>();
   }
-  static void Convert(const json& v, const std::string& path, int* out) {
-    if (!v.is_number_integer()) Fail(path, "must be an integer");
+  static void Convert(const json& v, const FieldName& field, int* out) {
+    if (!v.is_number_integer()) Fail(field, "must be an integer");
     int64_t x = v.get<int64_t>();
-    if (x < INT32_MIN || x > INT32_MAX) Fail(path, "is out of range");
+    if (x < INT32_MIN || x > INT32_MAX) Fail(field, "is out of range");
     *out = static_cast<int>(x);
   }
-  static void Convert(const json& v, const std::string& path, std::vector<int>* out) {
-    if (!v.is_array()) Fail(path, "must be an array of integers");
+  static void Convert(const json& v, const FieldName& field, std::vector<int>* out) {
+    if (!v.is_array()) Fail(field, "must be an array of integers");
     out->clear();
+    out->reserve(v.size());
     for (size_t i = 0; i < v.size(); ++i) {
       int x = 0;
-      Convert(v[i], path + "[" + std::to_string(i) + "]", &x);
+      Convert(v[i], FieldName{field.node, field.key, i}, &x);
       out->push_back(x);
     }
   }
-  static void Convert(const json& v, const std::string& path, std::vector<std::string>* out) {
-    if (!v.is_array()) Fail(path, "must be an array of strings");
+  static void Convert(const json& v, const FieldName& field, std::vector<std::string>* out) {
+    if (!v.is_array()) Fail(field, "must be an array of strings");
     out->clear();
+    out->reserve(v.size());
     for (size_t i = 0; i < v.size(); ++i) {
       std::string s;
-      Convert(v[i], path + "[" + std::to_string(i) + "]", &s);
+      Convert(v[i], FieldName{field.node, field.key, i}, &s);
       out->push_back(std::move(s));
     }
   }
 
   const json& value_;
-  std::string path_;
+  const Node* parent_ = nullptr;
+  const char* key_ = nullptr;
+  std::optional<size_t> index_;
 };
+
+std::string FieldName::str() const {
+  std::string base = node->path();
+  std::string name = base.empty() ? key : base + "." + key;
+  if (index) name += "[" + std::to_string(*index) + "]";
+  return name;
+}
 
 void CheckSchema(const json& doc) {
   if (!doc.is_object()) throw DumpFormatError("foreign JSON: top level is not an object");
@@ -311,28 +349,6 @@ void Read(const Node& n, PythonStacks* out) {
 
 }  // namespace
 
-std::string FormatHex(uint64_t value) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, value);
-  return buf;
-}
-
-std::optional<uint64_t> ParseHex(std::string_view text) {
-  if (text.size() < 3 || text.size() > 18 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) {
-    return std::nullopt;
-  }
-  uint64_t value = 0;
-  for (char c : text.substr(2)) {
-    int digit = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-    if (digit < 0) return std::nullopt;
-    value = value << 4 | static_cast<uint64_t>(digit);
-  }
-  return value;
-}
-
 nlohmann::json ToJson(const RankDump& d) {
   json comms = json::array();
   for (const auto& c : d.comms) comms.push_back(ToJson(c));
@@ -374,7 +390,7 @@ nlohmann::json ToJson(const RankDump& d) {
 
 RankDump FromJson(const nlohmann::json& doc) {
   CheckSchema(doc);
-  Node root(doc, "");
+  Node root(doc);
   RankDump d;
   root.Get("version", &d.version);
   Read(root.Child("incident", json::value_t::object), &d.incident);

@@ -15,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/dump/dump.h"
+#include "core/format/hex.h"
 
 namespace ncclwatch::dump {
 
@@ -26,10 +27,11 @@ class DumpFormatError : public std::runtime_error {
 nlohmann::json ToJson(const RankDump& dump);
 RankDump FromJson(const nlohmann::json& doc);
 
-// "0x" followed by lowercase hex digits, no padding: how NCCL prints commId.
-std::string FormatHex(uint64_t value);
-// Accepts "0x..." or "0X..." with 1 to 16 hex digits.
-std::optional<uint64_t> ParseHex(std::string_view text);
+// The dump's hex fields ("comm", "stream", "pc", ...) are written with format::FormatHex and
+// read with format::ParseHex (core/format/hex.h). These names remain for callers outside
+// core/dump that have not switched to core/format yet.
+using format::FormatHex;
+using format::ParseHex;
 
 }  // namespace ncclwatch::dump
 

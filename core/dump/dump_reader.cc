@@ -9,8 +9,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -21,70 +24,51 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A dump holds a few hundred records and stacks; anything this big is not one.
-constexpr uintmax_t kMaxDumpBytes = 256u << 20;
+// Files above this are parsed one at a time: a parsed JSON document takes up to ~20 times
+// its text, so two big files at once would double the peak for no gain.
+constexpr uint64_t kSerialParseBytes = 4ull << 20;
 
-bool ReadWholeFile(const std::string& path, std::string* text, std::string* error) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Reads at most `max_bytes` of a regular file. O_NONBLOCK: a name that turned into a FIFO
+// after listing must not block open(); it is refused by the S_ISREG check instead.
+bool ReadWholeFile(const std::string& path, uint64_t max_bytes, std::string* text, std::string* error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     *error = path + ": cannot open: " + std::strerror(errno);
     return false;
   }
   struct stat st;
-  bool ok = ::fstat(fd, &st) == 0;
-  if (ok && static_cast<uintmax_t>(st.st_size) > kMaxDumpBytes) {
-    *error = path + ": too large to be a dump (" + std::to_string(st.st_size) + " bytes)";
+  if (::fstat(fd, &st) != 0) {
+    *error = path + ": cannot read: " + std::strerror(errno);
     ::close(fd);
     return false;
   }
-  text->resize(ok ? static_cast<size_t>(st.st_size) : 0);
+  const uint64_t size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
+  if (!S_ISREG(st.st_mode) || size > max_bytes) {
+    *error = !S_ISREG(st.st_mode) ? path + ": not a regular file"
+             : max_bytes == kMaxDumpBytes
+                 ? path + ": too large to be a dump (" + std::to_string(size) + " bytes)"
+                 : path + ": grew to " + std::to_string(size) + " bytes after " + std::to_string(max_bytes) +
+                       " were admitted to the input budget";
+    ::close(fd);
+    return false;
+  }
+  text->resize(size);
   size_t done = 0;
-  while (ok && done < text->size()) {
+  while (done < text->size()) {
     ssize_t n = ::read(fd, text->data() + done, text->size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // shrank meanwhile: parse what is there
     done += static_cast<size_t>(n);
   }
-  if (!ok) *error = path + ": cannot read: " + std::strerror(errno);
   ::close(fd);
   text->resize(done);
-  return ok;
+  return true;
 }
 
-// Parsing dominates the analysis of big jobs, and files are independent: spread them
-// over the cores.
-void ReadAll(const std::vector<std::string>& paths, DumpSet* set) {
-  std::vector<LoadedDump> loaded(paths.size());
-  std::vector<std::string> errors(paths.size());
-  std::vector<char> ok(paths.size(), 0);
-  size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-  workers = std::min(workers, std::max<size_t>(1, paths.size() / 16));
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < paths.size(); i = next++) {
-      ok[i] = ReadDumpFile(paths[i], &loaded[i].dump, &errors[i]);
-      loaded[i].path = paths[i];
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
-  work();
-  for (auto& t : threads) t.join();
-  for (size_t i = 0; i < paths.size(); ++i) {
-    if (ok[i]) {
-      set->dumps.push_back(std::move(loaded[i]));
-    } else {
-      set->rejected.push_back(RejectedFile{paths[i], std::move(errors[i])});
-    }
-  }
-}
-
-}  // namespace
-
-bool ReadDumpFile(const std::string& path, RankDump* out, std::string* error) noexcept {
+bool ReadDumpFileWithin(const std::string& path, uint64_t max_bytes, RankDump* out, std::string* error) noexcept {
   try {
     std::string text;
-    if (!ReadWholeFile(path, &text, error)) return false;
+    if (!ReadWholeFile(path, max_bytes, &text, error)) return false;
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
       *error = path + ": empty file (truncated?)";
       return false;
@@ -96,10 +80,13 @@ bool ReadDumpFile(const std::string& path, RankDump* out, std::string* error) no
       *error = path + ": not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte);
       return false;
     }
+    std::string().swap(text);  // the document is what FromJson needs: free the text first
     *out = FromJson(doc);
     return true;
   } catch (const DumpFormatError& e) {
     *error = path + ": " + e.what();
+  } catch (const std::bad_alloc&) {
+    *error = path + ": out of memory while reading it";
   } catch (const std::exception& e) {
     *error = path + ": unreadable dump: " + e.what();
   } catch (...) {
@@ -108,7 +95,104 @@ bool ReadDumpFile(const std::string& path, RankDump* out, std::string* error) no
   return false;
 }
 
-DumpSet ReadDumpDir(const std::string& dir) noexcept {
+// A *.json file found under the directory, and how many bytes of it may be read.
+struct Listed {
+  std::string path;
+  uint64_t admitted = 0;
+};
+
+// The budget charge of a file of `size` bytes: files too large to be a dump are refused
+// unread, and every file costs at least kMinChargedBytes once parsed.
+uint64_t Charge(uint64_t size) { return size > kMaxDumpBytes ? kMinChargedBytes : std::max(size, kMinChargedBytes); }
+
+std::string FormatBudget(uint64_t bytes) {
+  return std::to_string(bytes) + " bytes (" + std::to_string(bytes >> 20) + " MiB)";
+}
+
+// Lists the distinct regular *.json files under `dir`, by path. Returns false, with
+// set->error, when listing fails or the files exceed the budget; listing stops there.
+bool ListDumpFiles(const std::string& dir, const ReadLimits& limits, std::vector<Listed>* files, DumpSet* set) {
+  struct Found {
+    std::string path;
+    dev_t dev;
+    ino_t ino;
+    uint64_t size;
+  };
+  std::vector<Found> found;
+  std::set<std::pair<dev_t, ino_t>> counted;
+  uint64_t total = 0;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::path& p = it->path();
+    std::string name = p.filename().string();
+    if (name.empty() || name[0] == '.' || p.extension() != ".json") continue;
+    struct stat st;
+    if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;  // follows symlinks
+    found.push_back(Found{p.string(), st.st_dev, st.st_ino, static_cast<uint64_t>(st.st_size)});
+    if (!counted.insert({st.st_dev, st.st_ino}).second) continue;
+    total += Charge(found.back().size);
+    if (total > limits.budget_bytes) {
+      set->error = dir + ": the dumps exceed the input budget of " + FormatBudget(limits.budget_bytes) +
+                   " at file " + std::to_string(counted.size()) + " (" + p.string() + ")";
+      set->over_budget = true;
+      return false;
+    }
+  }
+  if (ec) {
+    set->error = dir + ": cannot list: " + ec.message();
+    return false;
+  }
+  // Of several names of one file, the first in path order is read.
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.path < b.path; });
+  std::set<std::pair<dev_t, ino_t>> taken;
+  for (auto& f : found) {
+    if (taken.insert({f.dev, f.ino}).second) {
+      files->push_back(Listed{std::move(f.path), std::min<uint64_t>(f.size, kMaxDumpBytes)});
+    }
+  }
+  return true;
+}
+
+// Parsing dominates the analysis of big jobs, and files are independent: spread them
+// over the cores.
+void ReadAll(const std::vector<Listed>& files, DumpSet* set) {
+  std::vector<LoadedDump> loaded(files.size());
+  std::vector<std::string> errors(files.size());
+  std::vector<char> ok(files.size(), 0);
+  size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  workers = std::min(workers, std::max<size_t>(1, files.size() / 16));
+  std::atomic<size_t> next{0};
+  std::mutex big_file;
+  auto work = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      const Listed& f = files[i];
+      std::unique_lock<std::mutex> serial(big_file, std::defer_lock);
+      if (f.admitted > kSerialParseBytes) serial.lock();
+      ok[i] = ReadDumpFileWithin(f.path, f.admitted, &loaded[i].dump, &errors[i]);
+      loaded[i].path = f.path;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (ok[i]) {
+      set->dumps.push_back(std::move(loaded[i]));
+    } else {
+      set->rejected.push_back(RejectedFile{files[i].path, std::move(errors[i])});
+    }
+  }
+}
+
+}  // namespace
+
+bool ReadDumpFile(const std::string& path, RankDump* out, std::string* error) noexcept {
+  return ReadDumpFileWithin(path, kMaxDumpBytes, out, error);
+}
+
+DumpSet ReadDumpDir(const std::string& dir, const ReadLimits& limits) noexcept {
   DumpSet set;
   try {
     std::error_code ec;
@@ -120,26 +204,11 @@ DumpSet ReadDumpDir(const std::string& dir) noexcept {
       set.error = dir + ": not a directory";
       return set;
     }
-    std::vector<std::string> paths;
-    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
-    if (ec) {
-      set.error = dir + ": cannot list: " + ec.message();
-      return set;
-    }
-    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (ec) break;
-      const fs::path& p = it->path();
-      std::string name = p.filename().string();
-      if (name.empty() || name[0] == '.' || p.extension() != ".json") continue;
-      if (it->is_regular_file(ec)) paths.push_back(p.string());
-    }
-    if (ec) {
-      set.error = dir + ": cannot list: " + ec.message();
-      return set;
-    }
-    std::sort(paths.begin(), paths.end());
-    ReadAll(paths, &set);
+    std::vector<Listed> files;
+    if (!ListDumpFiles(dir, limits, &files, &set)) return set;
+    ReadAll(files, &set);
   } catch (const std::exception& e) {
+    set = DumpSet{};
     set.error = dir + ": " + e.what();
   }
   return set;

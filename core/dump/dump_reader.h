@@ -5,9 +5,18 @@
 //   "d/x.json: foreign JSON: schema is \"foo\", expected \"ncclwatch.dump\""
 //   "d/x.json: dump version 9 is newer than this ncclwatch supports (1); upgrade ncclwatch"
 // The reader never throws.
+//
+// Input budget: a directory is read only when its dumps fit in a total budget of bytes
+// (ReadLimits), checked before anything is parsed. Each real file counts once: files reached
+// through several names (symlinks, hard links) are identified by st_dev/st_ino, read once,
+// and count once; each counts at least kMinChargedBytes (the cost of holding any dump). Each
+// file is also read no further than the size admitted, so a file that grows meanwhile cannot
+// exceed the budget. Parsed, a dump takes up to about 10 times its size in memory (JSON text
+// dense with small records), so the budget also bounds memory.
 #ifndef NCCLWATCH_CORE_DUMP_DUMP_READER_H_
 #define NCCLWATCH_CORE_DUMP_DUMP_READER_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,8 +34,21 @@ struct RejectedFile {
   std::string error;  // one line, starts with path
 };
 
+// A dump holds a few hundred records and stacks: tens of KiB. 512 MiB holds ~10000 real ones.
+inline constexpr uint64_t kDefaultInputBudgetBytes = 512ull << 20;
+// What a tiny file costs anyway once parsed (the RankDump, its path, its vectors).
+inline constexpr uint64_t kMinChargedBytes = 4096;
+// No single file larger than this is a dump; larger ones are rejected unread.
+inline constexpr uint64_t kMaxDumpBytes = 64ull << 20;
+
+struct ReadLimits {
+  uint64_t budget_bytes = kDefaultInputBudgetBytes;  // total over every distinct file
+};
+
 struct DumpSet {
-  std::string error;                  // directory-level failure (missing, unreadable, not a dir)
+  std::string error;                  // directory-level failure (missing, unreadable, not a dir,
+                                      // over the input budget)
+  bool over_budget = false;           // error is about the budget
   std::vector<LoadedDump> dumps;      // sorted by path
   std::vector<RejectedFile> rejected; // *.json files that are not valid dumps
 };
@@ -35,8 +57,11 @@ struct DumpSet {
 bool ReadDumpFile(const std::string& path, RankDump* out, std::string* error) noexcept;
 
 // Reads every "*.json" under `dir`, recursively (one subdirectory per host is fine).
-// Hidden files (the writer's temporaries) are skipped.
-DumpSet ReadDumpDir(const std::string& dir) noexcept;
+// Hidden files (the writer's temporaries) and anything but regular files (after following
+// symlinks) are skipped; symlinks to directories are not followed. When the distinct files
+// exceed limits.budget_bytes nothing is read and `error` says, in one line, e.g.
+//   "d: the dumps exceed the input budget of 536870912 bytes (512 MiB) at file 3 (d/x.json)"
+DumpSet ReadDumpDir(const std::string& dir, const ReadLimits& limits = ReadLimits{}) noexcept;
 
 }  // namespace ncclwatch::dump
 

@@ -1,0 +1,71 @@
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <limits>
+
+#include "core/format/duration.h"
+#include "core/format/hex.h"
+#include "core/format/rank_list.h"
+
+using namespace ncclwatch::format;
+
+TEST_CASE("hex is 0x and lowercase digits, unpadded or padded to 16", "[format][hex]") {
+  CHECK(FormatHex(0) == "0x0");
+  CHECK(FormatHex(0x1f) == "0x1f");
+  CHECK(FormatHex(0xfeedface12345678ull) == "0xfeedface12345678");
+  CHECK(FormatHex(std::numeric_limits<uint64_t>::max()) == "0xffffffffffffffff");
+  CHECK(FormatHexPadded(0) == "0x0000000000000000");
+  CHECK(FormatHexPadded(0xabc) == "0x0000000000000abc");
+  CHECK(FormatHexPadded(std::numeric_limits<uint64_t>::max()) == "0xffffffffffffffff");
+}
+
+TEST_CASE("hex parses strictly and round-trips", "[format][hex]") {
+  CHECK(ParseHex("0x1f") == 0x1fu);
+  CHECK(ParseHex("0XABCdef") == 0xabcdefu);
+  CHECK(ParseHex("0xffffffffffffffff") == std::numeric_limits<uint64_t>::max());
+  for (const char* bad : {"", "0x", "1f", "x1f", "0x1g", "0x-1", " 0x1", "0x1 ", "0x10000000000000000", "+0x1"}) {
+    CHECK_FALSE(ParseHex(bad).has_value());
+  }
+  for (uint64_t v : {0ull, 1ull, 0x8000000000000000ull, 0x123456789abcdefull}) {
+    CHECK(ParseHex(FormatHex(v)) == v);
+    CHECK(ParseHex(FormatHexPadded(v)) == v);
+  }
+}
+
+TEST_CASE("rank lists collapse runs and count distinct ranks", "[format][ranks]") {
+  CHECK(FormatRangeList(std::vector<int>{}) == "-");
+  CHECK(FormatRangeList(std::vector<int>{3}) == "3");
+  CHECK(FormatRangeList(std::vector<int>{5, 0, 1, 2}) == "0-2,5");
+  CHECK(FormatRangeList(std::vector<int>{0, 1, 3}) == "0-1,3");
+  CHECK(FormatRangeList(std::vector<int>{2, 2, 1, 1}) == "1-2");
+  CHECK(FormatRanks(std::vector<int>{}) == "no rank");
+  CHECK(FormatRanks(std::vector<int>{7}) == "rank 7");
+  CHECK(FormatRanks(std::vector<int>{7, 7}) == "rank 7");
+  CHECK(FormatRanks(std::vector<int>{7, 8}) == "ranks 7-8");
+  const int max = std::numeric_limits<int>::max();
+  CHECK(FormatRangeList(std::vector<int>{max - 1, max}) == std::to_string(max - 1) + "-" + std::to_string(max));
+}
+
+TEST_CASE("2^20 consecutive ranks format as one range", "[format][ranks]") {
+  std::vector<int> ranks(1 << 20);
+  for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int>(ranks.size() - 1 - i);
+  CHECK(FormatRanks(ranks) == "ranks 0-1048575");
+  std::vector<RankRange> ranges = ToRanges(ranks);
+  REQUIRE(ranges.size() == 1);
+  CHECK(CountRanks(ranges) == ranks.size());
+  CHECK(FormatRanks(std::vector<RankRange>{{0, 3}, {9, 9}}) == "ranks 0-3,9");
+  CHECK(FormatRanks(std::vector<RankRange>{{9, 9}}) == "rank 9");
+}
+
+TEST_CASE("durations: tenths below a minute, then two units", "[format][duration]") {
+  CHECK(FormatDuration(0) == "0.0s");
+  CHECK(FormatDuration(99'999'999) == "0.0s");
+  CHECK(FormatDuration(1'250'000'000) == "1.2s");
+  CHECK(FormatDuration(59'999'999'999) == "59.9s");
+  CHECK(FormatDuration(60'000'000'000) == "1m00s");
+  CHECK(FormatDuration(3'599'000'000'000) == "59m59s");
+  CHECK(FormatDuration(3'600'000'000'000) == "1h00m");
+  CHECK(FormatDuration(86'399'000'000'000) == "23h59m");
+  CHECK(FormatDuration(90'000'000'000'000) == "1d01h");
+  CHECK(FormatDuration(std::numeric_limits<uint64_t>::max()) == "213503d23h");
+}

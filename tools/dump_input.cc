@@ -1,0 +1,33 @@
+#include "tools/dump_input.h"
+
+#include "tools/error_line.h"
+
+namespace ncclwatch::tools {
+
+void AddInputBudgetOption(CLI::App* cmd, uint64_t* budget_bytes) {
+  *budget_bytes = dump::kDefaultInputBudgetBytes;
+  cmd->add_option("--max-input-bytes", *budget_bytes,
+                  "Refuse to read dumps totalling more than SIZE (default 512MiB; each file counted once "
+                  "however many links name it, and at least 4KiB). Units: b, kb, mb, gb (powers of 1024)")
+      ->transform(CLI::AsSizeValue(false));
+}
+
+bool ReadUsableDumps(const char* command, const std::string& dir, uint64_t budget_bytes, dump::DumpSet* set) {
+  *set = dump::ReadDumpDir(dir, dump::ReadLimits{budget_bytes});
+  if (!set->error.empty()) {
+    PrintErrorLine(command, set->error + (set->over_budget ? "; raise it with --max-input-bytes" : ""));
+    return false;
+  }
+  if (set->dumps.empty() && set->rejected.empty()) {
+    PrintErrorLine(command, dir + ": no dumps (*.json) found");
+    return false;
+  }
+  if (set->dumps.empty()) {
+    PrintErrorLine(command, dir + ": no usable dump; " + std::to_string(set->rejected.size()) +
+                                " file(s) rejected, first: " + set->rejected.front().error);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ncclwatch::tools
