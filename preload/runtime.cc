@@ -9,6 +9,7 @@
 
 #include "core/shm/job_identity.h"
 #include "core/shm/process_info.h"
+#include "core/shm/segment_file.h"
 #include "preload/keep_errno.h"
 #include "preload/log.h"
 
@@ -108,6 +109,8 @@ Runtime* ActivateForNewCommunicator() {
   if (Runtime* rt = ActiveRuntime()) return rt;
   if (PassThroughOnly()) return nullptr;
   InitLogging();
+  // Files other users leave in /dev/shm under our job's names are reported in our log.
+  shm::SetSegmentWarningSink([](const std::string& line) { Log(LogLevel::kWarn, line); });
   static std::once_flag process_hooks_once;
   std::call_once(process_hooks_once, [] {
     pthread_atfork(nullptr, nullptr, ForgetParentInChild);

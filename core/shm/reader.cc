@@ -7,12 +7,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <memory>
 #include <cstring>
 #include <set>
 #include <string_view>
 
 #include "core/shm/process_info.h"
-#include "core/shm/seqlock.h"
+#include "core/shm/segment_file.h"
 #include "core/shm/segment_name.h"
 
 namespace ncclwatch::shm {
@@ -22,76 +24,110 @@ constexpr auto kRelaxed = std::memory_order_relaxed;
 constexpr int kReadAttempts = 16;
 constexpr const char* kShmDir = "/dev/shm";
 
-// A read-only mapping of a whole segment, unmapped on scope exit.
-class Mapping {
- public:
-  explicit Mapping(const std::string& entry_name) {
-    const std::string path = std::string(kShmDir) + "/" + entry_name;
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return;
-    struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_size >= static_cast<off_t>(kHeaderBytes)) {
-      void* base = mmap(nullptr, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-      if (base != MAP_FAILED) {
-        base_ = base;
-        size_ = static_cast<size_t>(st.st_size);
-      }
-    }
-    close(fd);
-  }
-  ~Mapping() {
-    if (base_ != nullptr) munmap(base_, size_);
-  }
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-
-  const char* bytes() const { return static_cast<const char*>(base_); }
-  size_t size() const { return size_; }
-
- private:
-  void* base_ = nullptr;
-  size_t size_ = 0;
-};
-
 std::string BoundedString(const char* text, size_t size) { return std::string(text, strnlen(text, size)); }
 
-bool HeaderIsUsable(const SegmentHeader& h, size_t mapped) {
-  if (h.magic.load(std::memory_order_acquire) != kMagic) return false;
-  if (h.layout_version != kLayoutVersion || h.header_bytes != kHeaderBytes) return false;
-  const SegmentGeometry g = ComputeGeometry(h.ring_capacity);
-  return g.ring_capacity == h.ring_capacity && g.segment_bytes == h.segment_bytes && h.segment_bytes <= mapped &&
-         h.comm_slot_bytes == g.comm_slot_bytes && h.comm_slots_offset == g.comm_slots_offset &&
-         h.sync_slots_offset == g.sync_slots_offset && h.max_comms == kMaxComms &&
-         h.max_sync_slots == kMaxSyncSlots && h.max_peers == kMaxPeers;
-}
+bool SameBytes(const void* a, const void* b, size_t size) { return std::memcmp(a, b, size) == 0; }
 
-bool ReadRecord(const RingRecord& r, RecordView* out) {
+// Copies of shared memory are consistent when two reads in a row agree byte for byte and the
+// seqlock version is even: a writer that started before the second read changed the version
+// (or, if it had started before the first, left it odd).
+template <typename T>
+bool ReadStable(const SegmentFile& file, uint64_t offset, T* out) {
+  T second;
   for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
-    uint32_t seen;
-    if (!SeqlockReadBegin(r.version, &seen)) continue;
-    const uint32_t op_and_types = r.op_and_types.load(kRelaxed);
-    const uint64_t peer_and_flags = r.peer_and_flags.load(kRelaxed);
-    out->ring_index = r.ring_index.load(kRelaxed);
-    out->seq = r.seq.load(kRelaxed);
-    out->count = r.count.load(kRelaxed);
-    out->stream = r.stream.load(kRelaxed);
-    out->enqueue_ns = r.enqueue_ns.load(kRelaxed);
-    out->complete_ns = r.complete_ns.load(kRelaxed);
-    if (!SeqlockReadValid(r.version, seen)) continue;
-    out->op = static_cast<Op>(op_and_types & 0xff);
-    out->datatype = static_cast<uint8_t>((op_and_types >> 8) & 0xff);
-    out->redop = static_cast<uint8_t>((op_and_types >> 16) & 0xff);
-    out->root_or_peer = static_cast<int32_t>(static_cast<uint32_t>(peer_and_flags));
-    out->flags = static_cast<uint32_t>(peer_and_flags >> 32);
-    return true;
+    if (!file.Read(offset, out, sizeof(T)) || !file.Read(offset, &second, sizeof(T))) return false;
+    if (SameBytes(out, &second, sizeof(T)) && (out->version.load(kRelaxed) & 1) == 0) return true;
   }
   return false;
 }
 
-bool ReadIdentity(const CommSlotHeader& h, CommView* out) {
+// Reads `count` seqlocked elements in two bulk reads; elements that changed in between are
+// re-read alone. ok[i] tells which elements are consistent.
+template <typename T>
+bool ReadStableArray(const SegmentFile& file, uint64_t offset, size_t count, std::unique_ptr<T[]>* out,
+                     std::vector<bool>* ok) {
+  *out = std::make_unique<T[]>(count);  // atomics cannot live in a vector
+  ok->assign(count, false);
+  auto second = std::make_unique<T[]>(count);
+  if (!file.Read(offset, out->get(), count * sizeof(T)) || !file.Read(offset, second.get(), count * sizeof(T))) {
+    return false;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    T& element = (*out)[i];
+    (*ok)[i] = (SameBytes(&element, &second[i], sizeof(T)) && (element.version.load(kRelaxed) & 1) == 0) ||
+               ReadStable(file, offset + i * sizeof(T), &element);
+  }
+  return true;
+}
+
+// Only a header of this layout whose geometry is the one we would compute, and whose
+// declared size is the file's size, tells us where things are: every offset used later comes
+// from it, and each read is bounded by the file size besides.
+std::string HeaderProblem(const SegmentHeader& h, uint64_t file_size) {
+  if (h.layout_version != kLayoutVersion || h.header_bytes != kHeaderBytes) return "unknown layout";
+  const SegmentGeometry g = ComputeGeometry(h.ring_capacity);
+  const bool geometry_ok = g.ring_capacity == h.ring_capacity && g.segment_bytes == h.segment_bytes &&
+                           h.comm_slot_bytes == g.comm_slot_bytes && h.comm_slots_offset == g.comm_slots_offset &&
+                           h.sync_slots_offset == g.sync_slots_offset && h.max_comms == kMaxComms &&
+                           h.max_sync_slots == kMaxSyncSlots && h.max_peers == kMaxPeers;
+  if (!geometry_ok) return "inconsistent header";
+  if (h.segment_bytes != file_size) {
+    return "header declares " + std::to_string(h.segment_bytes) + " bytes, the file has " + std::to_string(file_size);
+  }
+  return "";
+}
+
+// The header's plain fields never change once magic is set: two reads must agree on them.
+bool ReadHeader(const SegmentFile& file, SegmentHeader* h) {
+  SegmentHeader second;
+  constexpr size_t kFixedBytes = offsetof(SegmentHeader, global_rank);
   for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
-    uint32_t seen;
-    if (!SeqlockReadBegin(h.version, &seen)) continue;
+    if (!file.Read(0, h, sizeof *h) || !file.Read(0, &second, sizeof second)) return false;
+    if (SameBytes(h, &second, kFixedBytes)) return true;
+  }
+  return false;
+}
+
+void ToRecordView(const RingRecord& r, RecordView* out) {
+  const uint32_t op_and_types = r.op_and_types.load(kRelaxed);
+  const uint64_t peer_and_flags = r.peer_and_flags.load(kRelaxed);
+  out->ring_index = r.ring_index.load(kRelaxed);
+  out->seq = r.seq.load(kRelaxed);
+  out->count = r.count.load(kRelaxed);
+  out->stream = r.stream.load(kRelaxed);
+  out->enqueue_ns = r.enqueue_ns.load(kRelaxed);
+  out->complete_ns = r.complete_ns.load(kRelaxed);
+  out->op = static_cast<Op>(op_and_types & 0xff);
+  out->datatype = static_cast<uint8_t>((op_and_types >> 8) & 0xff);
+  out->redop = static_cast<uint8_t>((op_and_types >> 16) & 0xff);
+  out->root_or_peer = static_cast<int32_t>(static_cast<uint32_t>(peer_and_flags));
+  out->flags = static_cast<uint32_t>(peer_and_flags >> 32);
+}
+
+// Ring positions [first, first + count) of one comm, which may wrap: at most two runs.
+void ReadRing(const SegmentFile& file, uint64_t ring_offset, uint32_t capacity, uint64_t written, size_t max_records,
+              CommView* out) {
+  const uint64_t kept = std::min<uint64_t>({capacity, max_records, written});
+  uint64_t index = written - kept;
+  out->records.reserve(kept);
+  while (index < written) {
+    const uint64_t position = index & (capacity - 1);
+    const uint64_t run = std::min<uint64_t>(written - index, capacity - position);
+    std::unique_ptr<RingRecord[]> records;
+    std::vector<bool> ok;
+    if (!ReadStableArray(file, ring_offset + position * sizeof(RingRecord), run, &records, &ok)) return;
+    for (uint64_t i = 0; i < run; ++i, ++index) {
+      RecordView record;
+      ToRecordView(records[i], &record);
+      // Skip records torn by a concurrent rewrite or already reused for a newer index.
+      if (ok[i] && record.ring_index == index) out->records.push_back(record);
+    }
+  }
+}
+
+void ToCommView(const CommSlotHeader& h, bool identity_ok, CommView* out) {
+  out->state = static_cast<CommState>(h.state.load(kRelaxed));
+  if (identity_ok) {
     out->comm_hash = h.comm_hash.load(kRelaxed);
     out->parent_hash = h.parent_hash.load(kRelaxed);
     out->handle = h.handle.load(kRelaxed);
@@ -99,66 +135,96 @@ bool ReadIdentity(const CommSlotHeader& h, CommView* out) {
     out->nranks = h.nranks.load(kRelaxed);
     out->device = h.device.load(kRelaxed);
     out->flags = h.flags.load(kRelaxed);
-    if (SeqlockReadValid(h.version, seen)) return true;
   }
-  return false;
-}
-
-void ReadRing(const RingRecord* ring, uint32_t capacity, uint64_t written, size_t max_records, CommView* out) {
-  const uint64_t kept = std::min<uint64_t>(capacity, max_records);
-  const uint64_t first = written > kept ? written - kept : 0;
-  out->records.reserve(written - first);
-  for (uint64_t index = first; index < written; ++index) {
-    RecordView record;
-    // Skip records torn by a concurrent rewrite or already reused for a newer index.
-    if (ReadRecord(ring[index & (capacity - 1)], &record) && record.ring_index == index) {
-      out->records.push_back(record);
-    }
-  }
-}
-
-void ReadComm(const char* slot_bytes, uint32_t capacity, uint32_t index, size_t max_records, CommView* out) {
-  const auto& h = *reinterpret_cast<const CommSlotHeader*>(slot_bytes);
-  const auto* ring = reinterpret_cast<const RingRecord*>(slot_bytes + (sizeof(CommSlotHeader) + 63) / 64 * 64);
-  out->slot = index;
-  out->state = static_cast<CommState>(h.state.load(std::memory_order_acquire));
-  ReadIdentity(h, out);
   out->init_start_ns = h.init_start_ns.load(kRelaxed);
   out->init_done_ns = h.init_done_ns.load(kRelaxed);
   out->init_result = h.init_result.load(kRelaxed);
-  out->async_error = h.async_error.load(std::memory_order_acquire);
+  out->async_error = h.async_error.load(kRelaxed);
   out->async_error_ns = h.async_error_ns.load(kRelaxed);
-  out->last_completed_seq = h.last_completed_seq.load(std::memory_order_acquire);
+  out->last_completed_seq = h.last_completed_seq.load(kRelaxed);
   out->last_completed_ns = h.last_completed_ns.load(kRelaxed);
   out->last_enqueued_seq = h.last_enqueued_seq.load(kRelaxed);
-  out->records_written = h.records_written.load(std::memory_order_acquire);
+  out->records_written = h.records_written.load(kRelaxed);
   out->peers_overflowed = h.peers_overflowed.load(kRelaxed);
-  const uint32_t peers = std::min(h.peers_claimed.load(std::memory_order_acquire), kMaxPeers);
+  const uint32_t peers = std::min(h.peers_claimed.load(kRelaxed), kMaxPeers);
   for (uint32_t i = 0; i < peers; ++i) {
     out->peers.push_back({h.peers[i].peer.load(kRelaxed), h.peers[i].sends.load(kRelaxed),
                           h.peers[i].recvs.load(kRelaxed)});
   }
-  ReadRing(ring, capacity, out->records_written, max_records, out);
 }
 
-void ReadSyncSlots(const SyncSlot* slots, ProcessView* out) {
+bool ReadComm(const SegmentFile& file, const SegmentHeader& seg, uint32_t index, size_t max_records, CommView* out) {
+  const uint64_t slot_offset = seg.comm_slots_offset + index * seg.comm_slot_bytes;
+  // Counters are single monotonic atomics: when the slot never reads stable twice (a busy
+  // writer), the last copy still serves for them; the identity then stays unknown.
+  auto h = std::make_unique<CommSlotHeader>();
+  const bool identity_ok = ReadStable(file, slot_offset, h.get());
+  if (!identity_ok && !file.Read(slot_offset, h.get(), sizeof *h)) return false;
+  out->slot = index;
+  ToCommView(*h, identity_ok, out);
+  ReadRing(file, slot_offset + (sizeof(CommSlotHeader) + 63) / 64 * 64, seg.ring_capacity, out->records_written,
+           max_records, out);
+  return true;
+}
+
+void ReadSyncSlots(const SegmentFile& file, uint64_t offset, ProcessView* out) {
+  std::unique_ptr<SyncSlot[]> slots;
+  std::vector<bool> ok;
+  if (!ReadStableArray(file, offset, kMaxSyncSlots, &slots, &ok)) return;
   for (uint32_t i = 0; i < kMaxSyncSlots; ++i) {
     const SyncSlot& s = slots[i];
-    for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
-      uint32_t seen;
-      if (!SeqlockReadBegin(s.version, &seen)) continue;
-      SyncView view;
-      view.tid = s.tid.load(kRelaxed);
-      view.kind = static_cast<SyncKind>(s.kind.load(kRelaxed));
-      view.target = s.target.load(kRelaxed);
-      view.device = s.device.load(kRelaxed);
-      view.blocked_since_ns = s.blocked_since_ns.load(kRelaxed);
-      view.syncs_completed = s.syncs_completed.load(kRelaxed);
-      if (!SeqlockReadValid(s.version, seen)) continue;
-      if (view.tid != 0) out->sync_slots.push_back(view);
-      break;
-    }
+    if (!ok[i] || s.tid.load(kRelaxed) == 0) continue;
+    SyncView view;
+    view.tid = s.tid.load(kRelaxed);
+    view.kind = static_cast<SyncKind>(s.kind.load(kRelaxed));
+    view.target = s.target.load(kRelaxed);
+    view.device = s.device.load(kRelaxed);
+    view.blocked_since_ns = s.blocked_since_ns.load(kRelaxed);
+    view.syncs_completed = s.syncs_completed.load(kRelaxed);
+    out->sync_slots.push_back(view);
   }
+}
+
+void FillProcessFields(const SegmentHeader& h, ProcessView* view) {
+  view->pid = h.pid;
+  view->process_start_ticks = h.process_start_ticks;
+  view->alive = ProcessIsAlive(h.pid, h.process_start_ticks);
+  view->closed = h.state.load(kRelaxed) == static_cast<uint32_t>(SegmentState::kClosed);
+  view->stale = !view->alive;
+  view->host = BoundedString(h.host, sizeof(h.host));
+  view->job_id = BoundedString(h.job_id, sizeof(h.job_id));
+  view->global_rank = h.global_rank.load(kRelaxed);
+  view->rank_source = static_cast<RankSource>(h.rank_source.load(kRelaxed));
+  view->local_rank = h.local_rank;
+  view->world_size = h.world_size;
+  view->created_ns = h.created_ns;
+  view->ring_capacity = h.ring_capacity;
+  view->segment_bytes = h.segment_bytes;
+}
+
+// The checked open every lister goes through: nullopt (with one warning per bad file) for
+// anything that is not a complete segment of ours.
+std::optional<SegmentFile> OpenOurSegment(const std::string& entry, SegmentHeader* header) {
+  SegmentRejection rejection;
+  std::optional<SegmentFile> file = SegmentFile::Open(entry, &rejection);
+  if (file && !ReadHeader(*file, header)) {
+    rejection = {SegmentProblem::kIncomplete, "ignoring /dev/shm/" + entry + ": header unreadable", file->inode(),
+                 file->age_sec()};
+    file.reset();
+  }
+  if (file && header->magic.load(kRelaxed) != kMagic) {
+    rejection = {SegmentProblem::kIncomplete, "ignoring /dev/shm/" + entry + ": no segment header", file->inode(),
+                 file->age_sec()};
+    file.reset();
+  }
+  if (file) {
+    const std::string problem = HeaderProblem(*header, file->size());
+    if (problem.empty()) return file;
+    rejection = {SegmentProblem::kRejected, "ignoring /dev/shm/" + entry + ": " + problem, file->inode(), 0};
+    file.reset();
+  }
+  if (rejection.Reportable()) WarnAboutSegmentOnce(entry, rejection.inode, rejection.why);
+  return std::nullopt;
 }
 
 std::vector<std::string> ListShmEntries(std::string_view prefix) {
@@ -174,36 +240,40 @@ std::vector<std::string> ListShmEntries(std::string_view prefix) {
   return entries;
 }
 
+// A complete, checked segment of ours (what status lists).
+bool IsOurs(const std::string& entry) {
+  auto header = std::make_unique<SegmentHeader>();
+  return OpenOurSegment(entry, header.get()).has_value();
+}
+
+// Garbage collection judges by the name (a segment whose owner died during creation has no
+// header yet) but never removes a file it did not create: owner and mode are checked, and
+// only the header's completeness is waived.
+bool IsOursToRemove(const std::string& entry) {
+  SegmentRejection rejection;
+  if (SegmentFile::Open(entry, &rejection)) return true;
+  if (rejection.problem == SegmentProblem::kIncomplete) return true;
+  if (rejection.Reportable()) WarnAboutSegmentOnce(entry, rejection.inode, rejection.why);
+  return false;
+}
+
 }  // namespace
 
 std::optional<ProcessView> ReadSegment(const std::string& entry_name, size_t max_records_per_comm) {
-  const Mapping mapping(entry_name);
-  if (mapping.bytes() == nullptr) return std::nullopt;
-  const auto& h = *reinterpret_cast<const SegmentHeader*>(mapping.bytes());
-  if (!HeaderIsUsable(h, mapping.size())) return std::nullopt;
+  auto header = std::make_unique<SegmentHeader>();
+  const std::optional<SegmentFile> file = OpenOurSegment(entry_name, header.get());
+  if (!file) return std::nullopt;
+  const SegmentHeader& h = *header;
   ProcessView view;
   view.segment_name = entry_name;
-  view.pid = h.pid;
-  view.process_start_ticks = h.process_start_ticks;
-  view.alive = ProcessIsAlive(h.pid, h.process_start_ticks);
-  view.closed = h.state.load(std::memory_order_acquire) == static_cast<uint32_t>(SegmentState::kClosed);
-  view.stale = !view.alive;
-  view.host = BoundedString(h.host, sizeof(h.host));
-  view.job_id = BoundedString(h.job_id, sizeof(h.job_id));
-  view.global_rank = h.global_rank.load(std::memory_order_acquire);
-  view.rank_source = static_cast<RankSource>(h.rank_source.load(kRelaxed));
-  view.local_rank = h.local_rank;
-  view.world_size = h.world_size;
-  view.created_ns = h.created_ns;
-  view.ring_capacity = h.ring_capacity;
-  view.segment_bytes = h.segment_bytes;
-  ReadSyncSlots(reinterpret_cast<const SyncSlot*>(mapping.bytes() + h.sync_slots_offset), &view);
-  const uint32_t used = std::min(h.comms_claimed.load(std::memory_order_acquire), kMaxComms);
+  FillProcessFields(h, &view);
+  ReadSyncSlots(*file, h.sync_slots_offset, &view);
+  const uint32_t used = std::min(h.comms_claimed.load(kRelaxed), kMaxComms);
   for (uint32_t i = 0; i < used; ++i) {
     CommView comm;
-    ReadComm(mapping.bytes() + h.comm_slots_offset + i * h.comm_slot_bytes, h.ring_capacity, i,
-             max_records_per_comm, &comm);
-    if (comm.state != CommState::kFree) view.comms.push_back(std::move(comm));
+    if (ReadComm(*file, h, i, max_records_per_comm, &comm) && comm.state != CommState::kFree) {
+      view.comms.push_back(std::move(comm));
+    }
   }
   return view;
 }
@@ -238,7 +308,7 @@ std::vector<std::string> ListJobIds(uid_t uid) {
     if (middle == std::string::npos || middle == 0) continue;
     const std::string job = rest.substr(0, middle);
     ParsedSegmentName parsed;
-    if (ParseSegmentEntry(entry, uid, job, &parsed)) jobs.insert(job);
+    if (ParseSegmentEntry(entry, uid, job, &parsed) && IsOurs(entry)) jobs.insert(job);
   }
   return {jobs.begin(), jobs.end()};
 }
@@ -251,7 +321,7 @@ int RemoveStaleSegments(const std::string& job_id, uid_t uid) {
     if (!ParseSegmentEntry(entry, uid, job, &parsed)) continue;
     // The name carries pid and start time, so even a segment whose header was never
     // completed (owner died during creation) can be judged.
-    if (ProcessIsAlive(parsed.pid, parsed.start_ticks)) continue;
+    if (ProcessIsAlive(parsed.pid, parsed.start_ticks) || !IsOursToRemove(entry)) continue;
     if (shm_unlink(("/" + entry).c_str()) == 0) ++removed;
   }
   return removed;
@@ -265,7 +335,8 @@ int RemoveDeadJobs(const std::string& keep_job_id, uid_t uid) {
     bool any_alive = false;
     for (const std::string& entry : ListShmEntries(JobEntryPrefix(uid, job))) {
       ParsedSegmentName parsed;
-      if (ParseSegmentEntry(entry, uid, job, &parsed) && ProcessIsAlive(parsed.pid, parsed.start_ticks)) {
+      if (ParseSegmentEntry(entry, uid, job, &parsed) && ProcessIsAlive(parsed.pid, parsed.start_ticks) &&
+          IsOursToRemove(entry)) {
         any_alive = true;
         break;
       }

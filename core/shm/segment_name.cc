@@ -36,8 +36,10 @@ std::string JobEntryPrefix(uid_t uid, std::string_view job_id) {
   return prefix;
 }
 
-std::string SegmentName(uid_t uid, std::string_view job_id, pid_t pid, uint64_t start_ticks) {
-  return "/" + JobEntryPrefix(uid, job_id) + std::to_string(pid) + "." + std::to_string(start_ticks);
+std::string SegmentName(uid_t uid, std::string_view job_id, pid_t pid, uint64_t start_ticks, int attempt) {
+  std::string name = "/" + JobEntryPrefix(uid, job_id) + std::to_string(pid) + "." + std::to_string(start_ticks);
+  if (attempt > 0) name += "-" + std::to_string(attempt);
+  return name;
 }
 
 bool ParseSegmentEntry(std::string_view entry, uid_t uid, std::string_view job_id, ParsedSegmentName* out) {
@@ -48,7 +50,16 @@ bool ParseSegmentEntry(std::string_view entry, uid_t uid, std::string_view job_i
   if (dot == std::string_view::npos) return false;
   ParsedSegmentName parsed;
   if (!ParseWholeNumber(rest.substr(0, dot), &parsed.pid) || parsed.pid <= 0) return false;
-  if (!ParseWholeNumber(rest.substr(dot + 1), &parsed.start_ticks)) return false;
+  std::string_view ticks = rest.substr(dot + 1);
+  const size_t dash = ticks.find('-');
+  if (dash != std::string_view::npos) {
+    int attempt = 0;
+    if (!ParseWholeNumber(ticks.substr(dash + 1), &attempt) || attempt <= 0 || attempt >= kMaxSegmentNameAttempts) {
+      return false;
+    }
+    ticks = ticks.substr(0, dash);
+  }
+  if (!ParseWholeNumber(ticks, &parsed.start_ticks)) return false;
   *out = parsed;
   return true;
 }

@@ -1,5 +1,5 @@
 // Names of ncclwatch shared-memory segments:
-//   /ncclwatch.<uid>.<job id>.<pid>.<process start ticks>
+//   /ncclwatch.<uid>.<job id>.<pid>.<process start ticks>[-<attempt>]
 // The job id is sanitized to [A-Za-z0-9_.-] (other bytes become '_', at most
 // kMaxJobIdLength bytes, "default" when empty). Since a job id may contain '.', a name
 // belongs to a job only when what follows the job prefix is exactly "<pid>.<ticks>".
@@ -19,8 +19,10 @@ inline constexpr std::string_view kSegmentPrefix = "ncclwatch.";
 
 std::string SanitizeJobId(std::string_view raw);
 
-// For shm_open/shm_unlink (leading '/').
-std::string SegmentName(uid_t uid, std::string_view job_id, pid_t pid, uint64_t start_ticks);
+// For shm_open/shm_unlink (leading '/'). `attempt` > 0 appends "-<attempt>" to the ticks:
+// the name a process falls back to when someone else already holds its first choice.
+inline constexpr int kMaxSegmentNameAttempts = 16;
+std::string SegmentName(uid_t uid, std::string_view job_id, pid_t pid, uint64_t start_ticks, int attempt = 0);
 
 // The /dev/shm entry name shared by all segments of one job (no leading '/').
 std::string JobEntryPrefix(uid_t uid, std::string_view job_id);

@@ -48,19 +48,36 @@ bool IsReusable(uint32_t state) {
   return s == CommState::kDestroyed || s == CommState::kAborted || s == CommState::kInitFailed;
 }
 
+// Creates a fresh segment file of our own. O_EXCL|O_NOFOLLOW: a file or symlink someone left
+// under our name is never reused or followed; we take the next name instead, so a name
+// squatted by another user cannot leave this process unwatched.
+int CreateSegmentFile(const SegmentOptions& options, std::string* name, std::string* error) {
+  for (int attempt = 0; attempt < kMaxSegmentNameAttempts; ++attempt) {
+    *name = SegmentName(options.uid, options.job_id, options.pid, options.process_start_ticks, attempt);
+    const std::string path = "/dev/shm" + *name;
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      // The umask can only narrow 0600, but the readers want exactly 0600.
+      if (fchmod(fd, 0600) == 0) return fd;
+      *error = "fchmod(" + path + "): " + std::strerror(errno);
+      close(fd);
+      unlink(path.c_str());
+      return -1;
+    }
+    *error = "open(" + path + "): " + std::strerror(errno);
+    if (errno != EEXIST) return -1;
+  }
+  *error += " (and " + std::to_string(kMaxSegmentNameAttempts - 1) + " other names)";
+  return -1;
+}
+
 }  // namespace
 
 std::unique_ptr<SegmentWriter> SegmentWriter::Create(const SegmentOptions& options, std::string* error) {
   const SegmentGeometry geometry = ComputeGeometry(options.ring_capacity);
-  const std::string name = SegmentName(options.uid, options.job_id, options.pid, options.process_start_ticks);
-  const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    *error = "shm_open(" + name + "): " + std::strerror(errno);
-    return nullptr;
-  }
-  // The umask cannot widen 0600, but an inherited stricter one could hide the segment
-  // from nothing we need; set it explicitly anyway.
-  fchmod(fd, 0600);
+  std::string name;
+  const int fd = CreateSegmentFile(options, &name, error);
+  if (fd < 0) return nullptr;
   if (ftruncate(fd, static_cast<off_t>(geometry.segment_bytes)) != 0) {
     *error = "ftruncate(" + name + "): " + std::strerror(errno);
     close(fd);
