@@ -14,13 +14,17 @@
 
 #include "core/detect/detector.h"
 #include "core/detect/incident_tracker.h"
+#include "core/dump/dump_dir.h"
 #include "core/dump/dump_writer.h"
 #include "core/dump/process_facts.h"
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
+#include "core/shm/segment_name.h"
+#include "core/stacks/native_sampler.h"
 #include "core/stacks/process_stacks.h"
 #include "core/watch/dump_builder.h"
 #include "core/watch/dump_policy.h"
+#include "core/watch/dump_rate_limit.h"
 #include "core/watch/host_view_adapter.h"
 #include "core/watch/incident_grouping.h"
 #include "core/watch/incident_id.h"
@@ -54,18 +58,6 @@ LibraryVersions QueryLibraryVersions() {
   return v;
 }
 
-bool MakeDirs(const std::string& path) {
-  std::string partial;
-  for (size_t pos = 0; pos != std::string::npos;) {
-    pos = path.find('/', pos + 1);
-    partial = path.substr(0, pos);
-    if (partial.empty()) continue;
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
-  }
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 // Culprits by global rank, which is what a person searches logs for; the communicator rank
 // follows when it differs (split communicators).
 std::string CulpritList(const detect::Verdict& v) {
@@ -83,11 +75,15 @@ std::string CulpritList(const detect::Verdict& v) {
   return out + "]";
 }
 
+constexpr uint32_t kTriggerDumpsBurst = 1;
+constexpr uint32_t kAllDumpsBurst = 4;
+constexpr uint64_t kRefillNs = 60ull * 1000 * 1000 * 1000;
+
 // One poll's worth of state, owned by the watchdog thread only.
 class Poller {
  public:
   explicit Poller(const WatchdogSettings& settings)
-      : settings_(settings), triggers_(settings.dump_dir), versions_(QueryLibraryVersions()) {}
+      : settings_(settings), triggers_(settings.dump_dir, settings.trigger_job_id), versions_(QueryLibraryVersions()) {}
 
   void PollOnce() {
     snapshot_ = shm::ReadJobSnapshot(settings_.job_id, getuid(), watch::kRecordsPerCommInDump);
@@ -99,17 +95,46 @@ class Poller {
       policy_.Claim(watch::IncidentIdOf(v));
       Log(LogLevel::kInfo, "related to the last incident: " + v.summary);
     }
-    for (const watch::Trigger& t : triggers_.PollNew()) {
-      if (policy_.Claim(t.incident_id)) WriteRankDump(t.incident_id, "trigger-file", watch::ToLocalVerdict(t));
-    }
+    PollTriggers();
   }
 
  private:
+  // Trigger files ask for dumps on behalf of other ranks; the directory may be shared, so
+  // they are validated (TriggerWatcher) and rate-limited, and what is dropped is said in
+  // one line per poll at most.
+  void PollTriggers() {
+    size_t limited = 0;
+    for (const watch::Trigger& t : triggers_.PollNew()) {
+      if (policy_.Dumped(t.incident_id)) continue;
+      const uint64_t now = shm::MonotonicNowNs();
+      if (!trigger_dumps_.Available(now) || !all_dumps_.Available(now)) {
+        ++limited;
+        continue;
+      }
+      trigger_dumps_.TryTake(now);
+      all_dumps_.TryTake(now);
+      policy_.Claim(t.incident_id);
+      WriteRankDump(t.incident_id, "trigger-file", watch::ToLocalVerdict(t));
+    }
+    const size_t rejected = triggers_.rejected_in_last_poll();
+    if (rejected + limited == 0) return;
+    Log(LogLevel::kWarn, "dropped " + std::to_string(rejected + limited) + " trigger files in " + settings_.dump_dir +
+                             " (" + std::to_string(rejected) + " not valid triggers of this job and user, " +
+                             std::to_string(limited) + " over the rate limit of 1 dump per minute)");
+  }
+
   void OnLocalIncident(const watch::Incident& incident) {
     const detect::Verdict& v = incident.primary;
     for (const detect::Verdict& r : incident.related) policy_.Claim(watch::IncidentIdOf(r));
     const std::string id = watch::IncidentIdOf(v);
-    if (!policy_.Claim(id)) return;
+    if (policy_.Dumped(id)) return;
+    if (!all_dumps_.TryTake(shm::MonotonicNowNs())) {
+      Log(LogLevel::kWarn, "not dumping " + id + ": over the limit of " + std::to_string(kAllDumpsBurst) +
+                               " dumps per minute");
+      policy_.Claim(id);
+      return;
+    }
+    policy_.Claim(id);
     const bool lone = v.partial && v.ranks.size() == 1;
     dump::LocalVerdict local = watch::ToLocalVerdict(v);
     const std::string related = RelatedText(incident.related);
@@ -129,6 +154,7 @@ class Poller {
   watch::Trigger TriggerOf(const std::string& id, const detect::Verdict& v) const {
     watch::Trigger t;
     t.incident_id = id;
+    t.job_id = settings_.trigger_job_id;
     t.verdict = watch::ToLocalVerdict(v);
     t.host = settings_.host;
     t.pid = static_cast<int32_t>(getpid());
@@ -150,9 +176,14 @@ class Poller {
       if (p.pid == getpid()) watch::AddPublishedState(p, watch::kRecordsPerCommInDump, &d);
     }
     watch::AddStacks(CaptureProcessStacks(CaptureOptions::FromEnvironment()), &d);
-    if (!MakeDirs(settings_.dump_dir)) {
-      ReportIoFailure("cannot create dump directory " + settings_.dump_dir + ": " + std::strerror(errno));
+    const dump::DumpDirStatus dir = dump::PrepareDumpDirectory(settings_.dump_dir, settings_.dump_dir_named_by_user);
+    if (!dir.usable) {
+      ReportIoFailure(dir.error);
       return false;
+    }
+    if (!dir.warning.empty() && !dir_warning_logged_) {
+      dir_warning_logged_ = true;
+      Log(LogLevel::kWarn, dir.warning);
     }
     const dump::WriteResult result = dump::WriteDump(d, settings_.dump_dir);
     if (!result.ok()) ReportIoFailure(result.message);
@@ -186,8 +217,12 @@ class Poller {
   watch::IncidentGrouper grouper_;
   watch::DumpPolicy policy_;
   watch::TriggerWatcher triggers_;
+  // See core/watch/dump_rate_limit.h for why these numbers.
+  watch::DumpRateLimiter trigger_dumps_{kTriggerDumpsBurst, kRefillNs};
+  watch::DumpRateLimiter all_dumps_{kAllDumpsBurst, kRefillNs};
   LibraryVersions versions_;
   bool io_failure_reported_ = false;
+  bool dir_warning_logged_ = false;
 };
 
 std::string DefaultDumpDir(const std::string& job_id) {
@@ -203,7 +238,10 @@ WatchdogSettings WatchdogSettingsFromEnvironment(const std::string& job_id, cons
   s.job_id = job_id;
   s.host = host;
   const char* dir = std::getenv("NCCLWATCH_DUMP_DIR");
-  s.dump_dir = dir != nullptr && dir[0] != '\0' ? std::string(dir) : DefaultDumpDir(job_id);
+  const char* trigger_job = std::getenv("NCCLWATCH_TRIGGER_JOB_ID");
+  s.trigger_job_id = trigger_job != nullptr && trigger_job[0] != '\0' ? shm::SanitizeJobId(trigger_job) : job_id;
+  s.dump_dir_named_by_user = dir != nullptr && dir[0] != '\0';
+  s.dump_dir = s.dump_dir_named_by_user ? std::string(dir) : DefaultDumpDir(job_id);
   while (s.dump_dir.size() > 1 && s.dump_dir.back() == '/') s.dump_dir.pop_back();
   std::string errors;
   s.detect = detect::ConfigFromEnv(
@@ -240,6 +278,8 @@ void Watchdog::Run() {
   try {
     std::string error;
     if (!ArmStackCapture(&error)) Log(LogLevel::kInfo, "stacks of other threads unavailable: " + error);
+    const std::string signal_warning = stacks_internal::NativeSamplerWarning();
+    if (!signal_warning.empty()) Log(LogLevel::kWarn, signal_warning);
     // Killed jobs cannot remove their segments; the next job of this user does, once none of
     // their processes is alive (so /dev/shm does not fill up across jobs).
     const int removed = shm::RemoveDeadJobs(settings_.job_id);

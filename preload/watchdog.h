@@ -25,6 +25,10 @@ struct WatchdogSettings {
   std::string job_id;     // sanitized, as in the segment name
   std::string host;
   std::string dump_dir;   // NCCLWATCH_DUMP_DIR, else ./ncclwatch-dumps/<job>
+  bool dump_dir_named_by_user = false;  // NCCLWATCH_DUMP_DIR was set (see core/dump/dump_dir.h)
+  // The job written into our trigger files and required in the ones we act on: the job id,
+  // unless NCCLWATCH_TRIGGER_JOB_ID names one shared by hosts whose NCCLWATCH_JOB_IDs differ.
+  std::string trigger_job_id;
   detect::DetectConfig detect;
 };
 

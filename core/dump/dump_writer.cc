@@ -71,13 +71,22 @@ std::string DumpFileStem(const RankDump& dump) {
          Sanitize(dump.incident.id);
 }
 
+std::string TempPathFor(const std::string& path, int attempt) {
+  const std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  return DirectoryOf(path) + "/." + base + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(attempt);
+}
+
 WriteResult WriteFileAtomically(const std::string& path, const std::string& contents,
                                 const WriteHooks& hooks) noexcept {
   try {
     std::string dir = DirectoryOf(path);
-    std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-    std::string temp = dir + "/." + base + ".tmp." + std::to_string(::getpid());
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    std::string temp;
+    int fd = -1;
+    for (int attempt = 0; attempt < kTempNameAttempts && fd < 0; ++attempt) {
+      temp = TempPathFor(path, attempt);
+      fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0 && errno != EEXIST) break;
+    }
     if (fd < 0) return Failure(errno, "cannot create", temp);
     auto fsync_fn = hooks.fsync ? hooks.fsync : ::fsync;
     bool written = WriteAll(fd, contents, hooks) && fsync_fn(fd) == 0;

@@ -6,6 +6,13 @@
 // file or nothing; on failure the temporary is removed. The JSON is written first: when
 // only the .txt fails, the .json stays and the error says so.
 //
+// Files are created mode 0600 (they hold the environment and stacks; a stricter umask
+// narrows it further). The directory may be shared: a temporary is opened with
+// O_CREAT|O_EXCL|O_NOFOLLOW, so a file or symlink planted at its name is never written
+// through; the writer then tries the next of kTempNameAttempts names (TempPathFor) and
+// fails with EEXIST when all are taken. rename() replaces a symlink at the final name
+// itself, never its target.
+//
 // One writer per process at a time: temporaries are named after the pid.
 //
 // Linked into the LD_PRELOAD library: the API never throws and reports every failure
@@ -40,6 +47,10 @@ struct WriteHooks {
 std::string DumpFileStem(const RankDump& dump);
 
 WriteResult WriteDump(const RankDump& dump, const std::string& dir, const WriteHooks& hooks = {}) noexcept;
+
+// The temporaries WriteFileAtomically may use for `path`, in order: attempt in [0, kTempNameAttempts).
+inline constexpr int kTempNameAttempts = 8;
+std::string TempPathFor(const std::string& path, int attempt);
 
 // Writes `contents` to `path` atomically as described above. Exposed for tests and tools.
 WriteResult WriteFileAtomically(const std::string& path, const std::string& contents,

@@ -44,15 +44,36 @@ std::vector<int> SplitRanks(const std::string& text) {
   return ranks;
 }
 
-std::optional<std::string> ReadSmallFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+constexpr size_t kMaxTriggerBytes = 65536;
+constexpr size_t kMaxIncidentIdBytes = 160;
+
+// The text of a regular file of ours, never following a symlink nor blocking on a FIFO.
+std::optional<std::string> ReadOwnSmallFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) return std::nullopt;
-  std::string text;
-  char buf[4096];
-  ssize_t n;
-  while (text.size() < 65536 && (n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  struct stat st {};
+  std::optional<std::string> text;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+      static_cast<uint64_t>(st.st_size) <= kMaxTriggerBytes) {
+    text.emplace();
+    char buf[4096];
+    ssize_t n;
+    while (text->size() < kMaxTriggerBytes && (n = ::read(fd, buf, sizeof buf)) > 0) {
+      text->append(buf, static_cast<size_t>(n));
+    }
+  }
   ::close(fd);
   return text;
+}
+
+bool IsIncidentId(const std::string& id) {
+  if (id.empty() || id.size() > kMaxIncidentIdBytes) return false;
+  for (char c : id) {
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -61,6 +82,7 @@ std::string FormatTrigger(const Trigger& t) {
   std::ostringstream out;
   out << kHeader << "\n"
       << "incident=" << OneLine(t.incident_id) << "\n"
+      << "job=" << OneLine(t.job_id) << "\n"
       << "kind=" << OneLine(t.verdict.kind) << "\n"
       << "comm=" << HexHash(t.verdict.comm_hash) << "\n"
       << "seq=" << t.verdict.seq << "\n"
@@ -85,6 +107,7 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
     const std::string key = line.substr(0, eq);
     const std::string value = line.substr(eq + 1);
     if (key == "incident") t.incident_id = value;
+    else if (key == "job") t.job_id = value;
     else if (key == "kind") t.verdict.kind = value;
     else if (key == "comm") t.verdict.comm_hash = std::strtoull(value.c_str(), nullptr, 16);
     else if (key == "seq") t.verdict.seq = std::strtoull(value.c_str(), nullptr, 10);
@@ -112,8 +135,19 @@ bool WriteTriggerFile(const std::string& dir, const Trigger& trigger, std::strin
   }
 }
 
+std::optional<Trigger> TriggerWatcher::ReadValidTrigger(const std::string& name) const {
+  const std::string id = name.substr(0, name.size() - (sizeof(kTriggerSuffix) - 1));
+  if (!IsIncidentId(id)) return std::nullopt;
+  std::optional<std::string> text = ReadOwnSmallFile(dir_ + "/" + name);
+  if (!text) return std::nullopt;
+  std::optional<Trigger> t = ParseTrigger(*text);
+  if (!t || t->incident_id != id || t->job_id != job_id_) return std::nullopt;
+  return t;
+}
+
 std::vector<Trigger> TriggerWatcher::PollNew() noexcept {
   std::vector<Trigger> fresh;
+  rejected_ = 0;
   try {
     struct stat st {};
     if (::stat(dir_.c_str(), &st) != 0) return fresh;
@@ -132,9 +166,11 @@ std::vector<Trigger> TriggerWatcher::PollNew() noexcept {
     for (const std::string& name : names) {
       if (std::binary_search(seen_.begin(), seen_.end(), name)) continue;
       seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), name), name);
-      std::optional<std::string> text = ReadSmallFile(dir_ + "/" + name);
-      if (!text) continue;
-      if (std::optional<Trigger> t = ParseTrigger(*text)) fresh.push_back(std::move(*t));
+      if (std::optional<Trigger> t = ReadValidTrigger(name)) {
+        fresh.push_back(std::move(*t));
+      } else {
+        ++rejected_;
+      }
     }
   } catch (...) {
   }

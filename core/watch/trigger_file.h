@@ -1,15 +1,21 @@
 // The trigger-file protocol: how a rank that declared an incident asks every rank watching
 // the same dump directory (other hosts, through a shared file system) to dump too.
 //
-// File: <dump dir>/<incident id>.trigger, written atomically (temporary + rename), never
-// modified afterwards. Text, one "key=value" per line after a first line
+// File: <dump dir>/<incident id>.trigger, written atomically (temporary + rename, mode
+// 0600), never modified afterwards. Text, one "key=value" per line after a first line
 // "ncclwatch.trigger 1":
-//   incident=<id>  kind=<verdict kind>  comm=<0x hash>  seq=<N>  op=<op>
+//   incident=<id>  job=<job id>  kind=<verdict kind>  comm=<0x hash>  seq=<N>  op=<op>
 //   culprits=<comma-separated communicator ranks>  others=<same>  partial=<0|1>
 //   host=<declaring host>  pid=<declaring pid>  summary=<one line>
 // Unknown keys are ignored; a file without the header or without incident= is ignored.
-// Readers dump once per incident id they have not dumped yet. Nobody deletes trigger
-// files while the job runs (the directory belongs to the user).
+//
+// The dump directory may be shared with other users, so a watcher acts only on a file
+// that is a regular file (opened O_NOFOLLOW|O_NONBLOCK, checked with fstat) owned by our
+// effective uid, at most 64 KiB, named "<id>.trigger" with an id of [A-Za-z0-9_-] (at most
+// 160 bytes) equal to its incident=, and whose job= is the watcher's job. Everything else
+// is counted as rejected. Readers dump once per incident id they have not dumped yet,
+// within the rate limits of dump_rate_limit.h. Nobody deletes trigger files while the job
+// runs (the directory belongs to the user).
 #ifndef NCCLWATCH_CORE_WATCH_TRIGGER_FILE_H_
 #define NCCLWATCH_CORE_WATCH_TRIGGER_FILE_H_
 
@@ -28,6 +34,7 @@ inline constexpr char kTriggerSuffix[] = ".trigger";
 // hosts mean nothing here), and who declared it.
 struct Trigger {
   std::string incident_id;
+  std::string job_id;  // sanitized, as in segment names
   dump::LocalVerdict verdict;
   std::string host;
   int32_t pid = 0;
@@ -43,13 +50,20 @@ bool WriteTriggerFile(const std::string& dir, const Trigger& trigger, std::strin
 // modification time changed since the last scan, so an idle poll costs one stat().
 class TriggerWatcher {
  public:
-  explicit TriggerWatcher(std::string dir) : dir_(std::move(dir)) {}
+  TriggerWatcher(std::string dir, std::string job_id) : dir_(std::move(dir)), job_id_(std::move(job_id)) {}
 
-  // Triggers whose file appeared since the previous call (each file reported once).
+  // Valid triggers of our job whose file appeared since the previous call (each file
+  // reported once).
   std::vector<Trigger> PollNew() noexcept;
+  // Files ending in .trigger that the last PollNew saw for the first time and rejected.
+  size_t rejected_in_last_poll() const { return rejected_; }
 
  private:
+  std::optional<Trigger> ReadValidTrigger(const std::string& name) const;
+
   std::string dir_;
+  std::string job_id_;
+  size_t rejected_ = 0;
   int64_t last_mtime_sec_ = -1;
   int64_t last_mtime_nsec_ = -1;
   std::vector<std::string> seen_;  // file names already reported, sorted

@@ -10,6 +10,7 @@ namespace {
 Trigger Sample(const std::string& id) {
   Trigger t;
   t.incident_id = id;
+  t.job_id = "job7";
   t.verdict.kind = "straggler";
   t.verdict.comm_hash = 0xdeadbeef12ull;
   t.verdict.seq = 5;
@@ -48,7 +49,7 @@ TEST_CASE("text that is not a trigger is rejected", "[trigger]") {
 
 TEST_CASE("the watcher reports each trigger file once", "[trigger]") {
   testing::TempDir dir;
-  TriggerWatcher watcher(dir.path());
+  TriggerWatcher watcher(dir.path(), "job7");
   CHECK(watcher.PollNew().empty());
   std::string error;
   REQUIRE(WriteTriggerFile(dir.path(), Sample("a"), &error));
@@ -67,7 +68,7 @@ TEST_CASE("the watcher reports each trigger file once", "[trigger]") {
 
 TEST_CASE("a missing directory is no trigger and no error", "[trigger]") {
   testing::TempDir dir;
-  TriggerWatcher watcher(dir.File("not-yet"));
+  TriggerWatcher watcher(dir.File("not-yet"), "job7");
   CHECK(watcher.PollNew().empty());
 }
 

@@ -396,6 +396,7 @@ def multi_host():
     job = Job("multi_host", 2, [DDP_LOOP, "--quiet", "--tp", "1", "--steps", "1000", "--step-ms", "20",
                                 "--straggler-rank", "1", "--straggler-step", str(step), "--straggler-sec", "60"],
               rank_env=[(0, f"NCCLWATCH_JOB_ID={base}-h0"), (1, f"NCCLWATCH_JOB_ID={base}-h1")],
+              env={"NCCLWATCH_TRIGGER_JOB_ID": base},  # one job to the trigger files, as on real hosts
               extra_job_ids=[f"{base}-h0", f"{base}-h1"])
     try:
         job.wait(lambda: len(job.dump_files()) >= 2, 25)
