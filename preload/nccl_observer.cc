@@ -415,8 +415,9 @@ void EndInitAll(InitCall* call, ncclResult_t result, const ncclComm_t* comms, in
   ts->capture_unique_id = false;
   if (result != ncclSuccess || comms == nullptr) return;
   for (int i = 0; i < count; ++i) {
+    if (comms[i] == nullptr) continue;  // claim no slot (and allocate no entry) for it
     CommEntry* entry = NewEntry(call->runtime, call->start_ns);
-    if (entry == nullptr || comms[i] == nullptr) continue;
+    if (entry == nullptr) continue;
     shm::CommIdentity id;
     if (ts->unique_id_captured) {
       id.comm_hash = RootCommHash(ts->unique_id, NCCL_UNIQUE_ID_BYTES);
@@ -437,6 +438,10 @@ void EndSingleInit(InitCall* call, ncclResult_t result, ncclComm_t comm) {
   if (entry == nullptr) return;
   if (comm == nullptr || (result != ncclSuccess && result != ncclInProgress)) {
     entry->slot.FinishInit(false, result, shm::MonotonicNowNs());
+    // Never registered, so nothing else holds it (registered entries are kept forever:
+    // see comm_registry.h); the slot itself is reusable once kInitFailed.
+    delete entry;
+    call->entry = nullptr;
     return;
   }
   Register(call->runtime, entry, comm);

@@ -2,7 +2,9 @@
 
 #include <semaphore.h>
 #include <signal.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -55,19 +57,53 @@ std::mutex g_arm_mutex;
 bool g_arm_attempted = false;
 bool g_armed = false;
 std::string g_arm_error;
+std::string g_arm_warning;
+uintptr_t g_cookie = 0;  // set before the handler is installed, constant afterwards
 
-bool IsRealHandler(const struct sigaction& action) {
-  if (action.sa_flags & SA_SIGINFO) return action.sa_sigaction != nullptr;
-  return action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
+// Whether a delivery is one of our requests: sent by SendRequest with rt_tgsigqueueinfo,
+// si_code SI_QUEUE, our pid and the per-process random cookie in si_value. The job's own
+// signals (kill, tgkill's SI_TKILL, sigqueue, pthread_sigqueue with its own values) do not
+// carry the cookie, so they are passed on, even while a capture is running.
+bool IsOurRequest(const siginfo_t* info) {
+  return info != nullptr && info->si_code == SI_QUEUE && info->si_pid == getpid() &&
+         reinterpret_cast<uintptr_t>(info->si_value.sival_ptr) == g_cookie;
 }
 
+// The default action of every signal we accept (real-time only) is to terminate: do what
+// would have happened without us. Restore SIG_DFL, queue the signal to this thread again
+// and unblock it; it is delivered before pthread_sigmask returns.
+void ReraiseWithDefaultAction(int signal_number) {
+  struct sigaction default_action = {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  sigaction(signal_number, &default_action, nullptr);
+  syscall(SYS_tgkill, getpid(), static_cast<pid_t>(syscall(SYS_gettid)), signal_number);
+  sigset_t just_this;
+  sigemptyset(&just_this);
+  sigaddset(&just_this, signal_number);
+  pthread_sigmask(SIG_UNBLOCK, &just_this, nullptr);
+}
+
+// Passes a signal that is not ours to the disposition that was there before us, as the
+// kernel would have: SIG_IGN drops it, SIG_DFL takes the default action, a handler runs
+// with its own sa_mask added, in the form (SA_SIGINFO or not) it was installed with.
 void ChainToPrevious(int signal_number, siginfo_t* info, void* context) {
-  if (!IsRealHandler(g_previous_action)) return;  // Never default-terminate on a late answer.
-  if (g_previous_action.sa_flags & SA_SIGINFO) {
-    g_previous_action.sa_sigaction(signal_number, info, context);
-  } else {
-    g_previous_action.sa_handler(signal_number);
+  const struct sigaction& previous = g_previous_action;
+  const bool with_info = (previous.sa_flags & SA_SIGINFO) != 0;
+  if (!with_info && previous.sa_handler == SIG_IGN) return;
+  if (!with_info && previous.sa_handler == SIG_DFL) {
+    ReraiseWithDefaultAction(signal_number);
+    return;
   }
+  if (with_info && previous.sa_sigaction == nullptr) return;
+  sigset_t saved_mask;
+  pthread_sigmask(SIG_BLOCK, &previous.sa_mask, &saved_mask);
+  if (with_info) {
+    previous.sa_sigaction(signal_number, info, context);
+  } else {
+    previous.sa_handler(signal_number);
+  }
+  pthread_sigmask(SIG_SETMASK, &saved_mask, nullptr);
 }
 
 Slot* FindReadySlot(pid_t self, uint64_t generation) {
@@ -98,13 +134,14 @@ uintptr_t InterruptedPc(void* context) {
 // Async-signal-safe: no allocation, locks or stdio.
 void HandleSampleSignal(int signal_number, siginfo_t* info, void* context) {
   int saved_errno = errno;
+  if (!IsOurRequest(info)) {
+    ChainToPrevious(signal_number, info, context);
+    errno = saved_errno;
+    return;
+  }
   uint64_t generation = g_active_generation.load(std::memory_order_acquire);
-  bool from_us = info != nullptr && info->si_code == SI_TKILL && info->si_pid == getpid();
-  Slot* slot = (generation != 0 && from_us)
-                   ? FindReadySlot(static_cast<pid_t>(syscall(SYS_gettid)), generation)
-                   : nullptr;
-  if (slot == nullptr) {
-    if (!from_us) ChainToPrevious(signal_number, info, context);
+  Slot* slot = generation != 0 ? FindReadySlot(static_cast<pid_t>(syscall(SYS_gettid)), generation) : nullptr;
+  if (slot == nullptr) {  // a late answer to a capture that timed out: ours, dropped
     errno = saved_errno;
     return;
   }
@@ -129,10 +166,16 @@ bool HandlerIsDefault(int signal_number) {
 
 // The highest free real-time signal: low ones are the popular picks of other
 // libraries. With none free, share SIGRTMAX and chain its handler.
+// NCCLWATCH_STACK_SIGNAL must name a real-time signal: taking SIGTERM or SIGINT would
+// change how the job stops, SIGSEGV or SIGCHLD how it works. Others are refused with a
+// warning and the default is used.
 int ChooseSignal() {
   if (const char* value = std::getenv("NCCLWATCH_STACK_SIGNAL")) {
-    long parsed = std::strtol(value, nullptr, 10);
-    if (parsed > 0 && parsed < NSIG) return static_cast<int>(parsed);
+    char* end = nullptr;
+    long parsed = std::strtol(value, &end, 10);
+    if (end != value && *end == '\0' && parsed >= SIGRTMIN && parsed <= SIGRTMAX) return static_cast<int>(parsed);
+    g_arm_warning = "NCCLWATCH_STACK_SIGNAL=" + std::string(value) + " refused: only real-time signals " +
+                    std::to_string(SIGRTMIN) + ".." + std::to_string(SIGRTMAX) + " may be used; using the default";
   }
   for (int candidate = SIGRTMAX; candidate >= SIGRTMIN; --candidate) {
     if (HandlerIsDefault(candidate)) return candidate;
@@ -165,7 +208,31 @@ bool InstallHandler(int signal_number, std::string* error) {
   return true;
 }
 
+// 64 random bits no signal of the job carries by accident (see IsOurRequest).
+uintptr_t MakeCookie() {
+  uintptr_t cookie = 0;
+  if (getrandom(&cookie, sizeof cookie, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof cookie)) {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    cookie = (static_cast<uintptr_t>(now.tv_nsec) << 32) ^ static_cast<uintptr_t>(now.tv_sec) ^
+             reinterpret_cast<uintptr_t>(&now) ^ static_cast<uintptr_t>(getpid());
+  }
+  return cookie == 0 ? 0x6e63776174636831u : cookie;
+}
+
+// Queues one request to `tid` (see IsOurRequest).
+bool SendRequest(pid_t tid, int signal_number) {
+  siginfo_t info = {};
+  info.si_signo = signal_number;
+  info.si_code = SI_QUEUE;
+  info.si_pid = getpid();
+  info.si_uid = getuid();
+  info.si_value.sival_ptr = reinterpret_cast<void*>(g_cookie);
+  return syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, signal_number, &info) == 0;
+}
+
 bool ArmOnce(std::string* error) {
+  g_cookie = MakeCookie();
   if (sem_init(&g_answered, 0, 0) != 0) {
     *error = "sem_init failed";
     return false;
@@ -274,6 +341,11 @@ bool ArmNativeSampler(std::string* error) {
   return g_armed;
 }
 
+std::string NativeSamplerWarning() {
+  std::lock_guard<std::mutex> lock(g_arm_mutex);
+  return g_arm_warning;
+}
+
 int NativeSamplerSignal() { return g_signal.load(std::memory_order_acquire); }
 
 const char* NativeUnwinderName() { return g_unwinder_name; }
@@ -315,7 +387,7 @@ std::vector<RawThreadStack> SampleThreads(const std::vector<pid_t>& tids, const 
       continue;
     }
     if (!options.signal_blocked_threads && IsSignalBlocked(tids[i], signal_number)) continue;
-    if (syscall(SYS_tgkill, getpid(), tids[i], signal_number) != 0) {
+    if (!SendRequest(tids[i], signal_number)) {
       gone[i] = (errno == ESRCH);
       continue;
     }

@@ -29,12 +29,19 @@ struct RawThreadStack {
 
 // Picks the signal, preallocates slots, loads the unwinder and installs the
 // handler. Idempotent and thread-safe. Environment:
-//   NCCLWATCH_STACK_SIGNAL       signal number to use instead of the first free
-//                                real-time signal (a handler already there is chained)
+//   NCCLWATCH_STACK_SIGNAL       real-time signal number (SIGRTMIN..SIGRTMAX) to use
+//                                instead of the highest free one; anything else is
+//                                refused (NativeSamplerWarning) and the default is used
+//
+// Requests are queued with rt_tgsigqueueinfo carrying a random per-process cookie; every
+// other delivery of the signal (the job's own tgkill included) goes to the disposition
+// that was installed before us: handler (with or without SA_SIGINFO, under its sa_mask),
+// SIG_IGN, or SIG_DFL re-raised.
 //   NCCLWATCH_STACK_MAX_THREADS  slots preallocated (default 1024)
 bool ArmNativeSampler(std::string* error);
 
 int NativeSamplerSignal();         // 0 until armed successfully.
+std::string NativeSamplerWarning();  // one line when arming refused a setting, else empty
 const char* NativeUnwinderName();  // "none" until armed.
 
 // Unwinds the calling thread directly (no signal). Not for signal handlers.

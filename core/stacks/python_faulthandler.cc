@@ -33,8 +33,10 @@ bool HandlerIsDefault(int signal_number) {
 
 int ChooseSignal() {
   if (const char* value = std::getenv("NCCLWATCH_PYTHON_STACK_SIGNAL")) {
+    // Real-time signals only, as for NCCLWATCH_STACK_SIGNAL: faulthandler.register on
+    // SIGTERM or SIGINT would change how the job stops. Others fall back to the default.
     long parsed = std::strtol(value, nullptr, 10);
-    if (parsed > 0 && parsed < NSIG) return static_cast<int>(parsed);
+    if (parsed >= SIGRTMIN && parsed <= SIGRTMAX) return static_cast<int>(parsed);
   }
   for (int candidate = SIGRTMAX; candidate >= SIGRTMIN; --candidate) {
     if (HandlerIsDefault(candidate)) return candidate;
