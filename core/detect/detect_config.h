@@ -36,7 +36,8 @@ struct DetectConfig {
 // Returns the value of an environment variable, or nullopt when unset.
 using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
 
-// Reads NCCLWATCH_STALL_SEC (seconds, may be fractional, > 0), NCCLWATCH_POLL_MS (> 0),
+// Reads NCCLWATCH_STALL_SEC (seconds, may be fractional, 1e-9 .. 1e10), NCCLWATCH_POLL_MS
+// (1e-6 .. 1e13: both at least 1 ns and at most 1e19 ns, what uint64_t nanoseconds hold),
 // NCCLWATCH_LONE_RANK_FACTOR (>= 1), NCCLWATCH_ADAPTIVE ("1"/"0"). Unset or malformed
 // values keep their defaults; malformed ones are named in *errors when it is non-null.
 DetectConfig ConfigFromEnv(const EnvLookup& lookup, std::string* errors = nullptr);

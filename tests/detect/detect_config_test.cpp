@@ -53,5 +53,28 @@ TEST_CASE("malformed or out-of-range values keep the default and are reported", 
   }
 }
 
+TEST_CASE("durations that overflow or round to 0 ns keep the default and are reported", "[config]") {
+  for (const char* huge : {"1e300", "1.0000001e10"}) {
+    std::string errors;
+    DetectConfig config = ConfigFromEnv(FakeEnv({{"NCCLWATCH_STALL_SEC", huge}, {"NCCLWATCH_POLL_MS", "1e17"}}),
+                                        &errors);
+    CHECK(config.stall_threshold_ns == 60 * kNsPerSec);
+    CHECK(config.poll_interval_ns == 500 * kNsPerMs);
+    CHECK(errors.find("NCCLWATCH_STALL_SEC") != std::string::npos);
+    CHECK(errors.find("NCCLWATCH_POLL_MS") != std::string::npos);
+  }
+  std::string errors;
+  DetectConfig config = ConfigFromEnv(FakeEnv({{"NCCLWATCH_STALL_SEC", "1e-10"}, {"NCCLWATCH_POLL_MS", "1e-7"}}),
+                                      &errors);
+  CHECK(config.stall_threshold_ns == 60 * kNsPerSec);
+  CHECK(config.poll_interval_ns == 500 * kNsPerMs);
+  CHECK(errors.find("NCCLWATCH_STALL_SEC") != std::string::npos);
+  CHECK(errors.find("NCCLWATCH_POLL_MS") != std::string::npos);
+  // The bounds themselves are accepted.
+  config = ConfigFromEnv(FakeEnv({{"NCCLWATCH_STALL_SEC", "1e10"}, {"NCCLWATCH_POLL_MS", "1e-6"}}));
+  CHECK(config.stall_threshold_ns == 10'000'000'000ull * kNsPerSec);
+  CHECK(config.poll_interval_ns == 1);
+}
+
 }  // namespace
 }  // namespace ncclwatch::detect
