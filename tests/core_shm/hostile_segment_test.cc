@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,8 @@ TEST_CASE("a segment with group or other permission bits is ignored, with one wa
   REQUIRE(chmod(PathOf(*segment).c_str(), 0644) == 0);
   CHECK(ReadJobSnapshot(job).processes.empty());
   CHECK(ReadJobSnapshot(job).processes.empty());
-  CHECK(ListJobIds().end() == std::find(ListJobIds().begin(), ListJobIds().end(), job));
+  const std::vector<std::string> jobs = ListJobIds();
+  CHECK(std::find(jobs.begin(), jobs.end(), job) == jobs.end());
   REQUIRE(warnings.lines().size() == 1);
   CHECK(warnings.lines()[0].find(PathOf(*segment)) != std::string::npos);
   CHECK(warnings.lines()[0].find("mode 0644") != std::string::npos);
@@ -108,6 +110,8 @@ TEST_CASE("a name squatted before we start makes the writer take another one", "
     const JobSnapshot snap = ReadJobSnapshot(job);
     REQUIRE(snap.processes.size() == 1);
     CHECK(snap.processes[0].pid == getpid());
+    const std::vector<std::string> jobs = ListJobIds();
+    CHECK(std::find(jobs.begin(), jobs.end(), job) != jobs.end());
   }
   unlink(squatted.c_str());
 }
