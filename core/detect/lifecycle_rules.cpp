@@ -59,19 +59,25 @@ std::optional<Verdict> CheckInitHang(const RuleContext& context) {
   const CommGroup& group = context.group;
   Verdict verdict = StartVerdict(VerdictKind::kInitHang, group, 0);
   verdict.op = "init";
+  // Init is collective: once one rank's init is older than the threshold, every rank still in
+  // the same init is stuck with it, however much later it started (torch ranks start init up to
+  // a few hundred ms apart). Naming only the oldest would blame one rank of a hang they share;
+  // analyze names every rank whose init never finished, and both must agree.
+  bool overdue = false;
   for (const CommMember& member : group.members) {
     const CommView& comm = *member.comm;
-    bool stuck = member.alive() && comm.init_done_ns == 0 && comm.init_started_ns != 0 &&
-                 Age(context.now_ns, comm.init_started_ns) > context.config.stall_threshold_ns;
-    if (!stuck) {
+    const bool in_init = member.alive() && comm.init_done_ns == 0 && comm.init_started_ns != 0;
+    if (!in_init) {
       verdict.other_ranks.push_back(member.rank());
       continue;
     }
+    overdue = overdue || Age(context.now_ns, comm.init_started_ns) > context.config.stall_threshold_ns;
     verdict.culprit_ranks.push_back(member.rank());
     if (verdict.since_ns == 0 || comm.init_started_ns < verdict.since_ns) {
       verdict.since_ns = comm.init_started_ns;
     }
   }
+  if (!overdue) return std::nullopt;
   if (verdict.culprit_ranks.empty()) return std::nullopt;
   verdict.summary = "init_hang on comm " + FormatHash(group.comm_hash) + ": init of rank(s) " +
                     FormatRanks(verdict.culprit_ranks) + " not finished after " +

@@ -21,6 +21,7 @@ Prints one line per rank at the end: "rank R done: S steps".
 import argparse
 import datetime
 import os
+import sys
 import time
 
 import torch
@@ -61,9 +62,16 @@ def RestoreDataLoaderState(seconds):  # noqa: N802 - the name a user's stack wou
     skip_samples_to_resume_position(seconds)
 
 
+def say(line):
+    # One write per line: ranks share torchrun's stdout, and print() writes the text and the
+    # newline separately, so two ranks' lines could run together.
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def announce_onset(rank, step):
     # The benchmarks time detection from here (wall clock, comparable with dump files' mtimes).
-    print(f"straggler onset: rank {rank} step {step} wall {time.time():.6f}", flush=True)
+    say(f"straggler onset: rank {rank} step {step} wall {time.time():.6f}")
 
 
 def load_batch(args, rank, step, device):
@@ -122,7 +130,7 @@ def main():
         optimizer.step()
         loss.item()  # the host waits for the step, as a training loop's logging does
     dist.barrier()
-    print(f"rank {rank} done: {args.steps} steps", flush=True)
+    say(f"rank {rank} done: {args.steps} steps")
     dist.destroy_process_group()
 
 

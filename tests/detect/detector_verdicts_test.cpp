@@ -188,6 +188,30 @@ TEST_CASE("init_hang: a communicator whose init never finishes", "[verdicts]") {
   CHECK(verdicts[0].since_ns == 5 * kSec);
 }
 
+TEST_CASE("init_hang: every rank still in the same init is named, however late it started",
+          "[verdicts]") {
+  // torch ranks start init a few hundred ms apart; when the first passes the threshold the
+  // others are stuck in the same collective init, and analyze names them all too.
+  HostView view;
+  const uint64_t starts[] = {5 * kSec, 5 * kSec + kSec / 4, 0};  // rank 2 finished its init
+  for (int rank = 0; rank < 3; ++rank) {
+    ProcessView process = MakeProcess(1000 + rank, rank);
+    CommView comm = MakeComm(kComm, rank, 3);
+    comm.init_started_ns = starts[rank] != 0 ? starts[rank] : 5 * kSec;
+    comm.init_done_ns = starts[rank] != 0 ? 0 : 6 * kSec;
+    process.comms.push_back(comm);
+    view.processes.push_back(process);
+  }
+  CHECK(Classify(view, kConfig, 64 * kSec).empty());
+
+  std::vector<Verdict> verdicts = Classify(view, kConfig, 65 * kSec + kSec / 8);
+  REQUIRE(verdicts.size() == 1);
+  CHECK(verdicts[0].kind == VerdictKind::kInitHang);
+  CHECK(verdicts[0].culprit_ranks == Ranks{0, 1});
+  CHECK(verdicts[0].other_ranks == Ranks{2});
+  CHECK(verdicts[0].since_ns == 5 * kSec);
+}
+
 TEST_CASE("sync_stuck: a rank blocked in a CUDA sync with no collective pending",
           "[verdicts]") {
   HostView view = HealthyJob(kComm, 2, 30);

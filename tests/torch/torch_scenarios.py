@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""Real PyTorch on the sim, under the watcher: torch_scenarios.py NAME.
+
+Each scenario runs examples/torch/train.py with torchrun (torch 2.15, the pinned venv of
+`scripts/setup --torch`) through `scripts/sim-exec ncclwatch run`, with a private job id and dump
+directory, then checks what ncclwatch said against an independent oracle: the sim's own
+NCCL_DEBUG=INFO lines. "Init START" lines give each communicator's commId; with
+NCCL_DEBUG_SUBSYS=COLL the sim prints one "<Op>: opCount N ... comm 0x..." line per collective a
+rank issues, as real NCCL does, so the collective a straggler never issued and the one a fault
+hung are known without asking ncclwatch. Exit 0 pass, 1 fail.
+"""
+
+import glob
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.environ["NCCLWATCH_SOURCE_DIR"], "tests", "watchdog"))
+import scenario_test as wd  # noqa: E402  shared checks: check, check_incident, analyze, ...
+
+check = wd.check
+BUILD, SOURCE = wd.BUILD, wd.SOURCE
+PYTHON = sys.executable  # the torch venv's python: run.sh starts this script with it
+TRAIN = os.path.join(SOURCE, "examples", "torch", "train.py")
+SIM_EXEC = os.path.join(SOURCE, "scripts", "sim-exec")
+STALL_SEC = 3.0
+POLL_MS = 200
+NS = wd.NS
+# Onset -> last rank's detection: threshold + 2 polls, plus 2 s of slack. torch ranks are
+# heavier than ddp_loop (an interpreter and 4 threads each) on 2 shared cores.
+LATENCY_BOUND_NS = int((STALL_SEC + 2 * POLL_MS / 1000 + 2.0) * NS)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class TorchJob:
+    def __init__(self, name, nranks, train_args=(), env=None, watcher=True):
+        self.tmp = tempfile.mkdtemp(prefix=f"ncclwatch-torch-{name}-")
+        self.job_id = f"torchtest-{name}-{os.getpid()}"
+        self.dump_dir = os.path.join(self.tmp, "dumps")
+        self.log_path = os.path.join(self.tmp, "job.log")
+        torchrun = [PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", str(nranks),
+                    "--master-addr", "127.0.0.1", "--master-port", str(free_port()), TRAIN] + list(train_args)
+        watch = [wd.CLI, "run", "--stall", str(STALL_SEC), "--poll-ms", str(POLL_MS),
+                 "--dump-dir", self.dump_dir, "--job-id", self.job_id, "--"]
+        cmd = [SIM_EXEC] + (watch if watcher else []) + torchrun
+        full_env = dict(os.environ, BUILD_DIR=BUILD, NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,COLL", OMP_NUM_THREADS="1",
+                        TORCH_NCCL_ASYNC_ERROR_HANDLING="0", PYTHONUNBUFFERED="1")
+        full_env.pop("LD_PRELOAD", None)
+        full_env.update(env or {})
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=full_env,
+                                     start_new_session=True, cwd=self.tmp)
+        self.start = time.monotonic()
+
+    def dump_files(self):
+        return sorted(glob.glob(os.path.join(self.dump_dir, "*.json")))
+
+    def wait(self, until, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if until() or self.proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        return until()
+
+    def descendants(self):
+        pids, frontier = [], [self.proc.pid]
+        while frontier:
+            pid = frontier.pop()
+            for children in glob.glob(f"/proc/{pid}/task/*/children"):
+                try:
+                    kids = [int(p) for p in open(children).read().split()]
+                except OSError:
+                    continue
+                pids += kids
+                frontier += kids
+        return pids
+
+    def stop(self):
+        """Kills torchrun and every rank it started (ranks may sit in sessions of their own)."""
+        for pid in self.descendants() + [self.proc.pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+        self.log.close()
+        time.sleep(0.2)
+        comms = sorted({line[4] for line in init_lines(self)})
+        subprocess.run([wd.GC, self.job_id] + comms, check=False, stdout=subprocess.DEVNULL)
+
+    def output(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def cleanup(self):
+        if wd.failures and os.environ.get("NCCLWATCH_TEST_KEEP"):
+            print("kept for inspection:", self.tmp)
+            return
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def init_lines(job):
+    """(pid, api, rank, nranks, commId, comm pointer) of every sim 'Init START' line."""
+    pat = re.compile(r"^[^:\s]+:(\d+):\d+ \[\d+\] NCCL INFO (\w+) comm (\S+) rank (\d+) nranks (\d+) .*"
+                     r"commId (0x[0-9a-f]+) - Init START")
+    return [(int(m[1]), m[2], int(m[4]), int(m[5]), m[6], m[3])
+            for m in map(pat.match, job.output().splitlines()) if m]
+
+
+def world_comm(job):
+    """commId of the default process group: the first communicator ranks initialise."""
+    first = [line for line in init_lines(job) if line[2] == 0]
+    return first[0][4] if first else None
+
+
+def issued_collectives(job, comm_id):
+    """{pid: [op, ...]} in issue order on comm_id, from the sim's NCCL_DEBUG_SUBSYS=COLL lines."""
+    pointers = {(pid, ptr): cid for pid, _, _, _, cid, ptr in init_lines(job)}
+    pat = re.compile(r"^[^:\s]+:(\d+):\d+ \[\d+\] NCCL INFO (\w+): opCount \S+ .* comm (\S+) ")
+    out = {}
+    for m in map(pat.match, job.output().splitlines()):
+        if m and m[2] not in ("Send", "Recv") and pointers.get((int(m[1]), m[3])) == comm_id:
+            out.setdefault(int(m[1]), []).append(m[2])
+    return out
+
+
+def rank_pids(job, comm_id):
+    """{rank: pid} for comm_id."""
+    return {rank: pid for pid, _, rank, _, cid, _ in init_lines(job) if cid == comm_id}
+
+
+def run(name, nranks, train_args, expect_dumps, env=None, timeout=90):
+    job = TorchJob(name, nranks, train_args, env=env)
+    job.wait(lambda: len(job.dump_files()) >= expect_dumps, timeout)
+    time.sleep(2 * POLL_MS / 1000)  # a duplicate dump would show up now
+    job.stop()
+    return job
+
+
+def hint_ids(report):
+    return [h.get("id") for h in report.get("hints", [])]
+
+
+# --- healthy -------------------------------------------------------------------------------
+
+def healthy(mode, nranks):
+    """Exit 0, no dump, no shared memory left, and the same output with and without the watcher."""
+    args = ["--mode", mode, "--steps", "8"]
+    env = {"NCCL_DEBUG": "WARN"}
+    results = {}
+    for watcher in (True, False):
+        job = TorchJob(f"healthy-{mode}", nranks, args, env=env, watcher=watcher)
+        try:
+            job.proc.wait(timeout=150)
+        except subprocess.TimeoutExpired:
+            check(False, f"{mode} job (watcher={watcher}) did not finish in 150 s")
+            job.stop()
+        job.log.close()
+        out = job.output()
+        results[watcher] = (job.proc.returncode, sorted(l for l in out.splitlines() if " done: " in l))
+        if watcher:
+            check(not job.dump_files(), f"healthy {mode}: no dump, got {job.dump_files()}")
+            left = glob.glob(f"/dev/shm/ncclwatch.*{job.job_id}*")
+            check(not left, f"healthy {mode}: no shared memory left, got {left}")
+        check(job.proc.returncode == 0, f"{mode} (watcher={watcher}) exit {job.proc.returncode}:\n{out[-3000:]}")
+        job.cleanup()
+    check(results[True] == results[False], f"same exit and output with and without the watcher: {results}")
+    expected = [f"rank {r} done: 8 steps" for r in range(nranks)]
+    check(results[True][1] == expected, f"every rank finished: {results[True][1]}")
+
+
+# --- faults --------------------------------------------------------------------------------
+
+def straggler():
+    step = 3
+    job = run("straggler", 2, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", str(step),
+                               "--straggler-sec", "120"], expect_dumps=2)
+    try:
+        comm = world_comm(job)
+        check(comm is not None, "the sim printed the world communicator's Init START")
+        issued = issued_collectives(job, comm)
+        pids = rank_pids(job, comm)
+        culprit_ops = issued.get(pids.get(1), [])
+        waiting_ops = issued.get(pids.get(0), [])
+        # Oracle: rank 1 issued k collectives, so #k+1 is the one it never joined; rank 0 did.
+        seq = len(culprit_ops) + 1
+        check(len(waiting_ops) >= seq, f"rank 0 issued #{seq} (issued {len(waiting_ops)})")
+        op = waiting_ops[seq - 1] if len(waiting_ops) >= seq else None
+        dumps = wd.load_dumps(job)
+        wd.check_incident(dumps, "straggler", comm, seq, op, [1], [0, 1], bound_ns=LATENCY_BOUND_NS)
+        report = wd.analyze(job)
+        wd.check_analysis(report, "straggler", comm, seq, op, [1])
+        culprit = wd.dump_of_rank(dumps, 1)
+        if check(culprit is not None, "the straggler dumped"):
+            frames = [f.get("function") for t in culprit["python_stacks"].get("threads", []) for f in t["frames"]]
+            check("skip_samples_to_resume_position" in frames and "RestoreDataLoaderState" in frames,
+                  f"the culprit's Python stack shows the data loader: {frames[:12]}")
+        check("data_loading" in hint_ids(report), f"analyze hints data_loading: {hint_ids(report)}")
+    finally:
+        job.cleanup()
+
+
+def transport_hang():
+    """NCCLSIM_FAULT hangs the 12th collective of the world communicator in transport."""
+    seq = 12
+    job = run("transport_hang", 2, ["--steps", "1000"], expect_dumps=2,
+              env={"NCCLSIM_FAULT": f"hang:seq={seq},comm=0"})
+    try:
+        comm = world_comm(job)
+        issued = issued_collectives(job, comm)
+        ops = {tuple(v[seq - 1:seq]) for v in issued.values()}
+        check(len(issued) == 2 and len(ops) == 1 and all(ops), f"both ranks issued #{seq}: {ops}")
+        op = next(iter(ops))[0] if len(ops) == 1 and all(ops) else None
+        dumps = wd.load_dumps(job)
+        wd.check_incident(dumps, "collective_hang", comm, seq, op, [0, 1], [0, 1], bound_ns=LATENCY_BOUND_NS)
+        report = wd.analyze(job)
+        wd.check_analysis(report, "collective_hang", comm, seq, op, [0, 1])
+        check("p2p_transport" in hint_ids(report), f"analyze hints p2p_transport: {hint_ids(report)}")
+    finally:
+        job.cleanup()
+
+
+def first_broadcast_hang():
+    """Field report 3: 3 ranks, the parameter-sync Broadcast at start never completes."""
+    job = run("first_broadcast", 3, ["--steps", "1000"], expect_dumps=3,
+              env={"NCCLSIM_FAULT": "hang:seq=1,comm=0"})
+    try:
+        comm = world_comm(job)
+        issued = issued_collectives(job, comm)
+        firsts = {v[0] for v in issued.values() if v}
+        check(len(issued) == 3 and len(firsts) == 1, f"all 3 ranks issued the same #1: {firsts}")
+        dumps = wd.load_dumps(job)
+        op = next(iter(firsts)) if len(firsts) == 1 else None
+        wd.check_incident(dumps, "collective_hang", comm, 1, op, [0, 1, 2], [0, 1, 2], bound_ns=LATENCY_BOUND_NS)
+        wd.check_analysis(wd.analyze(job), "collective_hang", comm, 1, op, [0, 1, 2])
+    finally:
+        job.cleanup()
+
+
+def fsdp2_init_hang():
+    """Field report 4: FSDP2 job whose communicator init never finishes."""
+    job = run("fsdp2_init_hang", 2, ["--mode", "fsdp2", "--steps", "1000"], expect_dumps=2,
+              env={"NCCLSIM_FAULT": "hang:seq=init,comm=0"})
+    try:
+        comm = world_comm(job)
+        check(comm is not None, "the sim printed Init START")
+        dumps = wd.load_dumps(job)
+        wd.check_incident(dumps, "init_hang", comm, 0, "init", [0, 1], [0, 1], bound_ns=LATENCY_BOUND_NS,
+                          culprits_accrue=True)
+        wd.check_analysis(wd.analyze(job), "init_hang", comm, 0, "init", [0, 1])
+    finally:
+        job.cleanup()
+
+
+SCENARIOS = {
+    "healthy_ddp": lambda: healthy("ddp", 2),
+    "healthy_fsdp2": lambda: healthy("fsdp2", 2),
+    "straggler": straggler,
+    "transport_hang": transport_hang,
+    "first_broadcast_hang": first_broadcast_hang,
+    "fsdp2_init_hang": fsdp2_init_hang,
+}
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print("usage: torch_scenarios.py " + "|".join(SCENARIOS))
+        return 2
+    wd.LATENCY_BOUND_NS = LATENCY_BOUND_NS
+    t0 = time.monotonic()
+    SCENARIOS[sys.argv[1]]()
+    print(f"{sys.argv[1]}: {'FAILED' if wd.failures else 'passed'} in {time.monotonic() - t0:.1f} s")
+    return 1 if wd.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
