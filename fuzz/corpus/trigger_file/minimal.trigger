@@ -1,0 +1,2 @@
+ncclwatch.trigger 1
+incident=x

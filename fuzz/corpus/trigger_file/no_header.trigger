@@ -1,0 +1,2 @@
+incident=x
+kind=hang
