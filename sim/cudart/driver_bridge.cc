@@ -9,9 +9,6 @@
 #include "export.h"
 #include "runtime.h"
 
-// Weak until the runtime's memory accounting defines it (then it binds here like the others).
-extern "C" cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) __attribute__((weak));
-
 namespace {
 
 template <typename Call>
@@ -46,7 +43,6 @@ NCCLSIM_EXPORT cudaError_t ncclsim_rt_device_synchronize(int device) {
   });
 }
 NCCLSIM_EXPORT cudaError_t ncclsim_rt_mem_get_info(size_t* free_bytes, size_t* total_bytes) {
-  if (&cudaMemGetInfo == nullptr) return cudaErrorNotSupported;
   return KeepLastError([&] { return cudaMemGetInfo(free_bytes, total_bytes); });
 }
 NCCLSIM_EXPORT cudaError_t ncclsim_rt_malloc(void** ptr, size_t size) {
