@@ -172,7 +172,7 @@ def table(rows, ranks):
            "|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['tool']} | {seconds(r['first'])} | {seconds(r['last'])} | "
-                   f"{','.join(map(str, r['ranks'])) or '-'} | {'yes' if r['verdict'] else 'no'} | "
+                   f"{','.join(map(str, r['ranks'])) or 'none'} | {'yes' if r['verdict'] else 'no'} | "
                    f"{'yes' if r['stack'] else 'no'} | {r['verdict_text'] or '-'} |")
     return "\n".join(out)
 

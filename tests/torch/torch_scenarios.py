@@ -217,7 +217,10 @@ def straggler():
 
 
 def transport_hang():
-    """NCCLSIM_FAULT hangs the 12th collective of the world communicator in transport."""
+    """NCCLSIM_FAULT hangs the 12th collective of the world communicator in transport.
+
+    The sim numbers Send/Recv too, but DDP issues none on the world communicator, so #12 of the
+    fault is the 12th collective, ncclwatch's #12 (the oracle below checks what was issued)."""
     seq = 12
     job = run("transport_hang", 2, ["--steps", "1000"], expect_dumps=2,
               env={"NCCLSIM_FAULT": f"hang:seq={seq},comm=0"})
