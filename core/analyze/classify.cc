@@ -103,8 +103,8 @@ std::optional<MergedVerdict> InFlight(const CommTable& table, RankDetail detail)
   uint64_t stuck_seq = 0;
   for (const auto& [rank, entry] : table.ranks) {
     const auto& c = *entry.comm;
-    if (c.last_enqueued_seq > c.last_completed_seq) {
-      uint64_t first_open = c.last_completed_seq + 1;
+    if (c.last_enqueued_seq > entry.last_completed) {
+      uint64_t first_open = entry.last_completed + 1;
       if (stuck_seq == 0 || first_open < stuck_seq) stuck_seq = first_open;
     }
   }
@@ -114,7 +114,7 @@ std::optional<MergedVerdict> InFlight(const CommTable& table, RankDetail detail)
     const auto& c = *entry.comm;
     if (c.last_enqueued_seq < stuck_seq) {
       not_joined.push_back(rank);
-    } else if (c.last_completed_seq < stuck_seq) {
+    } else if (entry.last_completed < stuck_seq) {
       waiting.push_back(rank);
     } else {
       completed.push_back(rank);
@@ -155,7 +155,9 @@ int KindPriority(const std::string& kind) {
   return 7;
 }
 
-bool IsPointToPoint(const std::string& op) { return op == "Send" || op == "Recv"; }
+bool IsPointToPoint(const std::string& op) {
+  return op == "Send" || op == "Recv" || op == "PutSignal" || op == "Signal" || op == "WaitSignal";
+}
 
 std::optional<MergedVerdict> ClassifyComm(const CommTable& table, RankDetail detail) {
   if (auto v = InitHang(table, detail)) return v;

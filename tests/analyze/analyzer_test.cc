@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/analyze/analyzer.h"
+#include "core/analyze/classify.h"
 #include "core/analyze/report.h"
 #include "core/analyze/user_frames.h"
 #include "tests/analyze/crafted_job.h"
@@ -156,6 +157,18 @@ TEST_CASE("send and receive are never compared as a mismatch", "[analyze]") {
   auto job = testing::HealthyJob(2, 0);
   Issue(job[0], 3, 3, "Send");
   Issue(job[1], 3, 3, "Recv");
+  CHECK(AnalyzeJob(job).verdict.kind == "none");
+}
+
+TEST_CASE("one-sided ops (NCCL 2.29) are per peer like send and receive, never a mismatch", "[analyze]") {
+  for (const char* op : {"Send", "Recv", "PutSignal", "Signal", "WaitSignal"}) CHECK(analyze::IsPointToPoint(op));
+  for (const char* op : {"AllReduce", "Broadcast", "AlltoAll", "Gather", "Scatter"}) {
+    CHECK_FALSE(analyze::IsPointToPoint(op));
+  }
+  auto job = testing::HealthyJob(3, 0);
+  Issue(job[0], 3, 3, "PutSignal");
+  Issue(job[1], 3, 3, "WaitSignal");
+  Issue(job[2], 3, 3, "Signal");
   CHECK(AnalyzeJob(job).verdict.kind == "none");
 }
 
