@@ -51,7 +51,10 @@ ncclwatch_sanitize_ctest() {
   mkdir -p "$logs"
   (
     cd "$build"
-    export ASAN_OPTIONS="detect_leaks=1:log_path=$logs/asan:${ASAN_OPTIONS_EXTRA:-}"
+    # verify_asan_link_order=0: cli_test's `ncclwatch run -- env` preloads a sanitized stand-in
+    # library (tests/cli/fake_preload.c, empty) into /usr/bin/env; only ASan's check that its
+    # runtime comes first objects to that.
+    export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=1:log_path=$logs/asan:${ASAN_OPTIONS_EXTRA:-}"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan"
     export TSAN_OPTIONS="second_deadlock_stack=1:log_path=$logs/tsan:${TSAN_OPTIONS_EXTRA:-}"
     ctest --output-on-failure -j "${CTEST_JOBS:-2}" "$@"
