@@ -1,4 +1,5 @@
-// ncclwatch doctor [--pid PID | BINARY]: checks what the field reports point at.
+// ncclwatch doctor [--pid PID | BINARY]: checks what the field reports point at, and which
+// NCCL a process reaches and whether ncclwatch does (tools/nccl_reach.h).
 #include <dlfcn.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -9,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <string>
 
@@ -20,6 +20,7 @@
 #include "tools/elf_inspect.h"
 #include "tools/error_line.h"
 #include "tools/exit_status.h"
+#include "tools/nccl_reach.h"
 
 extern char** environ;
 
@@ -134,6 +135,8 @@ int BinaryTarget(const std::string& name) {
   for (const auto& needed : facts.needed) {
     if (IsNcclLibraryName(needed)) {
       Line("target", path + " links " + needed + " dynamically: ncclwatch can interpose it");
+      if (!facts.runpath.empty()) Line("search", "RUNPATH " + facts.runpath);
+      if (!facts.rpath.empty()) Line("search", "RPATH " + facts.rpath);
       return kExitOk;
     }
   }
@@ -149,38 +152,41 @@ int BinaryTarget(const std::string& name) {
   return kExitOk;
 }
 
+// Which NCCL the process loaded, how it came, and whether ncclwatch reaches it.
 int PidTarget(int pid) {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  if (!maps) {
-    std::fprintf(stderr, "ncclwatch doctor: no such process %d (or no permission to read its maps)\n", pid);
+  ProcessReach reach = InspectProcessReach(pid);
+  if (!reach.error.empty()) {
+    PrintErrorLine("doctor", reach.error);
     return kExitUsage;
   }
-  std::set<std::string> files;
-  std::string line;
-  while (std::getline(maps, line)) {
-    size_t slash = line.find('/');
-    if (slash != std::string::npos) files.insert(line.substr(slash));
+  std::string who = "pid " + std::to_string(pid);
+  Line("ncclwatch", reach.preload_mapped ? "libncclwatch.so is loaded in " + who +
+                                               (reach.preload_ahead ? " (preloaded)" : " (but not preloaded)")
+                                         : "libncclwatch.so is NOT loaded in " + who);
+  for (const auto& nccl : reach.nccls) {
+    Line("NCCL loaded", nccl.path + " (" + (nccl.version.empty() ? "version unknown" : nccl.version) + ")");
+    Line("  came by", DescribeArrival(nccl, reach.exe));
+    Line("  reached", DescribeReach(reach, nccl));
+    Line("target", who + " uses " + nccl.path + " dynamically: ncclwatch can interpose it");
   }
-  bool watched = false;
-  for (const auto& f : files) watched = watched || f.find("libncclwatch.so") != std::string::npos;
-  Line("ncclwatch", watched ? "libncclwatch.so is loaded in pid " + std::to_string(pid)
-                            : "libncclwatch.so is NOT loaded in pid " + std::to_string(pid));
-  for (const auto& f : files) {
-    if (IsNcclLibraryName(f)) {
-      Line("target", "pid " + std::to_string(pid) + " uses " + f + " dynamically: ncclwatch can interpose it");
-      return kExitOk;
-    }
+  if (!reach.static_nccl_in.empty()) {
+    Line("target", who + " has NCCL linked statically into " + reach.static_nccl_in +
+                       ": ncclwatch CANNOT interpose it, never (no symbol to interpose). Use a build that links "
+                       "libnccl.so.2 dynamically.");
   }
-  for (const auto& f : files) {
-    if (f.find(" (deleted)") != std::string::npos) continue;
-    if (InspectElf(f).defines_nccl_symbol) {
-      Line("target", "pid " + std::to_string(pid) + " has NCCL linked statically into " + f +
-                         ": ncclwatch CANNOT interpose it. Use a build that links libnccl.so.2 dynamically.");
-      return kExitOk;
-    }
-  }
-  Line("target", "pid " + std::to_string(pid) + " has not loaded NCCL (yet)");
+  if (reach.nccls.empty() && reach.static_nccl_in.empty()) Line("target", who + " has not loaded NCCL (yet)");
   return kExitOk;
+}
+
+// This process, which reaches NCCL as a dlopen user does: whether an LD_PRELOAD set in this
+// shell would reach such a job.
+int SelfTarget() {
+  void* nccl = ::dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!nccl) return kExitOk;  // the NCCL: line above already says "not found"
+  std::printf("this process, as a job that dlopens libnccl.so.2 would:\n");
+  int status = PidTarget(static_cast<int>(::getpid()));
+  ::dlclose(nccl);
+  return status;
 }
 
 int RunDoctor(const DoctorOptions& options) {
@@ -195,7 +201,7 @@ int RunDoctor(const DoctorOptions& options) {
   Environment(options.pid);
   if (options.pid) return PidTarget(*options.pid);
   if (!options.binary.empty()) return BinaryTarget(options.binary);
-  return kExitOk;
+  return SelfTarget();
 }
 
 }  // namespace
@@ -203,10 +209,14 @@ int RunDoctor(const DoctorOptions& options) {
 void AddDoctorCommand(CLI::App& app, int* exit_status) {
   auto options = std::make_shared<DoctorOptions>();
   CLI::App* cmd = app.add_subcommand("doctor", "Check driver, kernel, NCCL/CUDA versions, NCCL_* env and interposability");
-  cmd->add_option("--pid", options->pid, "Inspect a running process (its environment and loaded libraries)");
+  cmd->add_option("--pid", options->pid,
+                  "Inspect a running process: its environment, which NCCL it loaded, how (NEEDED, RPATH/RUNPATH, "
+                  "dlopen) and whether ncclwatch reaches it");
   cmd->add_option("BINARY", options->binary, "Inspect an executable or shared object for a dynamic or static NCCL");
   cmd->footer(
       "Lines marked WARNING point at known field causes (driver 545.x, kernel older than 5.5).\n"
+      "Without --pid or BINARY, this process is inspected as a job that dlopens libnccl.so.2.\n"
+      "Statically linked NCCL is never reached: there is no symbol to interpose.\n"
       "Exit status: 0 checks done; 2 bad usage or unreadable target.");
   cmd->callback([options, exit_status] { *exit_status = RunDoctor(*options); });
 }

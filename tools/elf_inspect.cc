@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
@@ -67,6 +68,18 @@ class MappedFile {
 
 bool IsNcclDefinition(std::string_view name) { return name == "ncclAllReduce" || name == "pncclAllReduce"; }
 
+// NCCL prints "NCCL version 2.28.9+cuda13.0" at init; the banner is a literal in the library.
+std::string NcclVersionBanner(std::string_view bytes) {
+  constexpr std::string_view kBanner = "NCCL version ";
+  for (size_t at = bytes.find(kBanner); at != std::string_view::npos; at = bytes.find(kBanner, at + 1)) {
+    size_t start = at + kBanner.size(), end = start;
+    auto digit = [&](size_t i) { return std::isdigit(static_cast<unsigned char>(bytes[i])) != 0; };
+    while (end < bytes.size() && (digit(end) || bytes[end] == '.')) ++end;
+    if (end > start && digit(start)) return std::string(bytes.substr(start, end - start));
+  }
+  return "";
+}
+
 void ReadSections(const MappedFile& file, ElfFacts* facts) {
   const auto* header = file.At<Elf64_Ehdr>(0);
   const auto* sections = file.At<Elf64_Shdr>(header->e_shoff, header->e_shnum);
@@ -78,9 +91,11 @@ void ReadSections(const MappedFile& file, ElfFacts* facts) {
     if (s.sh_type == SHT_DYNAMIC) {
       const auto* dyn = file.At<Elf64_Dyn>(s.sh_offset, s.sh_size / sizeof(Elf64_Dyn));
       for (size_t k = 0; dyn && k < s.sh_size / sizeof(Elf64_Dyn) && dyn[k].d_tag != DT_NULL; ++k) {
-        if (dyn[k].d_tag == DT_NEEDED) {
-          facts->needed.emplace_back(file.String(strtab.sh_offset, strtab.sh_size, dyn[k].d_un.d_val));
-        }
+        std::string_view value = file.String(strtab.sh_offset, strtab.sh_size, dyn[k].d_un.d_val);
+        if (dyn[k].d_tag == DT_NEEDED) facts->needed.emplace_back(value);
+        if (dyn[k].d_tag == DT_SONAME) facts->soname = value;
+        if (dyn[k].d_tag == DT_RPATH) facts->rpath = value;
+        if (dyn[k].d_tag == DT_RUNPATH) facts->runpath = value;
       }
     } else if (s.sh_type == SHT_SYMTAB || s.sh_type == SHT_DYNSYM) {
       size_t count = s.sh_size / sizeof(Elf64_Sym);
@@ -121,6 +136,7 @@ ElfFacts InspectElf(const std::string& path) {
   }
   ReadSections(file, &facts);
   facts.contains_nccl_string = file.bytes().find("ncclAllReduce") != std::string_view::npos;
+  facts.nccl_version = NcclVersionBanner(file.bytes());
   return facts;
 }
 

@@ -13,6 +13,10 @@ struct ElfFacts {
   std::vector<std::string> needed;  // DT_NEEDED entries, in order
   bool defines_nccl_symbol = false; // a defined ncclAllReduce / pncclAllReduce in .symtab or .dynsym
   bool contains_nccl_string = false;  // the bytes "ncclAllReduce" appear anywhere (stripped objects)
+  std::string soname;                 // DT_SONAME, empty if none
+  std::string rpath;                  // DT_RPATH, unexpanded ($ORIGIN kept)
+  std::string runpath;                // DT_RUNPATH, unexpanded
+  std::string nccl_version;           // "2.28.9" from the "NCCL version 2.28.9+cuda13.0" banner, if any
 };
 
 ElfFacts InspectElf(const std::string& path);

@@ -17,6 +17,7 @@
 #include "core/shm/segment_writer.h"
 #include "tests/analyze/crafted_job.h"
 #include "tests/cli/run_process.h"
+#include "tests/cli/running_app.h"
 #include "tests/dump/temp_dir.h"
 
 using namespace ncclwatch;
@@ -275,43 +276,8 @@ TEST_CASE("doctor tells a dynamically linked NCCL from a static one", "[cli][doc
   CHECK(Ncclwatch({"doctor", "--pid", "1", "/bin/sh"}).exit_status == kExitUsage);
 }
 
-namespace {
-
-// The fake dynamic app, running and blocked on its stdin until destroyed.
-class WaitingApp {
- public:
-  WaitingApp() {
-    int fds[2];
-    REQUIRE(pipe(fds) == 0);
-    pid_ = fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      dup2(fds[0], 0);
-      close(fds[1]);
-      setenv("NCCL_P2P_DISABLE", "1", 1);
-      std::string app = Env("FAKE_DYNAMIC_APP");
-      execl(app.c_str(), app.c_str(), "wait", nullptr);
-      _exit(126);
-    }
-    close(fds[0]);
-    stdin_ = fds[1];
-  }
-  ~WaitingApp() {
-    close(stdin_);
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
-  pid_t pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-  int stdin_ = -1;
-};
-
-}  // namespace
-
 TEST_CASE("doctor --pid reads a running process's libraries and environment", "[cli][doctor]") {
-  WaitingApp app;
+  testing::RunningApp app({Env("FAKE_DYNAMIC_APP"), "wait"}, {{"NCCL_P2P_DISABLE", "1"}});
   // The child has run the dynamic loader once libnccl shows in its maps.
   std::string maps = "/proc/" + std::to_string(app.pid()) + "/maps";
   testing::ProcessResult r;
