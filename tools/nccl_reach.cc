@@ -244,7 +244,8 @@ std::string DescribeArrival(const LoadedNccl& nccl, const std::string& exe) {
       return "NEEDED of " + nccl.needed_by + " (in the program's NEEDED closure), found through " + nccl.search;
     case NcclArrival::kNeededByDlopened:
       return "NEEDED of " + nccl.needed_by +
-             ", which the program does not need: dlopen'ed (e.g. a Python extension), found through " + nccl.search;
+             ", outside the program's NEEDED closure: loaded under a dlopen (e.g. of a Python extension), found "
+             "through " + nccl.search;
     case NcclArrival::kDlopened: break;
   }
   return "dlopen (no loaded object lists it as NEEDED: ctypes.CDLL, dlopen by name or path)";
