@@ -5,6 +5,9 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/analyze/classify.h"
+#include "core/detect/completion.h"
+
 namespace ncclwatch::analyze {
 
 // The reader guarantees 0 <= rank < nranks for each dump, and a table's nranks is the largest
@@ -52,6 +55,19 @@ std::vector<const dump::RankDump*> LatestPerProcess(const std::vector<const dump
   return out;
 }
 
+uint64_t EffectiveLastCompleted(const dump::CommState& comm) {
+  std::vector<detect::CollectiveRecordView> records;
+  records.reserve(comm.records.size());
+  for (const dump::CollectiveRecord& r : comm.records) {
+    if (IsPointToPoint(r.op)) continue;  // not a collective, as in the live view
+    detect::CollectiveRecordView& view = records.emplace_back();
+    view.seq = r.seq;
+    view.complete_ns = r.complete_ns;
+    view.never_completes = r.never_completes;
+  }
+  return detect::EffectiveLastCompleted(comm.last_completed_seq, records);
+}
+
 std::vector<CommTable> BuildCommTables(const std::vector<const dump::RankDump*>& dumps) {
   std::unordered_map<uint64_t, CommTable> by_hash;
   for (const auto* d : dumps) {
@@ -59,7 +75,7 @@ std::vector<CommTable> BuildCommTables(const std::vector<const dump::RankDump*>&
       CommTable& table = by_hash[comm.comm_hash];
       table.comm_hash = comm.comm_hash;
       table.nranks = std::max(table.nranks, comm.nranks);
-      table.ranks[comm.rank] = RankEntry{d, &comm};
+      table.ranks[comm.rank] = RankEntry{d, &comm, EffectiveLastCompleted(comm)};
     }
   }
   std::vector<CommTable> tables;

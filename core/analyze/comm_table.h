@@ -15,6 +15,9 @@ namespace ncclwatch::analyze {
 struct RankEntry {
   const dump::RankDump* dump = nullptr;
   const dump::CommState* comm = nullptr;
+  // The highest #N complete on this rank, as the live detector computes it
+  // (detect::EffectiveLastCompleted over the dump's counter and records).
+  uint64_t last_completed = 0;
 };
 
 struct CommTable {
@@ -35,6 +38,9 @@ struct CommTable {
 // When one process wrote dumps for several incidents, only its latest (by wall clock of
 // its own host) is kept: the analysis is about the current state of the job.
 std::vector<const dump::RankDump*> LatestPerProcess(const std::vector<const dump::RankDump*>& dumps);
+
+// The rank's completion as the live detector computes it (detect/completion.h).
+uint64_t EffectiveLastCompleted(const dump::CommState& comm);
 
 // One table per communicator hash, sorted by descending nranks then hash.
 std::vector<CommTable> BuildCommTables(const std::vector<const dump::RankDump*>& dumps);

@@ -16,12 +16,13 @@ namespace {
 constexpr size_t kMaxFramesPerThread = 12;
 constexpr size_t kMaxThreadsPerRank = 6;
 
-std::string StateOf(const dump::CommState& c, uint64_t seq) {
+std::string StateOf(const RankEntry& entry, uint64_t seq) {
+  const dump::CommState& c = *entry.comm;
   if (c.init_done_ns == 0) return "init not done";
-  if (seq == 0) return c.last_enqueued_seq > c.last_completed_seq ? "in flight" : "idle";
+  if (seq == 0) return c.last_enqueued_seq > entry.last_completed ? "in flight" : "idle";
   std::string n = "#" + std::to_string(seq);
   if (c.last_enqueued_seq < seq) return "not joined " + n;
-  if (c.last_completed_seq < seq) return "waiting in " + n;
+  if (entry.last_completed < seq) return "waiting in " + n;
   return "completed " + n;
 }
 
@@ -108,9 +109,9 @@ std::vector<RankRow> BuildRankRows(const CommTable& table, const MergedVerdict& 
     row.pid = d.process.pid;
     row.init_done = c.init_done_ns != 0;
     row.last_joined = c.last_enqueued_seq;
-    row.last_completed = c.last_completed_seq;
+    row.last_completed = it->second.last_completed;
     row.async_error = c.async_error;
-    row.state = StateOf(c, verdict.seq);
+    row.state = StateOf(it->second, verdict.seq);
     rows.push_back(std::move(row));
   }
   return rows;

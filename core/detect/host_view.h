@@ -39,6 +39,9 @@ struct CollectiveRecordView {
   int root = -1;          // -1 for ops without a root
   uint64_t enqueue_ns = 0;
   uint64_t complete_ns = 0;  // 0 while not known complete
+  // Its own completion is never published (issued while capturing, untracked, or the call
+  // failed); see EffectiveLastCompleted in completion.h.
+  bool never_completes = false;
 };
 
 // One communicator as seen from one rank (one process may hold several ranks of one

@@ -77,6 +77,9 @@ struct CollectiveRecord {
   uint64_t stream = 0;    // cudaStream_t value
   uint64_t enqueue_ns = 0;
   uint64_t complete_ns = 0;  // 0 while not known complete
+  // Its completion is never published (captured, untracked or failed): kept so that
+  // `analyze` computes completion as the live detector does (detect/completion.h).
+  bool never_completes = false;
 };
 
 struct CommState {

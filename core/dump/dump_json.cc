@@ -24,7 +24,8 @@ json ToJson(const CollectiveRecord& r) {
   return json{{"seq", r.seq},         {"op", r.op},       {"count", r.count},
               {"datatype", r.datatype}, {"redop", r.redop}, {"root", r.root},
               {"peer", r.peer},       {"stream", FormatHex(r.stream)},
-              {"enqueue_ns", r.enqueue_ns}, {"complete_ns", r.complete_ns}};
+              {"enqueue_ns", r.enqueue_ns}, {"complete_ns", r.complete_ns},
+              {"never_completes", r.never_completes}};
 }
 
 json ToJson(const CommState& c) {
@@ -290,6 +291,7 @@ void Read(const Node& n, CollectiveRecord* out) {
   n.GetHex("stream", &out->stream);
   n.Get("enqueue_ns", &out->enqueue_ns);
   n.Get("complete_ns", &out->complete_ns);
+  n.Get("never_completes", &out->never_completes);  // absent before 2026-11: false
 }
 
 void Read(const Node& n, CommState* out) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/detect/completion.h"
+
 namespace ncclwatch::watch {
 namespace {
 
@@ -24,24 +26,8 @@ detect::CollectiveRecordView ToRecordView(const shm::RecordView& r) {
   out.root = shm::HasRoot(r.op) ? r.root_or_peer : -1;
   out.enqueue_ns = r.enqueue_ns;
   out.complete_ns = r.complete_ns;
+  out.never_completes = NeverCompletes(r);
   return out;
-}
-
-// Completion events complete in stream order, so a collective whose own completion is
-// untrackable is done once any later one is; the published counter may still lag when the
-// untrackable ones are the newest, which is then fixed up from the records.
-uint64_t EffectiveLastCompleted(const shm::CommView& comm) {
-  uint64_t completed = comm.last_completed_seq;
-  for (const shm::RecordView& r : comm.records) {
-    if (shm::IsPointToPoint(r.op)) continue;
-    if (r.complete_ns != 0) completed = std::max(completed, r.seq);
-  }
-  // Untrackable records right after the last completed one count as complete too.
-  for (const shm::RecordView& r : comm.records) {
-    if (shm::IsPointToPoint(r.op) || r.seq != completed + 1) continue;
-    if (NeverCompletes(r)) ++completed;
-  }
-  return completed;
 }
 
 detect::SyncTarget ToSyncTarget(shm::SyncKind kind) {
@@ -63,15 +49,15 @@ detect::CommView ToCommView(const shm::CommView& comm, size_t max_records) {
   out.init_started_ns = comm.init_start_ns;
   out.init_done_ns = comm.state == shm::CommState::kInitializing ? 0 : comm.init_done_ns;
   out.last_enqueued_seq = comm.last_enqueued_seq;
-  out.last_completed_seq = EffectiveLastCompleted(comm);
   out.async_error = comm.async_error;
-  size_t kept = 0;
-  for (auto it = comm.records.rbegin(); it != comm.records.rend() && kept < max_records; ++it) {
-    if (shm::IsPointToPoint(it->op)) continue;
-    out.records.push_back(ToRecordView(*it));
-    ++kept;
+  for (const shm::RecordView& r : comm.records) {
+    if (!shm::IsPointToPoint(r.op)) out.records.push_back(ToRecordView(r));
   }
-  std::reverse(out.records.begin(), out.records.end());
+  // Completion over every record, before the view keeps only the newest max_records.
+  out.last_completed_seq = detect::EffectiveLastCompleted(comm.last_completed_seq, out.records);
+  if (out.records.size() > max_records) {
+    out.records.erase(out.records.begin(), out.records.end() - static_cast<std::ptrdiff_t>(max_records));
+  }
   return out;
 }
 

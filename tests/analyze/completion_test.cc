@@ -1,0 +1,56 @@
+// `analyze` judges completion from a dump as the live detector does from shm
+// (detect::EffectiveLastCompleted), and the dump keeps the record flag it needs.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "core/analyze/analyzer.h"
+#include "core/analyze/comm_table.h"
+#include "core/dump/dump_json.h"
+#include "tests/analyze/crafted_job.h"
+
+using namespace ncclwatch;
+
+namespace {
+
+analyze::Analysis AnalyzeDumps(const std::vector<dump::RankDump>& job) {
+  dump::DumpSet set;
+  for (size_t i = 0; i < job.size(); ++i) set.dumps.push_back(dump::LoadedDump{"d" + std::to_string(i), job[i]});
+  return analyze::Analyze(set);
+}
+
+// Rank 0 issued #4 while capturing (never completes) and waits in #5 with rank 1; its
+// published counter still says 3. Rank 1 completed #4 and waits in #5 too.
+std::vector<dump::RankDump> CapturedThenHungJob() {
+  auto job = testing::HealthyJob(2, 0);
+  testing::Issue(job[0], 5, 3);
+  testing::Comm(job[0]).records[3].never_completes = true;
+  testing::Issue(job[1], 5, 4);
+  return job;
+}
+
+}  // namespace
+
+TEST_CASE("the dump keeps never_completes and old dumps without it read as false", "[completion]") {
+  auto job = CapturedThenHungJob();
+  nlohmann::json doc = dump::ToJson(job[0]);
+  CHECK(dump::FromJson(doc).comms[0].records[3].never_completes);
+  CHECK_FALSE(dump::FromJson(doc).comms[0].records[2].never_completes);
+  for (auto& r : doc["comms"][0]["records"]) r.erase("never_completes");
+  CHECK_FALSE(dump::FromJson(doc).comms[0].records[3].never_completes);
+}
+
+TEST_CASE("a captured collective does not hold back completion in analyze", "[completion]") {
+  auto job = CapturedThenHungJob();
+  CHECK(analyze::EffectiveLastCompleted(testing::Comm(job[0])) == 4);
+  analyze::Analysis a = AnalyzeDumps(job);
+  CHECK(a.verdict.kind == "collective_hang");
+  CHECK(a.verdict.seq == 5);
+  CHECK(a.verdict.ranks == std::vector<int>{0, 1});
+}
+
+TEST_CASE("without the flag the raw counter would blame the captured collective", "[completion]") {
+  auto job = CapturedThenHungJob();
+  testing::Comm(job[0]).records[3].never_completes = false;
+  CHECK(AnalyzeDumps(job).verdict.seq == 4);
+}
