@@ -25,6 +25,12 @@ if(NCCLWATCH_SANITIZE)
     message(FATAL_ERROR "NCCLWATCH_SANITIZE: thread and address cannot be combined")
   endif()
   add_compile_options(-fsanitize=${NCCLWATCH_SANITIZE} -fno-omit-frame-pointer)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # GCC 12 reports false maybe-uninitialized warnings in libstdc++'s <regex> (pulled in by
+    # Catch2) once sanitizer instrumentation changes inlining; with -Werror a fresh sanitizer
+    # build would stop there. The plain build keeps the warning.
+    add_compile_options(-Wno-maybe-uninitialized)
+  endif()
   add_link_options(-fsanitize=${NCCLWATCH_SANITIZE})
   if("undefined" IN_LIST _ncclwatch_sanitizers)
     # A UBSan report is an error that fails the test, not a warning in its log.
