@@ -13,8 +13,6 @@ hung are known without asking ncclwatch. Exit 0 pass, 1 fail.
 import glob
 import os
 import re
-import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -43,10 +41,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-class TorchJob:
+class TorchJob(wd.Job):
+    """A torchrun job under `sim-exec ncclwatch run`; waiting, stopping and cleanup are wd.Job's."""
+
     def __init__(self, name, nranks, train_args=(), env=None, watcher=True):
         self.tmp = tempfile.mkdtemp(prefix=f"ncclwatch-torch-{name}-")
         self.job_id = f"torchtest-{name}-{os.getpid()}"
+        self.extra_job_ids = []
         self.dump_dir = os.path.join(self.tmp, "dumps")
         self.log_path = os.path.join(self.tmp, "job.log")
         torchrun = [PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", str(nranks),
@@ -54,8 +55,8 @@ class TorchJob:
         watch = [wd.CLI, "run", "--stall", str(STALL_SEC), "--poll-ms", str(POLL_MS),
                  "--dump-dir", self.dump_dir, "--job-id", self.job_id, "--"]
         cmd = [SIM_EXEC] + (watch if watcher else []) + torchrun
-        full_env = dict(os.environ, BUILD_DIR=BUILD, NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,COLL", OMP_NUM_THREADS="1",
-                        TORCH_NCCL_ASYNC_ERROR_HANDLING="0", PYTHONUNBUFFERED="1")
+        full_env = dict(os.environ, BUILD_DIR=BUILD, NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,COLL",
+                        OMP_NUM_THREADS="1", TORCH_NCCL_ASYNC_ERROR_HANDLING="0", PYTHONUNBUFFERED="1")
         full_env.pop("LD_PRELOAD", None)
         full_env.update(env or {})
         self.log = open(self.log_path, "w")
@@ -63,18 +64,8 @@ class TorchJob:
                                      start_new_session=True, cwd=self.tmp)
         self.start = time.monotonic()
 
-    def dump_files(self):
-        return sorted(glob.glob(os.path.join(self.dump_dir, "*.json")))
-
-    def wait(self, until, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if until() or self.proc.poll() is not None:
-                break
-            time.sleep(0.2)
-        return until()
-
-    def descendants(self):
+    def rank_pids(self):
+        """Every descendant: torchrun's agent, its workers, and whatever they started."""
         pids, frontier = [], [self.proc.pid]
         while frontier:
             pid = frontier.pop()
@@ -86,33 +77,6 @@ class TorchJob:
                 pids += kids
                 frontier += kids
         return pids
-
-    def stop(self):
-        """Kills torchrun and every rank it started (ranks may sit in sessions of their own)."""
-        for pid in self.descendants() + [self.proc.pid]:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        self.proc.wait()
-        self.log.close()
-        time.sleep(0.2)
-        comms = sorted({line[4] for line in init_lines(self)})
-        subprocess.run([wd.GC, self.job_id] + comms, check=False, stdout=subprocess.DEVNULL)
-
-    def output(self):
-        with open(self.log_path, errors="replace") as f:
-            return f.read()
-
-    def cleanup(self):
-        if wd.failures and os.environ.get("NCCLWATCH_TEST_KEEP"):
-            print("kept for inspection:", self.tmp)
-            return
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def init_lines(job):

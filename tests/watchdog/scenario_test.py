@@ -113,8 +113,11 @@ class Job:
         for pid in self.rank_pids():
             try:
                 os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
+            except OSError:  # a rank that is not a group leader (torchrun's workers)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:
