@@ -4,20 +4,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/analyze/analyzer.h"
+#include "tests/analyze/analyze_dumps.h"
 #include "core/analyze/comm_table.h"
 #include "core/dump/dump_json.h"
 #include "tests/analyze/crafted_job.h"
 
 using namespace ncclwatch;
+using testing::AnalyzeDumps;
 
 namespace {
-
-analyze::Analysis AnalyzeDumps(const std::vector<dump::RankDump>& job) {
-  dump::DumpSet set;
-  for (size_t i = 0; i < job.size(); ++i) set.dumps.push_back(dump::LoadedDump{"d" + std::to_string(i), job[i]});
-  return analyze::Analyze(set);
-}
 
 // Rank 0 issued #4 while capturing (never completes) and waits in #5 with rank 1; its
 // published counter still says 3. Rank 1 completed #4 and waits in #5 too.

@@ -1,0 +1,29 @@
+// Divergence in history, offline: dumps whose completed records differ at one #N are a
+// mismatch at the first divergent number, as the live detector says.
+#include <catch2/catch.hpp>
+
+#include "tests/analyze/analyze_dumps.h"
+#include "tests/analyze/crafted_job.h"
+
+using namespace ncclwatch;
+using testing::AnalyzeDumps;
+
+TEST_CASE("completed records that differ are a mismatch at the first divergent number", "[divergence]") {
+  for (const char* field : {"op", "count", "datatype", "redop", "root"}) {
+    auto job = testing::HealthyJob(4, 40);  // every collective completed
+    for (uint64_t seq : {12u, 30u}) {
+      dump::CollectiveRecord& r = testing::Comm(job[seq == 12 ? 2 : 1]).records[seq - 1];
+      std::string f = field;
+      if (f == "op") r.op = "ReduceScatter";
+      if (f == "count") r.count = 2048;
+      if (f == "datatype") r.datatype = 9;
+      if (f == "redop") r.redop = 2;
+      if (f == "root") r.root = 1;
+    }
+    analyze::Analysis a = AnalyzeDumps(job);
+    INFO("field " << field);
+    CHECK(a.verdict.kind == "mismatch");
+    CHECK(a.verdict.seq == 12);
+    CHECK(a.verdict.ranks == std::vector<int>{2});
+  }
+}
