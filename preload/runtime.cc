@@ -82,7 +82,11 @@ std::unique_ptr<Runtime> CreateRuntime() {
   }
   rt->cuda_resolved = rt->cuda.Resolve();
   if (rt->cuda_resolved) {
-    rt->tracker = std::make_unique<Tracker>(rt->cuda);
+    rt->driver_resolved = rt->driver.Resolve();
+    rt->tracker = std::make_unique<Tracker>(rt->cuda, rt->driver_resolved ? &rt->driver : nullptr);
+    if (!rt->driver_resolved) {
+      Log(LogLevel::kInfo, "libcuda.so.1 not usable; ops issued while the job has a CUDA error pending are untracked");
+    }
   } else {
     Log(LogLevel::kInfo, "CUDA runtime not found; GPU completion times will not be published");
   }

@@ -33,6 +33,8 @@ struct Runtime {
   CommRegistry comms;
   CudaApi cuda;
   bool cuda_resolved = false;
+  DriverApi driver;  // usable when driver_resolved
+  bool driver_resolved = false;
   std::unique_ptr<Tracker> tracker;  // null when the CUDA runtime was not found
   std::unique_ptr<Watchdog> watchdog;  // started with the first communicator
 };

@@ -69,43 +69,108 @@ void Tracker::DisableEvents(cudaError_t error) {
   }
 }
 
+uint32_t Tracker::CaptureFlags(cudaStream_t stream) {
+  // With an error pending, a runtime call that failed would overwrite it for good.
+  if (cuda_.PeekAtLastError() != cudaSuccess) {
+    return driver_ != nullptr ? DriverCaptureFlags(stream) : shm::kRecordUntracked;
+  }
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  const cudaError_t capture_error = cuda_.StreamIsCapturing(stream, &capture);
+  if (capture_error != cudaSuccess) {
+    cuda_.GetLastError();  // nothing was pending: this restores exactly the job's state
+    // On the legacy stream, an ongoing capture elsewhere reports itself this way.
+    return capture_error == cudaErrorStreamCaptureImplicit ? shm::kRecordCaptured : shm::kRecordUntracked;
+  }
+  return capture != cudaStreamCaptureStatusNone ? shm::kRecordCaptured : 0;
+}
+
+uint32_t Tracker::DriverCaptureFlags(cudaStream_t stream) {
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  const CUresult result = driver_->StreamIsCapturing(DriverStream(reinterpret_cast<uint64_t>(stream)), &capture);
+  if (result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return shm::kRecordCaptured;
+  // A driver without capture queries (the sim's) has no capture to report.
+  if (result != CUDA_SUCCESS && result != CUDA_ERROR_NOT_SUPPORTED) return shm::kRecordUntracked;
+  return capture != CU_STREAM_CAPTURE_STATUS_NONE ? shm::kRecordCaptured : 0;
+}
+
 uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const CompletionTarget* targets, int count) {
   if (events_disabled_.load(std::memory_order_relaxed) || !started_.load(std::memory_order_relaxed)) {
     return shm::kRecordUntracked;
   }
-  // The application's pending error must survive; our calls could overwrite or clear it.
-  if (cuda_.PeekAtLastError() != cudaSuccess) return shm::kRecordUntracked;
-  auto* cuda_stream = reinterpret_cast<cudaStream_t>(stream);
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  const cudaError_t capture_error = cuda_.StreamIsCapturing(cuda_stream, &capture);
-  if (capture_error != cudaSuccess) {
-    cuda_.GetLastError();
-    // On the legacy stream, an ongoing capture elsewhere reports itself this way.
-    return capture_error == cudaErrorStreamCaptureImplicit ? shm::kRecordCaptured : shm::kRecordUntracked;
-  }
-  if (capture != cudaStreamCaptureStatusNone) return shm::kRecordCaptured;
+  if (driver_ == nullptr && cuda_.PeekAtLastError() != cudaSuccess) return shm::kRecordUntracked;
+  const uint32_t capture = CaptureFlags(reinterpret_cast<cudaStream_t>(stream));
+  if (capture != 0) return capture;
 
   DevicePool* pool = PoolFor(device);
   EventSlot* slot = pool == nullptr ? nullptr : Claim(pool);
   if (slot == nullptr) return shm::kRecordUntracked;
-  // Only creation depends on the current device; a record follows its stream's device.
-  if (slot->event == nullptr && !CreateEvent(device, &slot->event)) {
-    Release(pool, slot);
-    return shm::kRecordUntracked;
-  }
-  if (cuda_.EventRecord(slot->event, cuda_stream) != cudaSuccess) {
-    cuda_.GetLastError();
+  if ((slot->event == nullptr && !CreateEvent(device, pool, &slot->event)) || !Record(pool, slot, stream)) {
     Release(pool, slot);
     return shm::kRecordUntracked;
   }
   slot->target_count = count < kTargetsPerEvent ? count : kTargetsPerEvent;
-  for (int i = 0; i < slot->target_count; ++i) slot->targets[i] = targets[i];
+  for (int i = 0; i < slot->target_count; ++i) {
+    slot->targets[i] = targets[i];
+    slot->targets[i].generation = targets[i].slot.generation();
+    slot->targets[i].slot.EventRecorded();
+  }
   outstanding_.fetch_add(1, std::memory_order_relaxed);
   slot->state.store(kPending, std::memory_order_release);
   return 0;
 }
 
-bool Tracker::CreateEvent(int device, cudaEvent_t* event) {
+bool Tracker::Record(DevicePool* pool, EventSlot* slot, uint64_t stream) {
+  if (driver_ != nullptr) return DriverRecord(pool, slot->event, stream);
+  if (cuda_.EventRecord(slot->event, reinterpret_cast<cudaStream_t>(stream)) == cudaSuccess) return true;
+  cuda_.GetLastError();  // only reached with no error pending before
+  return false;
+}
+
+// The legacy stream is the current context's: record with the event's context current.
+bool Tracker::DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream) {
+  CUcontext wanted = pool->context.load(std::memory_order_acquire);
+  CUcontext current = nullptr;
+  const bool push = driver_->CtxGetCurrent(&current) == CUDA_SUCCESS && wanted != nullptr && current != wanted &&
+                    driver_->CtxPushCurrent(wanted) == CUDA_SUCCESS;
+  const CUresult result = driver_->EventRecord(reinterpret_cast<CUevent>(event), DriverStream(stream));
+  if (push) driver_->CtxPopCurrent(&current);
+  return result == CUDA_SUCCESS;
+}
+
+bool Tracker::CreateEvent(int device, DevicePool* pool, cudaEvent_t* event) {
+  return driver_ != nullptr ? CreateDriverEvent(device, pool, event) : CreateRuntimeEvent(device, event);
+}
+
+CUcontext Tracker::DriverContext(int device, DevicePool* pool) {
+  CUcontext context = pool->context.load(std::memory_order_acquire);
+  if (context != nullptr) return context;
+  CUdevice handle = 0;
+  // The communicator's device already has its primary context (NCCL runs there): retaining
+  // it creates nothing. Kept retained for the life of the process, like the pool.
+  if (driver_->DeviceGet(&handle, device) != CUDA_SUCCESS || driver_->PrimaryCtxRetain(&context, handle) != CUDA_SUCCESS) {
+    return nullptr;
+  }
+  CUcontext expected = nullptr;
+  if (!pool->context.compare_exchange_strong(expected, context, std::memory_order_acq_rel)) return expected;
+  return context;
+}
+
+bool Tracker::CreateDriverEvent(int device, DevicePool* pool, cudaEvent_t* event) {
+  CUcontext context = DriverContext(device, pool);
+  if (context == nullptr || driver_->CtxPushCurrent(context) != CUDA_SUCCESS) return false;
+  CUevent created = nullptr;
+  const CUresult result = driver_->EventCreate(&created, CU_EVENT_DISABLE_TIMING);
+  CUcontext popped = nullptr;
+  driver_->CtxPopCurrent(&popped);
+  if (result != CUDA_SUCCESS) {
+    DisableEvents(static_cast<cudaError_t>(result));
+    return false;
+  }
+  *event = reinterpret_cast<cudaEvent_t>(created);
+  return true;
+}
+
+bool Tracker::CreateRuntimeEvent(int device, cudaEvent_t* event) {
   int current = -1;
   if (cuda_.GetDevice(&current) != cudaSuccess) {
     cuda_.GetLastError();
@@ -126,30 +191,55 @@ bool Tracker::CreateEvent(int device, cudaEvent_t* event) {
   return error == cudaSuccess;
 }
 
+cudaError_t Tracker::Query(cudaEvent_t event) {
+  if (driver_ == nullptr) return cuda_.EventQuery(event);
+  const CUresult result = driver_->EventQuery(reinterpret_cast<CUevent>(event));
+  if (result == CUDA_SUCCESS) return cudaSuccess;
+  return result == CUDA_ERROR_NOT_READY ? cudaErrorNotReady : cudaErrorUnknown;
+}
+
+void Tracker::Bind(int device, DevicePool* pool, int* bound_device) {
+  if (*bound_device == device) return;
+  CUcontext context = driver_ != nullptr ? pool->context.load(std::memory_order_acquire) : nullptr;
+  const bool bound = context != nullptr ? driver_->CtxSetCurrent(context) == CUDA_SUCCESS
+                                        : cuda_.SetDevice(device) == cudaSuccess;
+  if (bound) *bound_device = device;
+}
+
+// Marks the targets complete (only those whose slot still holds the communicator that
+// recorded) or counts them untracked, and unpins their slots.
+void Tracker::Finish(EventSlot* slot, bool completed, uint64_t now_ns) {
+  for (int i = 0; i < slot->target_count; ++i) {
+    CompletionTarget& t = slot->targets[i];
+    const RecordRange& r = t.range;
+    if (t.slot.generation() == t.generation) {
+      if (completed) {
+        t.slot.MarkRangeCompleted(r.first_ring_index, r.last_ring_index, r.max_collective_seq, now_ns);
+      } else {
+        t.slot.CountUntracked(r.last_ring_index - r.first_ring_index + 1);
+      }
+    }
+    t.slot.EventReleased();
+  }
+}
+
 void Tracker::PollOnce(int* bound_device) {
   for (int device = 0; device < kMaxDevices; ++device) {
     DevicePool* pool = pools_[device].load(std::memory_order_acquire);
     if (pool == nullptr) continue;
     for (EventSlot& slot : pool->slots) {
       if (slot.state.load(std::memory_order_acquire) != kPending) continue;
-      if (*bound_device != device && cuda_.SetDevice(device) == cudaSuccess) *bound_device = device;
-      const cudaError_t status = cuda_.EventQuery(slot.event);
+      Bind(device, pool, bound_device);
+      const cudaError_t status = Query(slot.event);
       if (status == cudaErrorNotReady) continue;
-      if (status == cudaSuccess) {
-        const uint64_t now = shm::MonotonicNowNs();
-        for (int i = 0; i < slot.target_count; ++i) {
-          const CompletionTarget& t = slot.targets[i];
-          shm::CommSlot comm = t.slot;
-          comm.MarkRangeCompleted(t.range.first_ring_index, t.range.last_ring_index, t.range.max_collective_seq, now);
-        }
-      }
-      // Any other status: the event is unusable; the records simply never complete.
+      // Any other status: the event is unusable; its records never complete.
+      Finish(&slot, status == cudaSuccess, shm::MonotonicNowNs());
       outstanding_.fetch_sub(1, std::memory_order_relaxed);
       Release(pool, &slot);
     }
   }
-  // Queries leave cudaErrorNotReady as this thread's last error.
-  cuda_.GetLastError();
+  // Runtime queries leave cudaErrorNotReady as this thread's (the tracker's own) last error.
+  if (driver_ == nullptr) cuda_.GetLastError();
 }
 
 void Tracker::Run(int device) {

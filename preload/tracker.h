@@ -1,6 +1,13 @@
 // GPU completion tracking: a pool of CUDA events recorded after NCCL work, and the
 // tracker thread that polls them and publishes completion times.
 //
+// With the driver (libcuda.so.1 found, driver_api.h) events are created, recorded and
+// polled with cuEvent*, which never read or change the runtime's last error: a job that
+// leaves cudaErrorNotReady pending is tracked like any other, and reads the same error after
+// our hooks. Without it, the runtime is used and an op is only tracked while the job has no
+// pending error (we could neither keep nor restore it). An op that is not tracked is counted
+// in its communicator's untracked_ops and is never marked complete.
+//
 // Application threads call RecordCompletion() right after NCCL enqueued work (lock-free:
 // a CAS on a pool slot, plus the CUDA calls). The thread polls every kBusyPollMs while
 // events are outstanding and wakes every kIdlePollMs otherwise. It binds to the first
@@ -19,13 +26,16 @@
 #include "core/shm/comm_slot.h"
 #include "preload/record_range.h"
 #include "preload/cuda_api.h"
+#include "preload/driver_api.h"
 
 namespace ncclwatch::preload {
 
-// Records [first, last] of one communicator, done when the event completes.
+// Records [first, last] of one communicator, done when the event completes. `generation`
+// is the slot's generation when recorded: a later communicator in the slot is never marked.
 struct CompletionTarget {
   shm::CommSlot slot;
   RecordRange range;
+  uint32_t generation = 0;
 };
 
 class Tracker {
@@ -40,7 +50,8 @@ class Tracker {
   // A claim looks at this many slots at most: a full pool must not cost a full scan.
   static constexpr uint32_t kClaimProbes = 16;
 
-  explicit Tracker(const CudaApi& cuda) : cuda_(cuda) {}
+  // `driver` may be null (runtime events only); both outlive the tracker.
+  Tracker(const CudaApi& cuda, const DriverApi* driver) : cuda_(cuda), driver_(driver) {}
   ~Tracker();
   Tracker(const Tracker&) = delete;
   Tracker& operator=(const Tracker&) = delete;
@@ -68,19 +79,32 @@ class Tracker {
   struct DevicePool {
     std::atomic<uint32_t> cursor{0};
     std::atomic<uint32_t> in_use{0};  // claimed or pending slots
+    std::atomic<CUcontext> context{nullptr};  // the device's primary context (driver only)
     EventSlot slots[kEventsPerDevice];
   };
 
   DevicePool* PoolFor(int device);
   EventSlot* Claim(DevicePool* pool);
   static void Release(DevicePool* pool, EventSlot* slot);
-  // Creates a disable-timing event on `device`, restoring the current device.
-  bool CreateEvent(int device, cudaEvent_t* event);
+  // Creates a disable-timing event on `device`, restoring the current device / context.
+  bool CreateEvent(int device, DevicePool* pool, cudaEvent_t* event);
+  bool CreateRuntimeEvent(int device, cudaEvent_t* event);
+  bool CreateDriverEvent(int device, DevicePool* pool, cudaEvent_t* event);
+  CUcontext DriverContext(int device, DevicePool* pool);
+  // kRecordCaptured when `stream` is capturing, 0 when not, kRecordUntracked when unknown.
+  uint32_t CaptureFlags(cudaStream_t stream);
+  uint32_t DriverCaptureFlags(cudaStream_t stream);
+  bool Record(DevicePool* pool, EventSlot* slot, uint64_t stream);
+  bool DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
+  cudaError_t Query(cudaEvent_t event);
+  void Bind(int device, DevicePool* pool, int* bound_device);
+  static void Finish(EventSlot* slot, bool completed, uint64_t now_ns);
   void DisableEvents(cudaError_t error);
   void Run(int device);
   void PollOnce(int* bound_device);
 
   const CudaApi& cuda_;
+  const DriverApi* driver_;
   std::atomic<DevicePool*> pools_[kMaxDevices] = {};
   std::atomic<uint64_t> outstanding_{0};
   std::atomic<bool> events_disabled_{false};

@@ -59,6 +59,7 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
   if (!p.alive) state += ",DEAD";
   if (BlockedInSync(p)) state += ",blocked-in-sync";
   if (c.async_error) state += ",async-error=" + std::to_string(c.async_error);
+  if (c.untracked_ops) state += ",untracked=" + std::to_string(c.untracked_ops);
   char line[512];
   std::snprintf(line, sizeof line, "%-5d %-8d %-20s %5d/%-5d %-7llu %-7llu %-20s %-8s %s\n", p.global_rank, p.pid,
                 format::FormatHex(c.comm_hash).c_str(), c.rank, c.nranks,

@@ -35,6 +35,8 @@ void CommSlot::BeginInit(uint64_t handle, uint64_t now_ns) {
     p.recvs.store(0, kRelaxed);
   }
   h.peers_claimed.store(0, kRelaxed);
+  h.untracked_ops.store(0, kRelaxed);
+  h.generation.fetch_add(1, std::memory_order_acq_rel);
   // Records of a previous user of this slot stay in the ring but are hidden from readers,
   // which only look at the last records_written entries.
   h.records_written.store(0, kRelaxed);
@@ -123,8 +125,10 @@ RecordRef CommSlot::Append(const OpFingerprint& op, uint32_t flags, uint64_t enq
 void CommSlot::AddFlags(const RecordRef& ref, uint32_t flags) {
   RingRecord& r = ring_[ref.ring_index & mask_];
   if (r.ring_index.load(kRelaxed) != ref.ring_index) return;
+  const uint64_t before = r.peer_and_flags.load(kRelaxed);
+  if ((flags & kRecordUntracked) != 0 && (before & (uint64_t{kRecordUntracked} << 32)) == 0) CountUntracked(1);
   const uint32_t v = SeqlockWriteBegin(r.version);
-  r.peer_and_flags.store(r.peer_and_flags.load(kRelaxed) | (uint64_t{flags} << 32), kRelaxed);
+  r.peer_and_flags.store(before | (uint64_t{flags} << 32), kRelaxed);
   SeqlockWriteEnd(r.version, v);
 }
 

@@ -57,7 +57,8 @@ class CommSlot {
 
   // Assigns the next collective seq, or the next per-peer P2P seq, and publishes the record.
   RecordRef Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns);
-  // Adds flags to a record this thread appended (e.g. kRecordFailed after the call).
+  // Adds flags to a record this thread appended (e.g. kRecordFailed after the call); the
+  // first kRecordUntracked on a record counts it in untracked_ops.
   void AddFlags(const RecordRef& ref, uint32_t flags);
   // Tracker only. Records whose ring slot was reused meanwhile are left alone.
   void MarkCompleted(const RecordRef& ref, uint64_t now_ns);
@@ -65,6 +66,15 @@ class CommSlot {
   // completed collective seq to `max_collective_seq` (0: no collective among them).
   void MarkRangeCompleted(uint64_t first_ring_index, uint64_t last_ring_index, uint64_t max_collective_seq,
                           uint64_t now_ns);
+
+  // The communicator now in the slot (BeginInit starts a new one).
+  uint32_t generation() const { return header_->generation.load(std::memory_order_acquire); }
+  // A completion event of generation `generation` was recorded / is done with (complete or
+  // failed). Pins the slot: it is not reused while events are pending.
+  void EventRecorded() { header_->events_pending.fetch_add(1, std::memory_order_acq_rel); }
+  void EventReleased() { header_->events_pending.fetch_sub(1, std::memory_order_acq_rel); }
+  // `ops` records will never be seen complete (no event, or a failed one).
+  void CountUntracked(uint64_t ops) { header_->untracked_ops.fetch_add(ops, std::memory_order_relaxed); }
 
  private:
   PeerCounters* FindOrClaimPeer(int32_t peer);

@@ -1,4 +1,4 @@
-// Binary layout of one ncclwatch shared-memory segment (layout version 1).
+// Binary layout of one ncclwatch shared-memory segment (layout version 2).
 //
 // One segment per process that created at least one NCCL communicator, named
 //   /ncclwatch.<uid>.<job id>.<pid>.<process start ticks>       (see segment_name.h)
@@ -32,9 +32,14 @@
 namespace ncclwatch::shm {
 
 inline constexpr uint64_t kMagic = 0x3168637461776e63ULL;  // "ncwatch1" little-endian
-inline constexpr uint32_t kLayoutVersion = 1;
+inline constexpr uint32_t kLayoutVersion = 2;  // 2: 256 comm slots, generation, untracked counts
 inline constexpr uint32_t kHeaderBytes = 4096;
-inline constexpr uint32_t kMaxComms = 12;
+// Communicators watched at once per process. A slot is ~66 KiB with the default ring (1024
+// records of 64 bytes), so 256 slots make a 17 MiB segment; /dev/shm pages are only
+// allocated when written, so a process with 8 communicators holds ~0.6 MiB of it. Past the
+// limit a new communicator is not watched: one warning, and SegmentHeader::comms_unwatched
+// counts them.
+inline constexpr uint32_t kMaxComms = 256;
 inline constexpr uint32_t kMaxSyncSlots = 64;
 inline constexpr uint32_t kMaxPeers = 64;
 inline constexpr uint32_t kDefaultRingCapacity = 1024;
@@ -72,6 +77,7 @@ struct SegmentHeader {
   std::atomic<uint32_t> rank_source;  // RankSource
   std::atomic<uint32_t> state;        // SegmentState
   std::atomic<uint32_t> comms_claimed;  // comm slots [0, comms_claimed) have been used
+  std::atomic<uint32_t> comms_unwatched;  // communicators created while all slots were in use
 };
 
 enum class SyncKind : uint32_t { kNone = 0, kStream = 1, kEvent = 2, kDevice = 3 };
@@ -185,6 +191,14 @@ struct alignas(64) CommSlotHeader {
   std::atomic<uint64_t> records_written;  // ring head (absolute)
   std::atomic<uint32_t> peers_claimed;
   std::atomic<uint32_t> peers_overflowed;
+  // Completion tracking. `generation` counts the communicators this slot has held; a slot is
+  // not reused while `events_pending` (completion events of its communicator not yet seen
+  // complete or failed) is nonzero, so no event of an old communicator marks a new one.
+  std::atomic<uint32_t> generation;
+  std::atomic<uint32_t> events_pending;
+  // Ops whose completion could not be tracked (no event recorded, or the event failed):
+  // their complete_ns stays 0 forever, and they are "unknown", never complete.
+  std::atomic<uint64_t> untracked_ops;
   PeerCounters peers[kMaxPeers];
 };
 

@@ -146,6 +146,7 @@ void ToCommView(const CommSlotHeader& h, bool identity_ok, CommView* out) {
   out->last_enqueued_seq = h.last_enqueued_seq.load(kRelaxed);
   out->records_written = h.records_written.load(kRelaxed);
   out->peers_overflowed = h.peers_overflowed.load(kRelaxed);
+  out->untracked_ops = h.untracked_ops.load(kRelaxed);
   const uint32_t peers = std::min(h.peers_claimed.load(kRelaxed), kMaxPeers);
   for (uint32_t i = 0; i < peers; ++i) {
     out->peers.push_back({h.peers[i].peer.load(kRelaxed), h.peers[i].sends.load(kRelaxed),
@@ -197,6 +198,7 @@ void FillProcessFields(const SegmentHeader& h, ProcessView* view) {
   view->rank_source = static_cast<RankSource>(h.rank_source.load(kRelaxed));
   view->local_rank = h.local_rank;
   view->world_size = h.world_size;
+  view->comms_unwatched = h.comms_unwatched.load(kRelaxed);
   view->created_ns = h.created_ns;
   view->ring_capacity = h.ring_capacity;
   view->segment_bytes = h.segment_bytes;

@@ -41,6 +41,7 @@ void FillHeader(SegmentHeader* h, const SegmentOptions& options, const SegmentGe
   h->rank_source.store(static_cast<uint32_t>(options.rank.source), std::memory_order_relaxed);
   h->state.store(static_cast<uint32_t>(SegmentState::kLive), std::memory_order_relaxed);
   h->comms_claimed.store(0, std::memory_order_relaxed);
+  h->comms_unwatched.store(0, std::memory_order_relaxed);
 }
 
 bool IsReusable(uint32_t state) {
@@ -120,11 +121,13 @@ CommSlot SegmentWriter::ClaimCommSlot() {
   for (uint32_t i = 0; i < kMaxComms; ++i) {
     CommSlot slot = CommSlotAt(i);
     uint32_t state = slot.header()->state.load(std::memory_order_acquire);
-    if (IsReusable(state) &&
+    // A slot whose old communicator still has completion events pending stays pinned.
+    if (IsReusable(state) && slot.header()->events_pending.load(std::memory_order_acquire) == 0 &&
         slot.header()->state.compare_exchange_strong(state, static_cast<uint32_t>(CommState::kInitializing))) {
       return slot;
     }
   }
+  header_->comms_unwatched.fetch_add(1, std::memory_order_relaxed);
   return CommSlot();
 }
 

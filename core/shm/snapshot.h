@@ -53,6 +53,7 @@ struct CommView {
   uint64_t last_completed_ns = 0;
   uint64_t records_written = 0;
   uint32_t peers_overflowed = 0;
+  uint64_t untracked_ops = 0;  // ops never to be seen complete: unknown, not complete
   std::vector<PeerView> peers;
   std::vector<RecordView> records;  // oldest first, at most ring_capacity
 };
@@ -84,6 +85,7 @@ struct ProcessView {
   uint64_t segment_bytes = 0;
   std::vector<SyncView> sync_slots;  // owned slots only
   std::vector<CommView> comms;       // slots ever used, including destroyed comms
+  uint32_t comms_unwatched = 0;      // communicators created while every slot was in use
 };
 
 struct JobSnapshot {

@@ -395,11 +395,101 @@ void RunBlocked(int rank, int nranks) {
   REQUIRE_OK(ncclCommDestroy(comm));
 }
 
+// A job that polls and never clears: cudaStreamQuery on a busy stream leaves
+// cudaErrorNotReady pending for good. Rank 1 is a straggler: it issues AllReduce #2 only
+// once released, so rank 0's #2 (issued while NotReady is pending) hangs until then. The
+// pending error must read the same before and after the hooks ran.
+void RunPolling(int rank, int nranks) {
+  ncclComm_t comm;
+  REQUIRE_OK(ncclCommInitRank(&comm, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank));
+  cudaStream_t s = NewStream(0);
+  Buffers b;
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 100, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  if (rank == 1) {
+    ReadyAndWaitForRelease();
+  } else {
+    cudaStream_t busy;
+    REQUIRE_OK(cudaStreamCreate(&busy));
+    REQUIRE_OK(cudaLaunchHostFunc(busy, WaitForStdinEof, nullptr));
+    REQUIRE_OK(cudaStreamQuery(busy) != cudaErrorNotReady);
+    REQUIRE_OK(cudaPeekAtLastError() != cudaErrorNotReady);
+    REQUIRE_OK(ncclAllReduce(b.send, b.recv, 101, ncclFloat, ncclSum, comm, s));
+    REQUIRE_OK(cudaStreamQuery(s) != cudaErrorNotReady);
+    REQUIRE_OK(cudaPeekAtLastError() != cudaErrorNotReady);
+    std::printf("STILL_PENDING\n");
+    ReadyAndWaitForRelease();
+    REQUIRE_OK(cudaPeekAtLastError() != cudaErrorNotReady);
+  }
+  if (rank == 1) REQUIRE_OK(ncclAllReduce(b.send, b.recv, 101, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  cudaGetLastError();
+  REQUIRE_OK(ncclCommDestroy(comm));
+}
+
+// One process drives 4 ranks (ncclCommInitAll over 4 devices), one thread per rank. The
+// thread of rank 3 is a straggler: it issues AllReduce #2 only once released.
+void RunInitAll4() {
+  constexpr int kRanks = 4;
+  ncclComm_t comms[kRanks];
+  REQUIRE_OK(ncclCommInitAll(comms, kRanks, nullptr));
+  std::atomic<int> issued{0};
+  std::atomic<bool> released{false};
+  std::vector<std::thread> threads;
+  for (int d = 0; d < kRanks; ++d) {
+    threads.emplace_back([&, d] {
+      REQUIRE_OK(cudaSetDevice(d));
+      cudaStream_t s = NewStream(d);
+      Buffers b;
+      REQUIRE_OK(ncclAllReduce(b.send, b.recv, 110, ncclFloat, ncclSum, comms[d], s));
+      REQUIRE_OK(cudaStreamSynchronize(s));
+      if (d == kRanks - 1) {
+        while (!released.load()) usleep(1000);
+      }
+      REQUIRE_OK(ncclAllReduce(b.send, b.recv, 111, ncclFloat, ncclSum, comms[d], s));
+      issued.fetch_add(1);
+      REQUIRE_OK(cudaStreamSynchronize(s));
+    });
+  }
+  while (issued.load() < kRanks - 1) usleep(1000);
+  ReadyAndWaitForRelease();
+  released.store(true);
+  for (auto& t : threads) t.join();
+  for (ncclComm_t c : comms) REQUIRE_OK(ncclCommDestroy(c));
+}
+
+// 40 communicators split off, used and destroyed right away (their completion events may
+// still be pending when the next one is created), then a 41st on which rank 1 straggles:
+// rank 0's AllReduce #1 on it hangs. Prints "HUNG_COLOR <color>" (the split color).
+void RunManyComms(int rank, int nranks) {
+  constexpr int kLoops = 40;
+  ncclComm_t parent;
+  REQUIRE_OK(ncclCommInitRank(&parent, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank));
+  cudaStream_t s = NewStream(0);
+  Buffers b;
+  for (int i = 0; i < kLoops; ++i) {
+    ncclComm_t child;
+    REQUIRE_OK(ncclCommSplit(parent, i, rank, &child, nullptr));
+    REQUIRE_OK(ncclAllReduce(b.send, b.recv, 120, ncclFloat, ncclSum, child, s));
+    REQUIRE_OK(ncclCommDestroy(child));
+  }
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  ncclComm_t hung;
+  REQUIRE_OK(ncclCommSplit(parent, kLoops, rank, &hung, nullptr));
+  std::printf("HUNG_COLOR %d\n", kLoops);
+  if (rank == 0) REQUIRE_OK(ncclAllReduce(b.send, b.recv, 121, ncclFloat, ncclSum, hung, s));
+  ReadyAndWaitForRelease();
+  if (rank == 1) REQUIRE_OK(ncclAllReduce(b.send, b.recv, 121, ncclFloat, ncclSum, hung, s));
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  REQUIRE_OK(ncclCommDestroy(hung));
+  REQUIRE_OK(ncclCommDestroy(parent));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: preload_rank collectives|split|nonblocking|initall|threads|fork|capture|groupinit|api232|blocked\n");
+    std::fprintf(stderr, "usage: preload_rank collectives|split|nonblocking|initall|threads|fork|capture|groupinit|api232|blocked|polling|initall4|manycomms\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -409,6 +499,10 @@ int main(int argc, char** argv) {
   }
   if (scenario == "groupinit") {
     RunGroupInit();
+    return 0;
+  }
+  if (scenario == "initall4") {
+    RunInitAll4();
     return 0;
   }
   if (scenario == "api232") {
@@ -424,6 +518,8 @@ int main(int argc, char** argv) {
   else if (scenario == "fork") RunFork(rank, nranks);
   else if (scenario == "capture") RunCapture(rank, nranks);
   else if (scenario == "blocked") RunBlocked(rank, nranks);
+  else if (scenario == "polling") RunPolling(rank, nranks);
+  else if (scenario == "manycomms") RunManyComms(rank, nranks);
   else return 2;
   return 0;
 }
