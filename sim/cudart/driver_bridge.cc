@@ -86,6 +86,14 @@ NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_priority(cudaStream_t stream, int* 
 NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_device(cudaStream_t stream, int* device) {
   return KeepLastError([&] { return cudaStreamGetDevice(stream, device); });
 }
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_is_capturing(cudaStream_t stream, int* status) {
+  return KeepLastError([&] {
+    cudaStreamCaptureStatus s = cudaStreamCaptureStatusNone;
+    const cudaError_t e = cudaStreamIsCapturing(stream, &s);
+    if (e == cudaSuccess && status != nullptr) *status = s;
+    return e;
+  });
+}
 NCCLSIM_EXPORT cudaError_t ncclsim_rt_launch_host_func(cudaStream_t stream, void (*fn)(void*), void* data) {
   return KeepLastError([&] { return cudaLaunchHostFunc(stream, fn, data); });
 }

@@ -39,6 +39,8 @@ cudaError_t ncclsim_rt_stream_wait_event(cudaStream_t stream, cudaEvent_t event)
 cudaError_t ncclsim_rt_stream_flags(cudaStream_t stream, unsigned* flags);
 cudaError_t ncclsim_rt_stream_priority(cudaStream_t stream, int* priority);
 cudaError_t ncclsim_rt_stream_device(cudaStream_t stream, int* device);
+// *status is a cudaStreamCaptureStatus (CUstreamCaptureStatus uses the same numbers).
+cudaError_t ncclsim_rt_stream_is_capturing(cudaStream_t stream, int* status);
 // Enqueues fn(data) on the stream's worker; it may block.
 cudaError_t ncclsim_rt_launch_host_func(cudaStream_t stream, void (*fn)(void*), void* data);
 // Enqueues a kernel that does nothing but keeps its place in the stream order.

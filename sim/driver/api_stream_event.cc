@@ -70,6 +70,12 @@ NCCLSIM_DRIVER_EXPORT CUresult cuStreamDestroy_v2(CUstream stream) { return drv:
 NCCLSIM_DRIVER_EXPORT CUresult cuStreamDestroy(CUstream stream) { return drv::rt::StreamDestroy(stream); }
 NCCLSIM_DRIVER_EXPORT CUresult cuStreamQuery(CUstream stream) { return drv::rt::StreamQuery(stream); }
 NCCLSIM_DRIVER_EXPORT CUresult cuStreamQuery_ptsz(CUstream stream) { return drv::rt::StreamQuery(PerThread(stream)); }
+NCCLSIM_DRIVER_EXPORT CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
+  return drv::rt::StreamIsCapturing(stream, status);
+}
+NCCLSIM_DRIVER_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream stream, CUstreamCaptureStatus* status) {
+  return drv::rt::StreamIsCapturing(PerThread(stream), status);
+}
 NCCLSIM_DRIVER_EXPORT CUresult cuStreamSynchronize(CUstream stream) { return drv::rt::StreamSynchronize(stream); }
 NCCLSIM_DRIVER_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream stream) {
   return drv::rt::StreamSynchronize(PerThread(stream));

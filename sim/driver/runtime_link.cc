@@ -63,6 +63,13 @@ CUresult StreamCreate(CUstream* stream, unsigned flags, int priority) {
   return ToDriver(ncclsim_rt_stream_create(stream, flags, priority));
 }
 CUresult StreamDestroy(CUstream stream) { return ToDriver(ncclsim_rt_stream_destroy(stream)); }
+CUresult StreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
+  if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  int s = 0;
+  const CUresult r = ToDriver(ncclsim_rt_stream_is_capturing(stream, &s));
+  if (r == CUDA_SUCCESS) *status = static_cast<CUstreamCaptureStatus>(s);
+  return r;
+}
 CUresult StreamQuery(CUstream stream) { return ToDriver(ncclsim_rt_stream_query(stream)); }
 CUresult StreamSynchronize(CUstream stream) { return ToDriver(ncclsim_rt_stream_synchronize(stream)); }
 CUresult StreamWaitEvent(CUstream stream, CUevent event) {

@@ -42,6 +42,7 @@ CUresult StreamFlags(CUstream stream, unsigned* flags);
 CUresult StreamPriority(CUstream stream, int* priority);
 // The device a stream belongs to (the current device for the default streams).
 CUresult StreamDevice(CUstream stream, int* device);
+CUresult StreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status);
 // Enqueues `fn(data)` on `stream`; it runs on the stream's worker and may block.
 CUresult LaunchHostFunc(CUstream stream, void (*fn)(void*), void* data);
 // Enqueues a kernel that does nothing but keeps its place in the stream order.

@@ -158,3 +158,21 @@ TEST_CASE("cuStreamBatchMemOp runs its operations in order on the stream", "[mem
   cuMemFree(words);
   cuStreamDestroy(s);
 }
+
+TEST_CASE("cuStreamIsCapturing sees the runtime's captures and leaves its last error alone", "[stream]") {
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+  CHECK(cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS);
+  CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
+  REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+  CHECK(cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS);
+  CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+  cudaGraph_t graph = nullptr;
+  REQUIRE(cudaStreamEndCapture(stream, &graph) == cudaSuccess);
+  CHECK(cudaGraphDestroy(graph) == cudaSuccess);
+  CHECK(cuStreamIsCapturing(stream, nullptr) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuStreamIsCapturing(reinterpret_cast<CUstream>(0x1234), &status) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(cudaPeekAtLastError() == cudaSuccess);
+  CHECK(cudaStreamDestroy(stream) == cudaSuccess);
+}
