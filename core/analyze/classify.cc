@@ -71,20 +71,27 @@ std::optional<MergedVerdict> Mismatch(const CommTable& table) {
     bool p2p = std::any_of(groups.begin(), groups.end(),
                            [](const auto& g) { return IsPointToPoint(std::get<0>(g.first)); });
     if (p2p) continue;
+    // As the live detector (core/detect/mismatch_rule.cpp): without a unique largest group
+    // (2 ranks, ties) every rank is named, and the group of the lowest rank is the reference.
     const std::vector<int>* majority = nullptr;
+    size_t largest_groups = 0;
     for (const auto& [fp, ranks] : groups) {
+      if (!majority || ranks.size() > majority->size()) largest_groups = 0;
+      if (!majority || ranks.size() >= majority->size()) ++largest_groups;
       if (!majority || ranks.size() > majority->size() ||
           (ranks.size() == majority->size() && ranks.front() < majority->front())) {
         majority = &ranks;
       }
     }
+    const bool unique_largest = largest_groups == 1;
     MergedVerdict v = Start(table, "mismatch");
     v.seq = seq;
     std::string majority_op;
     for (const auto& [fp, ranks] : groups) {
       if (&ranks == majority) {
         majority_op = std::get<0>(fp);
-        v.other_ranks = ranks;
+        if (!unique_largest) v.ranks.insert(v.ranks.end(), ranks.begin(), ranks.end());
+        else v.other_ranks = ranks;
       } else {
         v.ranks.insert(v.ranks.end(), ranks.begin(), ranks.end());
       }
@@ -94,6 +101,7 @@ std::optional<MergedVerdict> Mismatch(const CommTable& table) {
     v.summary = "at #" + std::to_string(seq) + " " + FormatRanks(v.ranks) + " issued " + v.op + " while " +
                 FormatRanks(v.other_ranks) + " issued " + majority_op;
     if (v.op == majority_op) v.summary += " with different arguments";
+    if (!unique_largest) v.summary = "at #" + std::to_string(seq) + " ranks disagree with no majority: every rank is named";
     return v;
   }
   return std::nullopt;
@@ -160,8 +168,9 @@ bool IsPointToPoint(const std::string& op) {
 }
 
 std::optional<MergedVerdict> ClassifyComm(const CommTable& table, RankDetail detail) {
-  if (auto v = InitHang(table, detail)) return v;
+  // The detector's order: mismatch > init_hang > straggler/collective_hang.
   if (auto v = Mismatch(table)) return v;
+  if (auto v = InitHang(table, detail)) return v;
   return InFlight(table, detail);
 }
 

@@ -1,10 +1,11 @@
 // The verdict rules, applied to one communicator aligned across all dumps.
 //
-// In priority order (the first that applies wins):
-//   init_hang       some rank started init and never finished it;
+// In priority order (the first that applies wins), the live detector's order:
 //   mismatch        at some collective number the ranks' fingerprints (op, count, datatype,
-//                   redop, root) differ; culprits are the ranks outside the largest group
-//                   (on a tie, the group holding the lowest rank counts as the majority);
+//                   redop, root) differ, completed or not; culprits are the ranks outside
+//                   the largest group, or every rank when there is no unique largest group
+//                   (2 ranks, ties), as core/detect/mismatch_rule.cpp names them;
+//   init_hang       some rank started init and never finished it;
 //   straggler       #S, the lowest collective some rank joined and has not completed, was
 //                   not joined by some ranks: they are the culprits; ranks without a dump
 //                   are culprits only when every rank with a dump joined #S;

@@ -148,7 +148,7 @@ TEST_CASE("different counts at the same collective are a mismatch without the br
   Comm(job[1]).records[2].count = 2048;
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.verdict.kind == "mismatch");
-  CHECK(a.verdict.ranks == Ranks{1});  // tie: the group of the lowest rank is the majority
+  CHECK(a.verdict.ranks == Ranks{0, 1});  // tie: no majority, every rank is named (as live)
   CHECK(FindHint(a, "collective_divergence"));
   CHECK_FALSE(FindHint(a, "broadcast_divergence"));
 }
@@ -286,9 +286,10 @@ TEST_CASE("a mismatch outranks a straggler on another communicator", "[analyze]"
   CHECK(a.verdict.kind == "mismatch");
   CHECK(a.verdict.comm_hash == kTpComm);
   CHECK(AnyContains(a.notes, "straggler"));
-  // Communicator rank 1 of the second tp group is global rank 3: the text names both.
-  CHECK(a.verdict.ranks == Ranks{1});
-  CHECK(analyze::RenderTextReport(a).find("culprits: rank 1 of the communicator = global rank 3") !=
+  // Two ranks disagree: no majority, both are named, as the live detector does. Communicator
+  // ranks 0-1 of the second tp group are global ranks 2-3: the text names both.
+  CHECK(a.verdict.ranks == Ranks{0, 1});
+  CHECK(analyze::RenderTextReport(a).find("culprits: ranks 0-1 of the communicator = global ranks 2-3") !=
         std::string::npos);
 }
 

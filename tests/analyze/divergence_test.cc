@@ -27,3 +27,23 @@ TEST_CASE("completed records that differ are a mismatch at the first divergent n
     CHECK(a.verdict.ranks == std::vector<int>{2});
   }
 }
+
+TEST_CASE("two ranks that disagree are both named, as the live detector names them", "[divergence]") {
+  auto job = testing::HealthyJob(2, 5);
+  testing::Comm(job[1]).records[2].datatype = 9;
+  analyze::Analysis a = AnalyzeDumps(job);
+  CHECK(a.verdict.kind == "mismatch");
+  CHECK(a.verdict.seq == 3);
+  CHECK(a.verdict.ranks == std::vector<int>{0, 1});
+  CHECK(a.verdict.other_ranks.empty());
+}
+
+TEST_CASE("a mismatch outranks an unfinished init on the same communicator, as live", "[divergence]") {
+  auto job = testing::HealthyJob(3, 5);
+  testing::Comm(job[2]).records[1].op = "Broadcast";
+  testing::Comm(job[0]).init_done_ns = 0;
+  analyze::Analysis a = AnalyzeDumps(job);
+  CHECK(a.verdict.kind == "mismatch");
+  CHECK(a.verdict.seq == 2);
+  CHECK(a.verdict.ranks == std::vector<int>{2});
+}
