@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "core/watch/incident_id.h"
+#include "core/format/hex.h"
 
 namespace ncclwatch::watch {
 
@@ -32,7 +32,7 @@ GroupedVerdicts IncidentGrouper::Group(std::vector<detect::Verdict> new_verdicts
 
 std::string ShortName(const detect::Verdict& v) {
   std::string name = detect::ToString(v.kind);
-  if (v.comm_hash != 0) name += " comm " + HexHash(v.comm_hash);
+  if (v.comm_hash != 0) name += " comm " + format::FormatHex(v.comm_hash);
   if (v.seq != 0) name += " #" + std::to_string(v.seq);
   if (!v.op.empty()) name += " " + v.op;
   return name;

@@ -16,9 +16,6 @@ namespace ncclwatch::watch {
 
 std::string IncidentIdOf(const detect::Verdict& verdict);
 
-// "0x..." lowercase, no padding, as NCCL prints commId.
-std::string HexHash(uint64_t hash);
-
 }  // namespace ncclwatch::watch
 
 #endif  // NCCLWATCH_CORE_WATCH_INCIDENT_ID_H_

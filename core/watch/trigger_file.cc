@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "core/dump/dump_writer.h"
-#include "core/watch/incident_id.h"
+#include "core/format/hex.h"
 
 namespace ncclwatch::watch {
 namespace {
@@ -84,7 +84,7 @@ std::string FormatTrigger(const Trigger& t) {
       << "incident=" << OneLine(t.incident_id) << "\n"
       << "job=" << OneLine(t.job_id) << "\n"
       << "kind=" << OneLine(t.verdict.kind) << "\n"
-      << "comm=" << HexHash(t.verdict.comm_hash) << "\n"
+      << "comm=" << format::FormatHex(t.verdict.comm_hash) << "\n"
       << "seq=" << t.verdict.seq << "\n"
       << "op=" << OneLine(t.verdict.op) << "\n"
       << "culprits=" << JoinRanks(t.verdict.culprit_ranks) << "\n"
@@ -109,7 +109,7 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
     if (key == "incident") t.incident_id = value;
     else if (key == "job") t.job_id = value;
     else if (key == "kind") t.verdict.kind = value;
-    else if (key == "comm") t.verdict.comm_hash = std::strtoull(value.c_str(), nullptr, 16);
+    else if (key == "comm") t.verdict.comm_hash = format::ParseHex(value).value_or(0);
     else if (key == "seq") t.verdict.seq = std::strtoull(value.c_str(), nullptr, 10);
     else if (key == "op") t.verdict.op = value;
     else if (key == "culprits") t.verdict.culprit_ranks = SplitRanks(value);
