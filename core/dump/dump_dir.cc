@@ -1,11 +1,13 @@
 #include "core/dump/dump_dir.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace ncclwatch::dump {
 namespace {
@@ -29,7 +31,41 @@ std::string ModeText(mode_t mode) {
   return text;
 }
 
+// The directory `path` names, opened without following a symlink in its last component
+// unless the user named the path. -1 with errno on failure (ELOOP: a refused symlink).
+int OpenDirectory(const std::string& path, bool named_by_user) {
+  constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+  int fd = ::open(path.c_str(), kFlags | O_NOFOLLOW);
+  if (fd >= 0 || (errno != ELOOP && errno != ENOTDIR)) return fd;
+  // O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR: tell it from a plain file.
+  const int error = errno;
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) {
+    errno = error;
+    return -1;
+  }
+  if (named_by_user) return ::open(path.c_str(), kFlags);
+  errno = ELOOP;
+  return -1;
+}
+
 }  // namespace
+
+DumpDirectory::DumpDirectory(DumpDirectory&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+
+DumpDirectory& DumpDirectory::operator=(DumpDirectory&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+DumpDirectory::~DumpDirectory() {
+  if (fd_ >= 0) ::close(fd_);
+}
 
 DumpDirStatus PrepareDumpDirectory(const std::string& path, bool named_by_user) noexcept {
   DumpDirStatus status;
@@ -39,13 +75,24 @@ DumpDirStatus PrepareDumpDirectory(const std::string& path, bool named_by_user) 
       status.error = "cannot create dump directory " + path + ": " + std::strerror(error);
       return status;
     }
+    DumpDirectory directory(OpenDirectory(path, named_by_user), path);
+    if (directory.fd() < 0) {
+      error = errno;
+      status.error = error == ELOOP ? "dump directory " + path +
+                                          " is a symlink; refusing it at the default location (set "
+                                          "NCCLWATCH_DUMP_DIR to follow it)"
+                                    : "dump directory " + path + " is not a directory: " + std::strerror(error);
+      return status;
+    }
+    // Checked on the fd we write through, not on the path, which may change under us.
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (::fstat(directory.fd(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       status.error = "dump directory " + path + " is not a directory";
       return status;
     }
     if (st.st_uid == ::geteuid()) {
       status.usable = true;
+      status.directory = std::move(directory);
       return status;
     }
     const std::string owner = "dump directory " + path + " belongs to uid " + std::to_string(st.st_uid);
@@ -61,8 +108,9 @@ DumpDirStatus PrepareDumpDirectory(const std::string& path, bool named_by_user) 
     }
     status.usable = true;
     status.warning = owner + " (mode " + ModeText(st.st_mode) + "); writing there because NCCLWATCH_DUMP_DIR names it";
+    status.directory = std::move(directory);
   } catch (...) {
-    status = DumpDirStatus{false, "out of memory preparing the dump directory", ""};
+    status = DumpDirStatus{false, "out of memory preparing the dump directory", "", DumpDirectory()};
   }
   return status;
 }

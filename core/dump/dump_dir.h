@@ -10,20 +10,47 @@
 //    an entry's owner may rename or remove it). It is used with one warning. The default
 //    directory (./ncclwatch-dumps/<job>) owned by someone else is refused: we did not
 //    choose to trust its owner.
-//  * The path must name a directory (a symlink to one is followed: the user may point
-//    NCCLWATCH_DUMP_DIR through one; the checks apply to the directory it names).
+//  * The path must name a directory. A symlink to one is followed only when the user named
+//    the path (NCCLWATCH_DUMP_DIR may point through one); at the default location it is
+//    refused. The checks apply to the directory actually opened.
+//  * The directory is held open (DumpDirectory): the checks are made with fstat on that fd
+//    and the dumps are created and renamed relative to it (openat/renameat, see
+//    dump_writer.h). Replacing the directory or a component of its path after the checks,
+//    e.g. by a symlink to another user's directory, cannot redirect the writes.
 // Files are then written 0600 with O_EXCL|O_NOFOLLOW temporaries (see dump_writer.h).
 #ifndef NCCLWATCH_CORE_DUMP_DUMP_DIR_H_
 #define NCCLWATCH_CORE_DUMP_DUMP_DIR_H_
 
 #include <string>
+#include <utility>
 
 namespace ncclwatch::dump {
+
+// An open directory (O_DIRECTORY) and the path it was opened by, for messages. Move-only;
+// closes the fd on destruction.
+class DumpDirectory {
+ public:
+  DumpDirectory() = default;
+  DumpDirectory(int fd, std::string path) noexcept : fd_(fd), path_(std::move(path)) {}
+  DumpDirectory(DumpDirectory&& other) noexcept;
+  DumpDirectory& operator=(DumpDirectory&& other) noexcept;
+  DumpDirectory(const DumpDirectory&) = delete;
+  DumpDirectory& operator=(const DumpDirectory&) = delete;
+  ~DumpDirectory();
+
+  int fd() const { return fd_; }  // -1 when not open
+  const std::string& path() const { return path_; }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
 
 struct DumpDirStatus {
   bool usable = false;
   std::string error;    // one line when !usable
   std::string warning;  // one line when usable with a caveat (log it once)
+  DumpDirectory directory;  // open when usable: write there (WriteDump in dump_writer.h)
 };
 
 // Creates `path` if needed and applies the rule above. `named_by_user`: the path came from

@@ -54,13 +54,54 @@ std::string DirectoryOf(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// The rename is durable only once the directory entry is; failure here loses nothing
-// already visible, so it is not reported.
-void SyncDirectory(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
+std::string BaseNameOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string TempNameFor(const std::string& name, int attempt) {
+  return "." + name + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(attempt);
+}
+
+// `name` written atomically in `dir` (its path is for messages only):
+// every step is relative to the fd, so the directory cannot be swapped under us.
+WriteResult WriteFileAt(const DumpDirectory& dir, const std::string& name, const std::string& contents,
+                        const WriteHooks& hooks) {
+  const std::string path = dir.path() + "/" + name;
+  std::string temp;
+  int fd = -1;
+  for (int attempt = 0; attempt < kTempNameAttempts && fd < 0; ++attempt) {
+    temp = TempNameFor(name, attempt);
+    fd = ::openat(dir.fd(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) return Failure(errno, "cannot create", dir.path() + "/" + temp);
+  auto fsync_fn = hooks.fsync ? hooks.fsync : ::fsync;
+  bool written = WriteAll(fd, contents, hooks) && fsync_fn(fd) == 0;
+  int error = errno;
+  if (::close(fd) != 0 && written) {
+    written = false;
+    error = errno;
+  }
+  if (!written) {
+    ::unlinkat(dir.fd(), temp.c_str(), 0);
+    return Failure(error, "cannot write", path);
+  }
+  if (::renameat(dir.fd(), temp.c_str(), dir.fd(), name.c_str()) != 0) {
+    error = errno;
+    ::unlinkat(dir.fd(), temp.c_str(), 0);
+    return Failure(error, "cannot rename into", path);
+  }
+  // The rename is durable only once the directory entry is; failure here loses nothing
+  // already visible, so it is not reported.
+  ::fsync(dir.fd());
+  return WriteResult{};
+}
+
+// The path-based entry points open the directory as given (a symlink is followed: the
+// caller chose the path) and then write through the fd like the rest.
+DumpDirectory OpenForWriting(const std::string& dir) {
+  return DumpDirectory(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC), dir);
 }
 
 }  // namespace
@@ -72,40 +113,15 @@ std::string DumpFileStem(const RankDump& dump) {
 }
 
 std::string TempPathFor(const std::string& path, int attempt) {
-  const std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-  return DirectoryOf(path) + "/." + base + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(attempt);
+  return DirectoryOf(path) + "/" + TempNameFor(BaseNameOf(path), attempt);
 }
 
 WriteResult WriteFileAtomically(const std::string& path, const std::string& contents,
                                 const WriteHooks& hooks) noexcept {
   try {
-    std::string dir = DirectoryOf(path);
-    std::string temp;
-    int fd = -1;
-    for (int attempt = 0; attempt < kTempNameAttempts && fd < 0; ++attempt) {
-      temp = TempPathFor(path, attempt);
-      fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-      if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0) return Failure(errno, "cannot create", temp);
-    auto fsync_fn = hooks.fsync ? hooks.fsync : ::fsync;
-    bool written = WriteAll(fd, contents, hooks) && fsync_fn(fd) == 0;
-    int error = errno;
-    if (::close(fd) != 0 && written) {
-      written = false;
-      error = errno;
-    }
-    if (!written) {
-      ::unlink(temp.c_str());
-      return Failure(error, "cannot write", path);
-    }
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
-      error = errno;
-      ::unlink(temp.c_str());
-      return Failure(error, "cannot rename into", path);
-    }
-    SyncDirectory(dir);
-    return WriteResult{};
+    const DumpDirectory dir = OpenForWriting(DirectoryOf(path));
+    if (dir.fd() < 0) return Failure(errno, "cannot open the directory of", path);
+    return WriteFileAt(dir, BaseNameOf(path), contents, hooks);
   } catch (const std::bad_alloc&) {
     return Failure(ENOMEM, "out of memory writing", path);
   } catch (...) {
@@ -113,25 +129,36 @@ WriteResult WriteFileAtomically(const std::string& path, const std::string& cont
   }
 }
 
-WriteResult WriteDump(const RankDump& dump, const std::string& dir, const WriteHooks& hooks) noexcept {
+WriteResult WriteDump(const RankDump& dump, const DumpDirectory& dir, const WriteHooks& hooks) noexcept {
   try {
-    std::string stem = dir + "/" + DumpFileStem(dump);
+    if (dir.fd() < 0) return Failure(EBADF, "no open dump directory for", dir.path());
+    const std::string stem = DumpFileStem(dump);
     std::string json_text = ToJson(dump).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    WriteResult result = WriteFileAtomically(stem + ".json", json_text, hooks);
+    WriteResult result = WriteFileAt(dir, stem + ".json", json_text, hooks);
     if (!result.ok()) return result;
-    result.json_path = stem + ".json";
-    WriteResult text = WriteFileAtomically(stem + ".txt", RenderDumpText(dump), hooks);
+    result.json_path = dir.path() + "/" + stem + ".json";
+    WriteResult text = WriteFileAt(dir, stem + ".txt", RenderDumpText(dump), hooks);
     if (!text.ok()) {
       text.message += " (the .json was written)";
       text.json_path = result.json_path;
       return text;
     }
-    result.text_path = stem + ".txt";
+    result.text_path = dir.path() + "/" + stem + ".txt";
     return result;
   } catch (const std::bad_alloc&) {
-    return Failure(ENOMEM, "out of memory writing dump to", dir);
+    return Failure(ENOMEM, "out of memory writing dump to", dir.path());
   } catch (...) {
-    return Failure(EINVAL, "cannot encode dump for", dir);
+    return Failure(EINVAL, "cannot encode dump for", dir.path());
+  }
+}
+
+WriteResult WriteDump(const RankDump& dump, const std::string& dir, const WriteHooks& hooks) noexcept {
+  try {
+    const DumpDirectory directory = OpenForWriting(dir);
+    if (directory.fd() < 0) return Failure(errno, "cannot open dump directory", dir);
+    return WriteDump(dump, directory, hooks);
+  } catch (const std::bad_alloc&) {
+    return Failure(ENOMEM, "out of memory writing dump to", dir);
   }
 }
 

@@ -13,6 +13,11 @@
 // fails with EEXIST when all are taken. rename() replaces a symlink at the final name
 // itself, never its target.
 //
+// Every file is created, renamed and removed relative to the directory's open fd (openat,
+// renameat, unlinkat): give WriteDump the DumpDirectory that PrepareDumpDirectory checked
+// (dump_dir.h), and a directory swapped after the checks cannot redirect the dump. The
+// path-based overloads open the directory themselves, following a symlink.
+//
 // One writer per process at a time: temporaries are named after the pid.
 //
 // Linked into the LD_PRELOAD library: the API never throws and reports every failure
@@ -25,6 +30,7 @@
 #include <string>
 
 #include "core/dump/dump.h"
+#include "core/dump/dump_dir.h"
 
 namespace ncclwatch::dump {
 
@@ -46,6 +52,7 @@ struct WriteHooks {
 // and incident replaced by '_'; R is "X" when the global rank is unknown (-1).
 std::string DumpFileStem(const RankDump& dump);
 
+WriteResult WriteDump(const RankDump& dump, const DumpDirectory& dir, const WriteHooks& hooks = {}) noexcept;
 WriteResult WriteDump(const RankDump& dump, const std::string& dir, const WriteHooks& hooks = {}) noexcept;
 
 // The temporaries WriteFileAtomically may use for `path`, in order: attempt in [0, kTempNameAttempts).

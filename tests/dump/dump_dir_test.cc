@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -135,4 +136,51 @@ TEST_CASE("a path that is not a directory is refused", "[dump][dir]") {
   tmp.Write("file", "x");
   CHECK_FALSE(dump::PrepareDumpDirectory(tmp.File("file"), true).usable);
   CHECK_FALSE(dump::PrepareDumpDirectory(tmp.File("file/sub"), true).usable);
+}
+
+TEST_CASE("a directory swapped for a symlink after the first dump does not redirect the next", "[dump][dir]") {
+  testing::TempDir tmp;
+  const std::string dir = tmp.File("dumps");
+  const std::string elsewhere = tmp.File("elsewhere");  // e.g. another user's directory
+  REQUIRE(mkdir(elsewhere.c_str(), 0700) == 0);
+  const dump::DumpDirStatus status = dump::PrepareDumpDirectory(dir, true);
+  REQUIRE(status.usable);
+  REQUIRE(dump::WriteDump(testing::MakeRankDump(0, 4), status.directory).ok());
+
+  // The checked directory moves away and a symlink takes its name.
+  REQUIRE(rename(dir.c_str(), tmp.File("moved").c_str()) == 0);
+  REQUIRE(symlink(elsewhere.c_str(), dir.c_str()) == 0);
+  const dump::WriteResult second = dump::WriteDump(testing::MakeRankDump(1, 4), status.directory);
+  REQUIRE(second.ok());
+
+  int in_elsewhere = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(elsewhere)) {
+    (void)entry;
+    ++in_elsewhere;
+  }
+  CHECK(in_elsewhere == 0);
+  const std::string name = second.json_path.substr(second.json_path.rfind('/') + 1);
+  CHECK(access((tmp.File("moved") + "/" + name).c_str(), F_OK) == 0);
+  CHECK(ModeOf(tmp.File("moved") + "/" + name) == 0600);
+}
+
+TEST_CASE("a symlink at the default location is refused, a named one is followed", "[dump][dir]") {
+  testing::TempDir tmp;
+  const std::string real = tmp.File("real");
+  REQUIRE(mkdir(real.c_str(), 0700) == 0);
+  const std::string link = tmp.File("link");
+  REQUIRE(symlink(real.c_str(), link.c_str()) == 0);
+
+  const dump::DumpDirStatus by_default = dump::PrepareDumpDirectory(link, false);
+  CHECK_FALSE(by_default.usable);
+  CHECK(by_default.error.find("symlink") != std::string::npos);
+  CHECK(by_default.directory.fd() < 0);
+
+  const dump::DumpDirStatus named = dump::PrepareDumpDirectory(link, true);
+  REQUIRE(named.usable);
+  REQUIRE(named.directory.fd() >= 0);
+  const dump::WriteResult result = dump::WriteDump(testing::MakeRankDump(0, 2), named.directory);
+  REQUIRE(result.ok());
+  const std::string name = result.json_path.substr(result.json_path.rfind('/') + 1);
+  CHECK(access((real + "/" + name).c_str(), F_OK) == 0);
 }
