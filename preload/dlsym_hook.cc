@@ -4,6 +4,14 @@
 // that library lacks. Every other name goes to glibc's dlsym by a tail call, so that
 // glibc still sees the job's return address (RTLD_NEXT, RTLD_DEFAULT scopes) and sets
 // dlerror exactly as without us.
+//
+// Sanitizer builds compile this file and real_dl.cc without instrumentation
+// (preload/CMakeLists.txt): an ASan or TSan runtime resolves its interceptors with
+// dlsym(RTLD_NEXT, ...) while it initializes, and with the preload in the process that
+// lookup lands here. Instrumented code run then dies (TSan: SIGSEGV in __tsan_func_entry).
+// So the pass-through path touches nothing of ours that needs initializing: a
+// four-character prefix test and glibc's dlsym found by dlvsym. Only "nccl*" names go on
+// to the resolver, and no sanitizer runtime looks those up.
 #include <dlfcn.h>
 
 #include <atomic>
@@ -61,6 +69,11 @@ NCCLWATCH_EXPORT void* dlsym(void* handle, const char* name) {
   using namespace ncclwatch::preload;
   DlsymFn* const real_dlsym = RealDlsym();
   if (real_dlsym == nullptr) return nullptr;  // not glibc: nothing we can forward to
+  // Every hooked name starts with "nccl" (NcclApiIndex); the rest is passed on before any
+  // code of ours that needs initializing runs (see the top of this file).
+  if (name == nullptr || name[0] != 'n' || name[1] != 'c' || name[2] != 'c' || name[3] != 'l') {
+    return real_dlsym(handle, name);  // tail call
+  }
   const int api = NcclApiIndex(name);
   if (__builtin_expect(api < 0, 1)) return real_dlsym(handle, name);  // tail call
   try {
