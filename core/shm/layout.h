@@ -1,8 +1,12 @@
-// Binary layout of one ncclwatch shared-memory segment (layout version 2).
+// Binary layout of one ncclwatch shared-memory segment (layout version 3).
 //
 // One segment per process that created at least one NCCL communicator, named
 //   /ncclwatch.<uid>.<job id>.<pid>.<process start ticks>       (see segment_name.h)
-// mode 0600, fixed size, created at the first communicator, unlinked at clean exit.
+// mode 0600, fixed size, created at the first communicator. It outlives its process: at exit
+// the process records how it left (SegmentState::kExited and the exit_* fields) and keeps the
+// segment, so that the peers it leaves waiting can blame it; a process killed without a word
+// leaves it kLive with a dead pid (a crash). The last live process of the job on the host
+// removes every segment of the job at its own exit; `ncclwatch gc` removes what dead jobs left.
 //
 //   offset 0                   SegmentHeader          (kHeaderBytes, identity of the process)
 //   header.sync_slots_offset   SyncSlot[max_sync_slots]   (one per application thread that
@@ -32,7 +36,9 @@
 namespace ncclwatch::shm {
 
 inline constexpr uint64_t kMagic = 0x3168637461776e63ULL;  // "ncwatch1" little-endian
-inline constexpr uint32_t kLayoutVersion = 2;  // 2: 256 comm slots, generation, untracked counts
+// 2: 256 comm slots, generation, untracked counts. 3: exit evidence (kExited, exit_* fields).
+// A reader accepts only its own version and names the version of a segment it refuses.
+inline constexpr uint32_t kLayoutVersion = 3;
 inline constexpr uint32_t kHeaderBytes = 4096;
 // Communicators watched at once per process. A slot is ~66 KiB with the default ring (1024
 // records of 64 bytes), so 256 slots make a 17 MiB segment; /dev/shm pages are only
@@ -48,7 +54,17 @@ inline constexpr uint32_t kMaxRingCapacity = 1u << 16;
 inline constexpr size_t kHostBytes = 64;
 inline constexpr size_t kJobIdBytes = 96;
 
-enum class SegmentState : uint32_t { kLive = 1, kClosed = 2 };
+// kClosed: unlinked by its owner (layout 2 writers did so at every clean exit).
+// kExited: the owner left the process (exit() or a fatal signal it could catch); the segment
+// stays as evidence, with SegmentHeader::exit_* saying how and when.
+enum class SegmentState : uint32_t { kLive = 1, kClosed = 2, kExited = 3 };
+
+// How a process left, as it recorded it (SegmentHeader::exit_how).
+enum class ExitHow : uint32_t {
+  kNone = 0,    // not recorded: still running, or killed/crashed without a word
+  kStatus = 1,  // exit(status), return from main, or _exit(status): exit_status is valid
+  kSignal = 2,  // a fatal signal reached our handler (then re-raised): exit_signal is valid
+};
 
 // Where the header's global rank came from.
 enum class RankSource : uint32_t { kUnknown = 0, kTorchrun = 1, kSlurm = 2, kOpenMpi = 3, kCommunicator = 4 };
@@ -78,6 +94,14 @@ struct SegmentHeader {
   std::atomic<uint32_t> state;        // SegmentState
   std::atomic<uint32_t> comms_claimed;  // comm slots [0, comms_claimed) have been used
   std::atomic<uint32_t> comms_unwatched;  // communicators created while all slots were in use
+  // Exit evidence (layout 3). Written once, by the exiting process (an async-signal-safe
+  // handler on the fatal-signal path), before `state` becomes kExited (release): a reader
+  // that sees kExited (acquire) sees them.
+  std::atomic<uint32_t> exit_how;    // ExitHow
+  std::atomic<int32_t> exit_status;  // when kStatus
+  std::atomic<int32_t> exit_signal;  // when kSignal
+  std::atomic<uint32_t> reserved1;
+  std::atomic<uint64_t> exit_ns;     // CLOCK_MONOTONIC when it recorded the exit
 };
 
 enum class SyncKind : uint32_t { kNone = 0, kStream = 1, kEvent = 2, kDevice = 3 };
@@ -103,6 +127,12 @@ enum class CommState : uint32_t {
   kRevoked = 7,
   kSuspended = 8,  // ncclCommSuspend (NCCL 2.29) until ncclCommResume: idle, not hung
 };
+// The rank left the communicator (destroyed, finalized, aborted, revoked): it takes no further
+// part, and a peer still waiting on it waits for nothing.
+inline constexpr bool RankLeftComm(CommState s) {
+  return s == CommState::kFinalized || s == CommState::kDestroyed || s == CommState::kAborted ||
+         s == CommState::kRevoked;
+}
 
 // CommSlotHeader::flags bits.
 inline constexpr uint32_t kCommNonblocking = 1u << 0;

@@ -64,7 +64,11 @@ bool ReadStableArray(const SegmentFile& file, uint64_t offset, size_t count, std
 // declared size is the file's size, tells us where things are: every offset used later comes
 // from it, and each read is bounded by the file size besides.
 std::string HeaderProblem(const SegmentHeader& h, uint64_t file_size) {
-  if (h.layout_version != kLayoutVersion || h.header_bytes != kHeaderBytes) return "unknown layout";
+  if (h.layout_version != kLayoutVersion) {
+    return "layout version " + std::to_string(h.layout_version) + ", this ncclwatch reads only version " +
+           std::to_string(kLayoutVersion);
+  }
+  if (h.header_bytes != kHeaderBytes) return "unknown layout";
   const SegmentGeometry g = ComputeGeometry(h.ring_capacity);
   const bool geometry_ok = g.ring_capacity == h.ring_capacity && g.segment_bytes == h.segment_bytes &&
                            h.comm_slot_bytes == g.comm_slot_bytes && h.comm_slots_offset == g.comm_slots_offset &&
@@ -190,7 +194,15 @@ void FillProcessFields(const SegmentHeader& h, ProcessView* view) {
   view->pid = h.pid;
   view->process_start_ticks = h.process_start_ticks;
   view->alive = ProcessIsAlive(h.pid, h.process_start_ticks);
-  view->closed = h.state.load(kRelaxed) == static_cast<uint32_t>(SegmentState::kClosed);
+  const uint32_t state = h.state.load(kRelaxed);
+  view->closed = state == static_cast<uint32_t>(SegmentState::kClosed);
+  view->exited = state == static_cast<uint32_t>(SegmentState::kExited);
+  if (view->exited) {
+    view->exit_how = static_cast<ExitHow>(h.exit_how.load(kRelaxed));
+    view->exit_status = h.exit_status.load(kRelaxed);
+    view->exit_signal = h.exit_signal.load(kRelaxed);
+    view->exit_ns = h.exit_ns.load(kRelaxed);
+  }
   view->stale = !view->alive;
   view->host = BoundedString(h.host, sizeof(h.host));
   view->job_id = BoundedString(h.job_id, sizeof(h.job_id));
@@ -257,6 +269,18 @@ bool IsOursToRemove(const std::string& entry) {
   if (rejection.problem == SegmentProblem::kIncomplete) return true;
   if (rejection.Reportable()) WarnAboutSegmentOnce(entry, rejection.inode, rejection.why);
   return false;
+}
+
+// A process of the job still takes part: its pid runs and it has not recorded its exit. A
+// header not complete yet (its owner is creating it) counts as live.
+bool EntryIsLive(const std::string& entry, const ParsedSegmentName& parsed) {
+  if (!ProcessIsAlive(parsed.pid, parsed.start_ticks)) return false;
+  SegmentRejection rejection;
+  std::optional<SegmentFile> file = SegmentFile::Open(entry, &rejection);
+  if (!file) return rejection.problem == SegmentProblem::kIncomplete;  // not ours: not our job's process
+  SegmentHeader header;
+  if (!ReadHeader(*file, &header) || header.magic.load(kRelaxed) != kMagic) return true;
+  return header.state.load(std::memory_order_acquire) != static_cast<uint32_t>(SegmentState::kExited);
 }
 
 }  // namespace
@@ -337,13 +361,30 @@ int RemoveDeadJobs(const std::string& keep_job_id, uid_t uid) {
     bool any_alive = false;
     for (const std::string& entry : ListShmEntries(JobEntryPrefix(uid, job))) {
       ParsedSegmentName parsed;
-      if (ParseSegmentEntry(entry, uid, job, &parsed) && ProcessIsAlive(parsed.pid, parsed.start_ticks) &&
-          IsOursToRemove(entry)) {
+      if (ParseSegmentEntry(entry, uid, job, &parsed) && EntryIsLive(entry, parsed) && IsOursToRemove(entry)) {
         any_alive = true;
         break;
       }
     }
-    if (!any_alive) removed += RemoveStaleSegments(job, uid);
+    if (!any_alive) removed += RemoveJobIfEnded(job, uid);
+  }
+  return removed;
+}
+
+int RemoveJobIfEnded(const std::string& job_id, uid_t uid) {
+  const std::string job = SanitizeJobId(job_id);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // our exit mark before the scan
+  const std::vector<std::string> entries = ListShmEntries(JobEntryPrefix(uid, job));
+  std::vector<std::string> ours;
+  for (const std::string& entry : entries) {
+    ParsedSegmentName parsed;
+    if (!ParseSegmentEntry(entry, uid, job, &parsed)) continue;
+    if (EntryIsLive(entry, parsed)) return 0;
+    if (IsOursToRemove(entry)) ours.push_back(entry);
+  }
+  int removed = 0;
+  for (const std::string& entry : ours) {
+    if (shm_unlink(("/" + entry).c_str()) == 0) ++removed;
   }
   return removed;
 }

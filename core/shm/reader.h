@@ -39,6 +39,13 @@ int RemoveStaleSegments(const std::string& job_id, uid_t uid = getuid());
 // segments to blame them. Returns how many segments were removed.
 int RemoveDeadJobs(const std::string& keep_job_id, uid_t uid = getuid());
 
+// Unlinks every segment of `job_id` when none of its processes is live any more (a process is
+// live while its pid runs and it has not recorded its exit, SegmentState::kExited). Called by
+// each process at exit after recording its own exit: of processes exiting together, at
+// least one sees all the others' marks (each stores its mark seq_cst before scanning), so a
+// healthy job leaves nothing behind. Returns how many were removed (0 while a process lives).
+int RemoveJobIfEnded(const std::string& job_id, uid_t uid = getuid());
+
 }  // namespace ncclwatch::shm
 
 #endif  // NCCLWATCH_CORE_SHM_READER_H_

@@ -155,6 +155,22 @@ void SegmentWriter::AdoptRankFromCommunicator(int rank) {
   }
 }
 
+void SegmentWriter::RecordExit(ExitHow how, int value) { RecordExitIn(header_, how, value); }
+
+void SegmentWriter::RecordExitIn(SegmentHeader* header, ExitHow how, int value) {
+  uint32_t none = static_cast<uint32_t>(ExitHow::kNone);
+  if (!header->exit_how.compare_exchange_strong(none, static_cast<uint32_t>(how), std::memory_order_relaxed)) return;
+  if (how == ExitHow::kSignal) {
+    header->exit_signal.store(value, std::memory_order_relaxed);
+  } else {
+    header->exit_status.store(value, std::memory_order_relaxed);
+  }
+  header->exit_ns.store(MonotonicNowNs(), std::memory_order_relaxed);
+  // seq_cst: the exit protocol (reader.h, RemoveJobIfEnded) is a store-then-scan by every
+  // exiting process; at least one of two processes exiting together sees the other's mark.
+  header->state.store(static_cast<uint32_t>(SegmentState::kExited), std::memory_order_seq_cst);
+}
+
 void SegmentWriter::CloseAndUnlink() {
   header_->state.store(static_cast<uint32_t>(SegmentState::kClosed), std::memory_order_release);
   if (!unlinked_) shm_unlink(name_.c_str());

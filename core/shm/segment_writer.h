@@ -54,6 +54,13 @@ class SegmentWriter {
   // Marks the segment closed and removes its name; the mapping stays valid.
   void CloseAndUnlink();
 
+  // Records how this process leaves (layout.h, exit evidence) and marks the segment kExited;
+  // the segment stays. `value` is the exit status for ExitHow::kStatus, the signal number for
+  // kSignal. Async-signal-safe (atomic stores and the vDSO clock only); the first call wins.
+  void RecordExit(ExitHow how, int value);
+  // The same on a bare header, for a signal handler that holds no SegmentWriter.
+  static void RecordExitIn(SegmentHeader* header, ExitHow how, int value);
+
  private:
   SegmentWriter(std::string name, void* base, const SegmentGeometry& geometry);
 

@@ -74,6 +74,13 @@ struct ProcessView {
   bool alive = false;  // pid runs and started at process_start_ticks
   bool stale = false;  // owner gone without removing the segment
   bool closed = false;  // owner removed it on a clean exit (still mapped by a reader)
+  // The owner recorded that it left (SegmentState::kExited): it takes no further part, even
+  // while its pid still runs its exit. exit_* as in layout.h's exit evidence.
+  bool exited = false;
+  ExitHow exit_how = ExitHow::kNone;
+  int exit_status = 0;
+  int exit_signal = 0;
+  uint64_t exit_ns = 0;
   std::string host;
   std::string job_id;
   int global_rank = -1;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "core/shm/reader.h"
+#include "core/shm/segment_file.h"
 #include "segment_test_util.h"
 
 namespace ncclwatch::shm {
@@ -71,6 +72,84 @@ int SpawnAndReapCrashingWriter(const std::string& job) {
   int status = 0;
   if (child <= 0 || waitpid(child, &status, 0) != child) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A child of this job that records how it leaves, as the preload does at exit, then exits.
+int SpawnAndReapExitingWriter(const std::string& job, ExitHow how, int value) {
+  const pid_t child = fork();
+  if (child == 0) {
+    SegmentOptions options = OptionsForThisProcess(job, 16);
+    options.uid = kPrivateUid;
+    options.pid = getpid();
+    options.process_start_ticks = ProcessStartTicks(getpid());
+    std::string error;
+    auto writer = SegmentWriter::Create(options, &error);
+    if (!writer) _exit(1);
+    writer->RecordExit(how, value);
+    writer->RecordExit(ExitHow::kStatus, 42);  // the first record wins
+    _exit(0);
+  }
+  int status = 0;
+  if (child <= 0 || waitpid(child, &status, 0) != child) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_CASE("an exited process's segment stays with how it left; a crashed one has no record", "[stale][exit]") {
+  const std::string job = UniqueJobId("exitevidence");
+  REQUIRE(SpawnAndReapExitingWriter(job, ExitHow::kStatus, 3) == 0);
+  REQUIRE(SpawnAndReapExitingWriter(job, ExitHow::kSignal, 6) == 0);
+  REQUIRE(SpawnAndReapCrashingWriter(job) == 0);
+  SegmentOptions live_options = OptionsForThisProcess(job, 16);
+  live_options.uid = kPrivateUid;
+  std::string error;
+  auto live = SegmentWriter::Create(live_options, &error);
+  REQUIRE(live);
+
+  const JobSnapshot snap = ReadJobSnapshot(job, kPrivateUid);
+  REQUIRE(snap.processes.size() == 4);
+  int by_status = 0, by_signal = 0, crashed = 0;
+  for (const ProcessView& p : snap.processes) {
+    if (p.pid == getpid()) {
+      CHECK(p.alive);
+      CHECK_FALSE(p.exited);
+      continue;
+    }
+    CHECK_FALSE(p.alive);
+    if (!p.exited) {
+      CHECK(p.exit_how == ExitHow::kNone);
+      ++crashed;
+    } else if (p.exit_how == ExitHow::kStatus) {
+      CHECK(p.exit_status == 3);
+      CHECK(p.exit_ns > 0);
+      ++by_status;
+    } else if (p.exit_how == ExitHow::kSignal) {
+      CHECK(p.exit_signal == 6);
+      ++by_signal;
+    }
+  }
+  CHECK((by_status == 1 && by_signal == 1 && crashed == 1));
+
+  CHECK(RemoveJobIfEnded(job, kPrivateUid) == 0);  // we live: every segment stays
+  CHECK(ReadJobSnapshot(job, kPrivateUid).processes.size() == 4);
+  live->RecordExit(ExitHow::kStatus, 0);  // our pid still runs, but we left
+  CHECK(RemoveJobIfEnded(job, kPrivateUid) == 4);
+  CHECK(ReadJobSnapshot(job, kPrivateUid).processes.empty());
+}
+
+TEST_CASE("a segment of another layout version is refused, naming its version", "[stale][exit]") {
+  const std::string job = UniqueJobId("oldlayout");
+  SegmentOptions options = OptionsForThisProcess(job, 16);
+  options.uid = kPrivateUid;
+  std::string error;
+  auto writer = SegmentWriter::Create(options, &error);
+  REQUIRE(writer);
+  static std::string warning;
+  SetSegmentWarningSink([](const std::string& line) { warning = line; });
+  writer->header().layout_version = kLayoutVersion - 1;
+  CHECK(ReadJobSnapshot(job, kPrivateUid).processes.empty());
+  CHECK(warning.find("layout version " + std::to_string(kLayoutVersion - 1)) != std::string::npos);
+  SetSegmentWarningSink(nullptr);
+  writer->CloseAndUnlink();
 }
 
 TEST_CASE("dead jobs are removed whole; jobs with a live process and the kept job stay", "[stale]") {
