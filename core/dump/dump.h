@@ -21,7 +21,9 @@
 namespace ncclwatch::dump {
 
 inline constexpr char kSchemaName[] = "ncclwatch.dump";
-inline constexpr int kSchemaVersion = 1;
+// 2: exit evidence (process.alive, process.exit, written_by, comms[].left, comms[].untracked_ops).
+// Readers accept 1..kSchemaVersion; a version 1 dump reads as a live process's own dump.
+inline constexpr int kSchemaVersion = 2;
 
 struct Incident {
   std::string id;            // Same on every rank of one host for one incident.
@@ -46,6 +48,14 @@ struct LocalVerdict {
   bool partial = false;       // the host saw fewer ranks than the communicator has
 };
 
+// How a process that is gone left (layout.h's exit evidence, detect::ExitFacts).
+struct ProcessExit {
+  bool recorded = false;  // it recorded its exit; false: killed or crashed without a word
+  int status = 0;         // exit status when recorded and not by signal
+  int signal = 0;         // fatal signal when recorded by the crash path, else 0
+  uint64_t exit_ns = 0;   // when, CLOCK_MONOTONIC of its host; 0 unknown
+};
+
 struct ProcessInfo {
   int global_rank = -1;
   int local_rank = -1;
@@ -55,6 +65,17 @@ struct ProcessInfo {
   int device = -1;
   std::string exe;
   std::vector<std::string> cmdline;
+  // false: the process had exited or died when the dump was written (by a peer, written_by).
+  bool alive = true;
+  ProcessExit exit;  // meaningful when !alive
+};
+
+// Who wrote a dump on behalf of a process that had exited or died (its peers' watchdog saw
+// its segment); pid 0 when the process wrote its own dump.
+struct DumpWriter {
+  int32_t pid = 0;
+  std::string host;
+  int global_rank = -1;
 };
 
 struct Environment {
@@ -92,6 +113,10 @@ struct CommState {
   uint64_t last_enqueued_seq = 0;
   uint64_t last_completed_seq = 0;
   int async_error = 0;        // ncclResult_t
+  // This rank destroyed, finalized, aborted or revoked the communicator: it takes no further
+  // part in it.
+  bool left = false;
+  uint64_t untracked_ops = 0;  // ops whose completion could not be tracked: unknown, never complete
   std::vector<CollectiveRecord> records;  // the last N, ascending seq
 };
 
@@ -142,6 +167,7 @@ struct RankDump {
   Incident incident;
   LocalVerdict verdict;
   ProcessInfo process;
+  DumpWriter written_by;  // set (pid != 0) only for a dump written on behalf of a gone process
   Environment environment;
   std::vector<CommState> comms;
   std::vector<HostSync> host_syncs;

@@ -40,6 +40,8 @@ json ToJson(const CommState& c) {
               {"last_enqueued_seq", c.last_enqueued_seq},
               {"last_completed_seq", c.last_completed_seq},
               {"async_error", c.async_error},
+              {"left", c.left},
+              {"untracked_ops", c.untracked_ops},
               {"records", std::move(records)}};
 }
 
@@ -263,6 +265,20 @@ void Read(const Node& n, ProcessInfo* out) {
   n.Get("device", &out->device);
   n.Get("exe", &out->exe);
   n.Get("cmdline", &out->cmdline);
+  n.Get("alive", &out->alive);  // version 2; a version 1 dump was written by its live process
+  if (n.Has("exit")) {
+    Node exit = n.Child("exit", json::value_t::object);
+    exit.Get("recorded", &out->exit.recorded);
+    exit.Get("status", &out->exit.status);
+    exit.Get("signal", &out->exit.signal);
+    exit.Get("exit_ns", &out->exit.exit_ns);
+  }
+}
+
+void Read(const Node& n, DumpWriter* out) {
+  n.Get("pid", &out->pid, true);
+  n.Get("host", &out->host);
+  n.Get("global_rank", &out->global_rank);
 }
 
 void Read(const Node& n, Environment* out) {
@@ -308,6 +324,8 @@ void Read(const Node& n, CommState* out) {
   n.Get("last_enqueued_seq", &out->last_enqueued_seq);
   n.Get("last_completed_seq", &out->last_completed_seq);
   n.Get("async_error", &out->async_error);
+  n.Get("left", &out->left);                    // version 2
+  n.Get("untracked_ops", &out->untracked_ops);  // version 2
   for (const Node& r : n.Elements("records")) Read(r, &out->records.emplace_back());
 }
 
@@ -365,9 +383,16 @@ nlohmann::json ToJson(const RankDump& d) {
   const auto& v = d.verdict;
   const auto& p = d.process;
   const auto& e = d.environment;
+  json process = {{"global_rank", p.global_rank}, {"local_rank", p.local_rank}, {"world_size", p.world_size},
+                  {"host", p.host},               {"pid", p.pid},               {"device", p.device},
+                  {"exe", p.exe},                 {"cmdline", p.cmdline},       {"alive", p.alive}};
+  if (!p.alive) {
+    process["exit"] = {{"recorded", p.exit.recorded}, {"status", p.exit.status}, {"signal", p.exit.signal},
+                       {"exit_ns", p.exit.exit_ns}};
+  }
   // nlohmann::ordered_json is not used: key order does not matter to readers, and the
   // default json sorts keys, which keeps files diffable.
-  return json{
+  json doc = json{
       {"schema", kSchemaName},
       {"version", kSchemaVersion},
       {"incident", {{"id", d.incident.id}, {"trigger", d.incident.trigger}, {"job_id", d.incident.job_id},
@@ -377,9 +402,7 @@ nlohmann::json ToJson(const RankDump& d) {
       {"verdict", {{"kind", v.kind}, {"comm", FormatHex(v.comm_hash)}, {"seq", v.seq}, {"op", v.op},
                    {"culprit_ranks", v.culprit_ranks}, {"other_ranks", v.other_ranks},
                    {"since_mono_ns", v.since_mono_ns}, {"summary", v.summary}, {"partial", v.partial}}},
-      {"process", {{"global_rank", p.global_rank}, {"local_rank", p.local_rank}, {"world_size", p.world_size},
-                   {"host", p.host}, {"pid", p.pid}, {"device", p.device}, {"exe", p.exe},
-                   {"cmdline", p.cmdline}}},
+      {"process", std::move(process)},
       {"environment", {{"nccl_env", std::move(nccl_env)}, {"cuda_driver_version", e.cuda_driver_version},
                        {"cuda_runtime_version", e.cuda_runtime_version}, {"nccl_version", e.nccl_version},
                        {"nvidia_driver", e.nvidia_driver}, {"kernel_release", e.kernel_release}}},
@@ -388,6 +411,11 @@ nlohmann::json ToJson(const RankDump& d) {
       {"native_stacks", {{"threads", std::move(threads)}, {"errors", d.stack_errors}}},
       {"python_stacks", ToJson(d.python)},
   };
+  if (d.written_by.pid != 0) {
+    doc["written_by"] = {{"pid", d.written_by.pid}, {"host", d.written_by.host},
+                         {"global_rank", d.written_by.global_rank}};
+  }
+  return doc;
 }
 
 RankDump FromJson(const nlohmann::json& doc) {
@@ -398,6 +426,7 @@ RankDump FromJson(const nlohmann::json& doc) {
   Read(root.Child("incident", json::value_t::object), &d.incident);
   if (root.Has("verdict")) Read(root.Child("verdict", json::value_t::object), &d.verdict);
   Read(root.Child("process", json::value_t::object), &d.process);
+  if (root.Has("written_by")) Read(root.Child("written_by", json::value_t::object), &d.written_by);
   if (root.Has("environment")) Read(root.Child("environment", json::value_t::object), &d.environment);
   for (const Node& c : root.Elements("comms")) Read(c, &d.comms.emplace_back());
   for (const Node& s : root.Elements("host_syncs")) Read(s, &d.host_syncs.emplace_back());

@@ -43,8 +43,10 @@ TEST_CASE("bad dump files give a one-line error naming the problem", "[dump][rea
                  "foreign JSON: schema is \"other.tool\""));
 
   nlohmann::json future = nlohmann::json::parse(valid);
-  future["version"] = 2;
-  CHECK(Contains(ErrorFor(dir, future.dump()), "dump version 2 is newer than this ncclwatch supports (1)"));
+  future["version"] = dump::kSchemaVersion + 1;
+  CHECK(Contains(ErrorFor(dir, future.dump()), "dump version " + std::to_string(dump::kSchemaVersion + 1) +
+                                                   " is newer than this ncclwatch supports (" +
+                                                   std::to_string(dump::kSchemaVersion) + ")"));
 
   nlohmann::json wrong_type = nlohmann::json::parse(valid);
   wrong_type["process"]["pid"] = "twelve";

@@ -71,6 +71,57 @@ TEST_CASE("a dump survives write and read unchanged", "[dump]") {
   CHECK(read.environment.nccl_env.at("NCCL_SOCKET_IFNAME") == "eth0");
 }
 
+TEST_CASE("exit evidence survives write and read: a gone process's dump written on its behalf", "[dump]") {
+  testing::TempDir dir;
+  dump::RankDump original = FullDump();
+  original.process.alive = false;
+  original.process.exit = dump::ProcessExit{true, 0, 6, 987654321};
+  original.written_by = dump::DumpWriter{2002, "node0", 2};
+  original.comms[0].left = true;
+  original.comms[0].untracked_ops = 5;
+  const dump::WriteResult written = dump::WriteDump(original, dir.path());
+  REQUIRE(written.ok());
+  dump::RankDump read;
+  std::string error;
+  REQUIRE(dump::ReadDumpFile(written.json_path, &read, &error));
+  CHECK(read.version == dump::kSchemaVersion);
+  CHECK_FALSE(read.process.alive);
+  CHECK(read.process.exit.recorded);
+  CHECK(read.process.exit.signal == 6);
+  CHECK(read.process.exit.exit_ns == 987654321);
+  CHECK(read.written_by.pid == 2002);
+  CHECK(read.written_by.global_rank == 2);
+  CHECK(read.comms.at(0).left);
+  CHECK(read.comms.at(0).untracked_ops == 5);
+  std::ifstream in(written.text_path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("process GONE: fatal signal 6") != std::string::npos);
+  CHECK(text.find("written on its behalf by rank 2 pid 2002") != std::string::npos);
+  CHECK(text.find("LEFT") != std::string::npos);
+}
+
+TEST_CASE("a version 1 dump still reads: its process was alive and left no communicator", "[dump]") {
+  testing::TempDir dir;
+  nlohmann::json v1 = dump::ToJson(FullDump());
+  v1["version"] = 1;
+  v1["process"].erase("alive");
+  for (auto& c : v1["comms"]) {
+    c.erase("left");
+    c.erase("untracked_ops");
+  }
+  const std::string path = dir.File("v1.json");
+  std::ofstream(path) << v1.dump();
+  dump::RankDump read;
+  std::string error;
+  REQUIRE(dump::ReadDumpFile(path, &read, &error));
+  CHECK(read.version == 1);
+  CHECK(read.process.alive);
+  CHECK_FALSE(read.process.exit.recorded);
+  CHECK(read.written_by.pid == 0);
+  CHECK_FALSE(read.comms.at(0).left);
+  CHECK(read.comms.at(0).untracked_ops == 0);
+}
+
 TEST_CASE("the text companion names the verdict and the stuck collective", "[dump]") {
   testing::TempDir dir;
   dump::WriteResult written = dump::WriteDump(FullDump(), dir.path());
@@ -92,19 +143,23 @@ TEST_CASE("dump file names are sanitized and unique per rank, host, pid and inci
 }
 
 TEST_CASE("hex comm hashes parse strictly", "[dump]") {
-  CHECK(dump::ParseHex("0x1f") == 0x1fu);
-  CHECK(dump::ParseHex("0xFFFFFFFFFFFFFFFF") == UINT64_MAX);
-  CHECK_FALSE(dump::ParseHex("1f"));
-  CHECK_FALSE(dump::ParseHex("0x"));
-  CHECK_FALSE(dump::ParseHex("0x1g"));
-  CHECK_FALSE(dump::ParseHex("0x11112222333344445"));
-  CHECK(dump::FormatHex(0xabc) == "0xabc");
+  dump::RankDump d = testing::MakeRankDump(0, 2);
+  d.comms[0].comm_hash = 0xabc;
+  nlohmann::json doc = dump::ToJson(d);
+  CHECK(doc["comms"][0]["comm"] == "0xabc");
+  doc["comms"][0]["comm"] = "0xFFFFFFFFFFFFFFFF";
+  CHECK(dump::FromJson(doc).comms[0].comm_hash == UINT64_MAX);
+  doc["comms"][0]["comm"] = "0x1f";
+  CHECK(dump::FromJson(doc).comms[0].comm_hash == 0x1fu);
+  for (const char* bad : {"1f", "0x", "0x1g", "0x11112222333344445"}) {
+    doc["comms"][0]["comm"] = bad;
+    CHECK_THROWS_AS(dump::FromJson(doc), dump::DumpFormatError);
+  }
 }
 
 TEST_CASE("process facts describe this process", "[dump][facts]") {
-  setenv("NCCL_NCCLWATCH_TEST_VAR", "on", 1);
   dump::RankDump d;
-  dump::FillProcessFacts(&d);
+  dump::FillProcessFacts({{"NCCL_NCCLWATCH_TEST_VAR", "on"}}, &d);
   CHECK(d.process.pid == getpid());
   CHECK_FALSE(d.process.host.empty());
   CHECK(d.process.exe.find("dump_test") != std::string::npos);
@@ -112,7 +167,6 @@ TEST_CASE("process facts describe this process", "[dump][facts]") {
   CHECK(d.process.cmdline[0].find("dump_test") != std::string::npos);
   CHECK(d.environment.nccl_env.at("NCCL_NCCLWATCH_TEST_VAR") == "on");
   CHECK_FALSE(d.environment.kernel_release.empty());
-  unsetenv("NCCL_NCCLWATCH_TEST_VAR");
 }
 
 TEST_CASE("detection time is stamped on both clocks and in ISO-8601", "[dump][facts]") {
