@@ -31,6 +31,7 @@ std::optional<FaultKind> ParseKind(const std::string& s) {
   if (s == "slow") return FaultKind::kSlow;
   if (s == "error") return FaultKind::kError;
   if (s == "die") return FaultKind::kDie;
+  if (s == "mismatch_completes") return FaultKind::kMismatchCompletes;
   return std::nullopt;
 }
 
@@ -80,7 +81,7 @@ std::optional<Fault> ParseOne(const std::string& text, std::string* err) {
   }
   const auto kind = ParseKind(text.substr(0, colon));
   if (!kind) {
-    *err = "unknown fault kind '" + text.substr(0, colon) + "' (expected hang, slow, error or die)";
+    *err = "unknown fault kind '" + text.substr(0, colon) + "' (expected hang, slow, error, die or mismatch_completes)";
     return std::nullopt;
   }
   Fault f;
@@ -101,7 +102,7 @@ std::optional<Fault> ParseOne(const std::string& text, std::string* err) {
     *err = "ms= applies only to slow faults";
     return std::nullopt;
   }
-  if (f.at_init && (f.kind == FaultKind::kSlow || f.kind == FaultKind::kError)) {
+  if (f.at_init && f.kind != FaultKind::kHang && f.kind != FaultKind::kDie) {
     *err = "seq=init is supported for hang and die only";
     return std::nullopt;
   }

@@ -9,7 +9,10 @@
 
 namespace ncclsim {
 
-enum class FaultKind { kHang, kSlow, kError, kDie };
+// kMismatchCompletes: collective #N completes even when the ranks' calls differ (op, count,
+// datatype, redop, root), moving no data, as real NCCL can finish mismatched calls on
+// corrupt data and only hang later.
+enum class FaultKind { kHang, kSlow, kError, kDie, kMismatchCompletes };
 
 struct Fault {
   FaultKind kind = FaultKind::kHang;

@@ -31,6 +31,8 @@ void MarkFaultError(const Op& op) {
   if (op.seq != 0 && Match(op, FaultKind::kError)) op.comm->async_error.store(ncclRemoteError);
 }
 
+bool MismatchCompletes(const Op& op) { return op.seq != 0 && Match(op, FaultKind::kMismatchCompletes) != nullptr; }
+
 bool ApplyFaults(const Op& op) {
   if (op.seq == 0) return true;
   Comm* c = op.comm;

@@ -63,6 +63,8 @@ bool ExecuteOneSided(const Op& op);
 // when the op must not complete: hung until abort, or aborted while slowed.
 void MarkFaultError(const Op& op);
 bool ApplyFaults(const Op& op);
+// mismatch_completes: collective op.seq completes even if the ranks' calls disagree.
+bool MismatchCompletes(const Op& op);
 
 }  // namespace ncclsim
 

@@ -85,6 +85,28 @@ int MismatchBody(const ncclUniqueId& id, int rank) {
   return check.failures() == 0 ? 0 : 1;
 }
 
+// mismatch_completes:seq=2: #2 is an AllReduce on rank 0 and a Broadcast on rank 1.
+int MismatchCompletesBody(const ncclUniqueId& id, int rank) {
+  Checker check(rank);
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  if (!JoinPair(id, rank, check, &comm, &stream)) return 1;
+  bool aborted = false;
+  check(AllReduceFinishes(comm, stream, check, 5s, &aborted), "#1 completes");
+  float in[4] = {1, 2, 3, 4}, out[4] = {-1, -1, -1, -1};
+  if (rank == 0) ncclAllReduce(in, out, 4, ncclFloat32, ncclSum, comm, stream);
+  else ncclBroadcast(in, out, 4, ncclFloat32, 0, comm, stream);
+  check(StreamFinishes(comm, stream, check, 5s, &aborted), "the mismatched #2 completes");
+  check(out[0] == -1 && out[3] == -1, "no data moved for the mismatched pair");
+  int mine = rank + 1, sum = 0;
+  ncclAllReduce(&mine, &sum, 1, ncclInt32, ncclSum, comm, stream);
+  check(StreamFinishes(comm, stream, check, 5s, &aborted), "#3 completes");
+  check(sum == 3, "#3 sums correctly after the mismatch (" + std::to_string(sum) + ")");
+  if (!aborted) ncclCommDestroy(comm);
+  cudaStreamDestroy(stream);
+  return check.failures() == 0 ? 0 : 1;
+}
+
 int SlowErrorBody(const ncclUniqueId& id, int rank) {
   Checker check(rank);
   ncclComm_t comm = nullptr;
@@ -251,6 +273,13 @@ TEST_CASE("mismatched collectives hang until abort", "[sim_nccl][fault]") {
   REQUIRE(result.all_ok());
 }
 
+TEST_CASE("mismatch_completes fault: a mismatched pair completes, moving no data", "[sim_nccl][fault]") {
+  EnvVar fault("NCCLSIM_FAULT", "mismatch_completes:seq=2");
+  const auto result = RunWith(2, MismatchCompletesBody);
+  INFO(result.Describe());
+  REQUIRE(result.all_ok());
+}
+
 TEST_CASE("slow and error faults", "[sim_nccl][fault]") {
   EnvVar fault("NCCLSIM_FAULT", "slow:seq=2,ms=400;error:seq=3,rank=1,comm=0");
   const auto result = RunWith(2, SlowErrorBody);
@@ -314,8 +343,13 @@ TEST_CASE("fault grammar", "[sim_nccl][fault]") {
   CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kHang, 0, 0, 3) == nullptr);
   CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kSlow, 0, 0, 2) == nullptr);
   CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kDie, 5, 3, 0) != nullptr);
+  faults = ncclsim::ParseFaultSpec("mismatch_completes:seq=7,comm=0", &error);
+  REQUIRE(faults.has_value());
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kMismatchCompletes, 0, 1, 7) != nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kMismatchCompletes, 0, 1, 6) == nullptr);
   for (const char* bad : {"hang", "hang:", "freeze:seq=1", "hang:seq=0", "slow:seq=1", "hang:seq=1,ms=5",
-                          "hang:seq=1,rank=-1", "hang:rank=1", "hang:seq=1;", "error:seq=init", "hang:seq=1,x=2"}) {
+                          "hang:seq=1,rank=-1", "hang:rank=1", "hang:seq=1;", "error:seq=init", "hang:seq=1,x=2",
+                          "mismatch_completes:seq=init", "mismatch_completes:seq=2,ms=5"}) {
     INFO(bad);
     error.clear();
     CHECK(!ncclsim::ParseFaultSpec(bad, &error).has_value());
