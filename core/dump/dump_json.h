@@ -15,7 +15,6 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/dump/dump.h"
-#include "core/format/hex.h"
 
 namespace ncclwatch::dump {
 
@@ -28,10 +27,7 @@ nlohmann::json ToJson(const RankDump& dump);
 RankDump FromJson(const nlohmann::json& doc);
 
 // The dump's hex fields ("comm", "stream", "pc", ...) are written with format::FormatHex and
-// read with format::ParseHex (core/format/hex.h). These names remain for callers outside
-// core/dump that have not switched to core/format yet.
-using format::FormatHex;
-using format::ParseHex;
+// read with format::ParseHex (core/format/hex.h): "0x" and 1 to 16 hex digits, nothing else.
 
 }  // namespace ncclwatch::dump
 

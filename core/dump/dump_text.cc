@@ -36,7 +36,7 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
   if (!p.alive) out << "process GONE: " << ExitText(p.exit) << '\n';
   if (d.written_by.pid != 0) {
     out << "written on its behalf by rank " << d.written_by.global_rank << " pid " << d.written_by.pid << " on "
-        << d.written_by.host << '\n';
+        << Esc(d.written_by.host) << '\n';
   }
   out << '\n';
   const auto& v = d.verdict;

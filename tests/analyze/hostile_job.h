@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/dump/dump_json.h"
+#include "core/format/hex.h"
 #include "tests/analyze/crafted_job.h"
 
 namespace ncclwatch::testing {
@@ -52,7 +53,7 @@ inline std::string DumpTextWithComms(const dump::RankDump& d, const std::string&
 // #1..#enqueued joined and #1..#completed completed, no records.
 inline std::string CommEntries(uint64_t hash, int nranks, int first, int last, uint64_t enqueued,
                                uint64_t completed) {
-  const std::string head = "{\"comm\":\"" + dump::FormatHex(hash) + "\",\"nranks\":" + std::to_string(nranks) +
+  const std::string head = "{\"comm\":\"" + format::FormatHex(hash) + "\",\"nranks\":" + std::to_string(nranks) +
                            ",\"init_done_ns\":1,\"last_enqueued_seq\":" + std::to_string(enqueued) +
                            ",\"last_completed_seq\":" + std::to_string(completed) + ",\"rank\":";
   std::string out = "[";
