@@ -21,7 +21,7 @@ using namespace ncclwatch::shm;
 // The mapping itself: it stays valid after CloseAndUnlink removed the name.
 std::vector<char> Image(const SegmentWriter& segment) {
   const char* base = reinterpret_cast<const char*>(&segment.header());
-  std::vector<char> bytes(base, base + segment.size_bytes());
+  std::vector<char> bytes(base, base + segment.header().segment_bytes);
   while (!bytes.empty() && bytes.back() == 0) bytes.pop_back();
   return bytes;
 }

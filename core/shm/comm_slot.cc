@@ -125,10 +125,10 @@ RecordRef CommSlot::Append(const OpFingerprint& op, uint32_t flags, uint64_t enq
 void CommSlot::AddFlags(const RecordRef& ref, uint32_t flags) {
   RingRecord& r = ring_[ref.ring_index & mask_];
   if (r.ring_index.load(kRelaxed) != ref.ring_index) return;
-  const uint64_t before = r.peer_and_flags.load(kRelaxed);
-  if ((flags & kRecordUntracked) != 0 && (before & (uint64_t{kRecordUntracked} << 32)) == 0) CountUntracked(1);
+  const PeerAndFlags before = UnpackPeerAndFlags(r.peer_and_flags.load(kRelaxed));
+  if ((flags & kRecordUntracked) != 0 && (before.flags & kRecordUntracked) == 0) CountUntracked(1);
   const uint32_t v = SeqlockWriteBegin(r.version);
-  r.peer_and_flags.store(before | (uint64_t{flags} << 32), kRelaxed);
+  r.peer_and_flags.store(PackPeerAndFlags(before.root_or_peer, before.flags | flags), kRelaxed);
   SeqlockWriteEnd(r.version, v);
 }
 

@@ -84,13 +84,6 @@ class CommSlot {
   uint64_t mask_ = 0;
 };
 
-inline uint32_t PackOpAndTypes(Op op, uint8_t datatype, uint8_t redop) {
-  return static_cast<uint32_t>(op) | (uint32_t{datatype} << 8) | (uint32_t{redop} << 16);
-}
-inline uint64_t PackPeerAndFlags(int32_t root_or_peer, uint32_t flags) {
-  return static_cast<uint32_t>(root_or_peer) | (uint64_t{flags} << 32);
-}
-
 }  // namespace ncclwatch::shm
 
 #endif  // NCCLWATCH_CORE_SHM_COMM_SLOT_H_

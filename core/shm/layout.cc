@@ -23,11 +23,15 @@ uint32_t NormalizeRingCapacity(uint64_t requested) {
 SegmentGeometry ComputeGeometry(uint32_t ring_capacity) {
   SegmentGeometry g;
   g.ring_capacity = NormalizeRingCapacity(ring_capacity);
-  g.comm_slot_bytes = RoundUp(sizeof(CommSlotHeader), 64) + uint64_t{g.ring_capacity} * sizeof(RingRecord);
+  g.comm_slot_bytes = SegmentGeometry::kRingOffsetInCommSlot + uint64_t{g.ring_capacity} * sizeof(RingRecord);
   g.sync_slots_offset = kHeaderBytes;
   g.comm_slots_offset = RoundUp(g.sync_slots_offset + uint64_t{kMaxSyncSlots} * sizeof(SyncSlot), 4096);
   g.segment_bytes = RoundUp(g.comm_slots_offset + uint64_t{kMaxComms} * g.comm_slot_bytes, 4096);
   return g;
+}
+
+SegmentGeometry GeometryOf(const SegmentHeader& h) {
+  return {h.ring_capacity, h.comm_slot_bytes, h.sync_slots_offset, h.comm_slots_offset, h.segment_bytes};
 }
 
 const char* OpName(Op op) {

@@ -13,6 +13,8 @@
 //                                                          blocked in a CUDA sync)
 //   header.comm_slots_offset   max_comms x { CommSlotHeader, RingRecord[ring_capacity] }
 //                              (stride header.comm_slot_bytes)
+// Offsets are computed only by SegmentGeometry (below), record fields packed and unpacked only
+// by Pack*/Unpack*: the writer and every reader share them.
 //
 // Every field a reader looks at is a std::atomic of at most 8 bytes, lock-free, so a reader
 // in another process may map the segment read-only. Consistency rules:
@@ -179,16 +181,41 @@ inline constexpr uint32_t kRecordInProgress = 1u << 4;  // nonblocking: enqueue 
 
 struct alignas(64) RingRecord {
   std::atomic<uint32_t> version;
-  std::atomic<uint32_t> op_and_types;  // op | datatype << 8 | redop << 16
+  std::atomic<uint32_t> op_and_types;  // PackOpAndTypes: op | datatype << 8 | redop << 16
   std::atomic<uint64_t> ring_index;    // absolute index, to detect reuse of the slot
   std::atomic<uint64_t> seq;           // collective seq, or per-peer P2P seq (1-based)
   std::atomic<uint64_t> count;
-  std::atomic<uint64_t> peer_and_flags;  // (uint32)root-or-peer | flags << 32
+  std::atomic<uint64_t> peer_and_flags;  // PackPeerAndFlags: (uint32)root-or-peer | flags << 32
   std::atomic<uint64_t> stream;
   std::atomic<uint64_t> enqueue_ns;
   std::atomic<uint64_t> complete_ns;  // 0 until the tracker saw the op complete
 };
 static_assert(sizeof(RingRecord) == 64);
+
+// The packed fields of a RingRecord, written and read only through these.
+struct OpAndTypes {
+  Op op = Op::kNone;
+  uint8_t datatype = 0;  // ncclDataType_t
+  uint8_t redop = 0;     // ncclRedOp_t
+};
+inline constexpr uint32_t PackOpAndTypes(Op op, uint8_t datatype, uint8_t redop) {
+  return static_cast<uint32_t>(op) | (uint32_t{datatype} << 8) | (uint32_t{redop} << 16);
+}
+inline constexpr OpAndTypes UnpackOpAndTypes(uint32_t packed) {
+  return {static_cast<Op>(packed & 0xff), static_cast<uint8_t>((packed >> 8) & 0xff),
+          static_cast<uint8_t>((packed >> 16) & 0xff)};
+}
+
+struct PeerAndFlags {
+  int32_t root_or_peer = -1;
+  uint32_t flags = 0;  // kRecord* bits
+};
+inline constexpr uint64_t PackPeerAndFlags(int32_t root_or_peer, uint32_t flags) {
+  return static_cast<uint32_t>(root_or_peer) | (uint64_t{flags} << 32);
+}
+inline constexpr PeerAndFlags UnpackPeerAndFlags(uint64_t packed) {
+  return {static_cast<int32_t>(static_cast<uint32_t>(packed)), static_cast<uint32_t>(packed >> 32)};
+}
 
 struct PeerCounters {
   std::atomic<int32_t> peer;  // -1 while unclaimed
@@ -232,15 +259,24 @@ struct alignas(64) CommSlotHeader {
   PeerCounters peers[kMaxPeers];
 };
 
-// Sizes derived from a ring capacity; the single source of truth for offsets.
+// Sizes and offsets (bytes from the segment's start) derived from a ring capacity; the
+// single source of truth for where things are. Writers take it from ComputeGeometry, readers
+// from GeometryOf a header whose fields they checked against ComputeGeometry.
 struct SegmentGeometry {
   uint32_t ring_capacity;
   uint64_t comm_slot_bytes;
   uint64_t sync_slots_offset;
   uint64_t comm_slots_offset;
   uint64_t segment_bytes;
+
+  uint64_t CommSlotOffset(uint32_t index) const { return comm_slots_offset + uint64_t{index} * comm_slot_bytes; }
+  // A slot's ring follows its CommSlotHeader, 64-byte aligned (RingRecord is one cache line).
+  uint64_t RingOffset(uint32_t index) const { return CommSlotOffset(index) + kRingOffsetInCommSlot; }
+  static constexpr uint64_t kRingOffsetInCommSlot = (sizeof(CommSlotHeader) + 63) / 64 * 64;
 };
 SegmentGeometry ComputeGeometry(uint32_t ring_capacity);
+// The geometry a header declares (a reader checks it against ComputeGeometry first).
+SegmentGeometry GeometryOf(const SegmentHeader& header);
 
 // Clamps to [kMinRingCapacity, kMaxRingCapacity] and rounds up to a power of two.
 uint32_t NormalizeRingCapacity(uint64_t requested);

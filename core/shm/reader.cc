@@ -93,19 +93,19 @@ bool ReadHeader(const SegmentFile& file, SegmentHeader* h) {
 }
 
 void ToRecordView(const RingRecord& r, RecordView* out) {
-  const uint32_t op_and_types = r.op_and_types.load(kRelaxed);
-  const uint64_t peer_and_flags = r.peer_and_flags.load(kRelaxed);
+  const OpAndTypes op = UnpackOpAndTypes(r.op_and_types.load(kRelaxed));
+  const PeerAndFlags peer = UnpackPeerAndFlags(r.peer_and_flags.load(kRelaxed));
   out->ring_index = r.ring_index.load(kRelaxed);
   out->seq = r.seq.load(kRelaxed);
   out->count = r.count.load(kRelaxed);
   out->stream = r.stream.load(kRelaxed);
   out->enqueue_ns = r.enqueue_ns.load(kRelaxed);
   out->complete_ns = r.complete_ns.load(kRelaxed);
-  out->op = static_cast<Op>(op_and_types & 0xff);
-  out->datatype = static_cast<uint8_t>((op_and_types >> 8) & 0xff);
-  out->redop = static_cast<uint8_t>((op_and_types >> 16) & 0xff);
-  out->root_or_peer = static_cast<int32_t>(static_cast<uint32_t>(peer_and_flags));
-  out->flags = static_cast<uint32_t>(peer_and_flags >> 32);
+  out->op = op.op;
+  out->datatype = op.datatype;
+  out->redop = op.redop;
+  out->root_or_peer = peer.root_or_peer;
+  out->flags = peer.flags;
 }
 
 // Ring positions [first, first + count) of one comm, which may wrap: at most two runs.
@@ -159,7 +159,8 @@ void ToCommView(const CommSlotHeader& h, bool identity_ok, CommView* out) {
 }
 
 bool ReadComm(const SegmentFile& file, const SegmentHeader& seg, uint32_t index, size_t max_records, CommView* out) {
-  const uint64_t slot_offset = seg.comm_slots_offset + index * seg.comm_slot_bytes;
+  const SegmentGeometry geometry = GeometryOf(seg);
+  const uint64_t slot_offset = geometry.CommSlotOffset(index);
   // Counters are single monotonic atomics: when the slot never reads stable twice (a busy
   // writer), the last copy still serves for them; the identity then stays unknown.
   auto h = std::make_unique<CommSlotHeader>();
@@ -167,8 +168,7 @@ bool ReadComm(const SegmentFile& file, const SegmentHeader& seg, uint32_t index,
   if (!identity_ok && !file.Read(slot_offset, h.get(), sizeof *h)) return false;
   out->slot = index;
   ToCommView(*h, identity_ok, out);
-  ReadRing(file, slot_offset + (sizeof(CommSlotHeader) + 63) / 64 * 64, seg.ring_capacity, out->records_written,
-           max_records, out);
+  ReadRing(file, geometry.RingOffset(index), seg.ring_capacity, out->records_written, max_records, out);
   return true;
 }
 

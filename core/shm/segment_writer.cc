@@ -105,9 +105,9 @@ SegmentWriter::SegmentWriter(std::string name, void* base, const SegmentGeometry
 SegmentWriter::~SegmentWriter() { munmap(base_, geometry_.segment_bytes); }
 
 CommSlot SegmentWriter::CommSlotAt(uint32_t index) const {
-  auto* bytes = static_cast<char*>(base_) + geometry_.comm_slots_offset + index * geometry_.comm_slot_bytes;
-  auto* slot_header = reinterpret_cast<CommSlotHeader*>(bytes);
-  auto* ring = reinterpret_cast<RingRecord*>(bytes + ((sizeof(CommSlotHeader) + 63) / 64 * 64));
+  auto* base = static_cast<char*>(base_);
+  auto* slot_header = reinterpret_cast<CommSlotHeader*>(base + geometry_.CommSlotOffset(index));
+  auto* ring = reinterpret_cast<RingRecord*>(base + geometry_.RingOffset(index));
   return CommSlot(slot_header, ring, geometry_.ring_capacity);
 }
 

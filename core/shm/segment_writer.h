@@ -37,7 +37,6 @@ class SegmentWriter {
 
   const std::string& name() const { return name_; }
   SegmentHeader& header() const { return *header_; }
-  uint64_t size_bytes() const { return geometry_.segment_bytes; }
 
   // A fresh slot, else one whose communicator was destroyed, aborted or failed to init;
   // an invalid CommSlot when all kMaxComms are in use.

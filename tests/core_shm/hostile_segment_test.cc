@@ -71,7 +71,7 @@ TEST_CASE("a segment shorter than its header declares is ignored without a fault
   CapturedWarnings warnings(job);
   REQUIRE(ReadJobSnapshot(job).processes.size() == 1);
   // The writer's own mapping now extends past the end of the file: only its reads would fault.
-  REQUIRE(truncate(PathOf(*segment).c_str(), static_cast<off_t>(segment->size_bytes() / 2)) == 0);
+  REQUIRE(truncate(PathOf(*segment).c_str(), static_cast<off_t>(segment->header().segment_bytes / 2)) == 0);
   CHECK(ReadJobSnapshot(job).processes.empty());
   REQUIRE(warnings.lines().size() == 1);
   CHECK(warnings.lines()[0].find("header declares") != std::string::npos);

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
+#include <cstddef>
 #include <thread>
 
 #include "core/shm/comm_slot.h"
@@ -27,6 +29,68 @@ TEST_CASE("default geometry: 256 comm slots in at most 17 MiB per process", "[se
   CHECK(NormalizeRingCapacity(1000) == 1024);
   CHECK(NormalizeRingCapacity(1) == kMinRingCapacity);
   CHECK(NormalizeRingCapacity(uint64_t{1} << 40) == kMaxRingCapacity);
+}
+
+TEST_CASE("layout: the parts of a segment are aligned, in order and never overlap", "[segment][layout]") {
+  for (uint32_t capacity : {kMinRingCapacity, kDefaultRingCapacity, kMaxRingCapacity}) {
+    const SegmentGeometry g = ComputeGeometry(capacity);
+    CAPTURE(capacity);
+    CHECK(sizeof(SegmentHeader) <= kHeaderBytes);
+    CHECK(g.sync_slots_offset >= kHeaderBytes);
+    CHECK(g.sync_slots_offset + uint64_t{kMaxSyncSlots} * sizeof(SyncSlot) <= g.comm_slots_offset);
+    CHECK(g.comm_slots_offset % 4096 == 0);
+    CHECK(g.segment_bytes % 4096 == 0);
+    for (uint32_t i : {0u, 1u, kMaxComms - 1}) {
+      CAPTURE(i);
+      CHECK(g.CommSlotOffset(i) == g.comm_slots_offset + uint64_t{i} * g.comm_slot_bytes);
+      CHECK(g.CommSlotOffset(i) % 64 == 0);
+      CHECK(g.RingOffset(i) % 64 == 0);
+      CHECK(g.RingOffset(i) >= g.CommSlotOffset(i) + sizeof(CommSlotHeader));
+      CHECK(g.RingOffset(i) + uint64_t{g.ring_capacity} * sizeof(RingRecord) == g.CommSlotOffset(i) + g.comm_slot_bytes);
+    }
+    CHECK(g.CommSlotOffset(kMaxComms - 1) + g.comm_slot_bytes <= g.segment_bytes);
+  }
+}
+
+TEST_CASE("layout: a written header declares the computed geometry", "[segment][layout]") {
+  ScopedSegment segment(UniqueJobId("geometry"), 64);
+  const SegmentGeometry computed = ComputeGeometry(64);
+  const SegmentGeometry declared = GeometryOf(segment->header());
+  CHECK(declared.ring_capacity == computed.ring_capacity);
+  CHECK(declared.comm_slot_bytes == computed.comm_slot_bytes);
+  CHECK(declared.sync_slots_offset == computed.sync_slots_offset);
+  CHECK(declared.comm_slots_offset == computed.comm_slots_offset);
+  CHECK(declared.segment_bytes == computed.segment_bytes);
+  // The writer's slots sit where a reader computes them.
+  const auto* base = reinterpret_cast<const char*>(&segment->header());
+  for (uint32_t i : {0u, 5u, kMaxComms - 1}) {
+    CHECK(reinterpret_cast<const char*>(segment->CommSlotAt(i).header()) - base ==
+          static_cast<std::ptrdiff_t>(declared.CommSlotOffset(i)));
+  }
+}
+
+TEST_CASE("layout: packed record fields unpack to what was packed", "[segment][layout]") {
+  // The on-disk encoding (layout.h): op | datatype << 8 | redop << 16, (uint32)peer | flags << 32.
+  CHECK(PackOpAndTypes(Op::kReduce, 7, 2) == 0x020703u);
+  CHECK(PackPeerAndFlags(-1, kRecordFailed) == 0x00000004ffffffffull);
+  for (Op op : {Op::kNone, Op::kAllReduce, Op::kSend, Op::kWaitSignal}) {
+    for (uint8_t datatype : {0, 9, 255}) {
+      for (uint8_t redop : {0, 4, 255}) {
+        const OpAndTypes back = UnpackOpAndTypes(PackOpAndTypes(op, datatype, redop));
+        CHECK(back.op == op);
+        CHECK(back.datatype == datatype);
+        CHECK(back.redop == redop);
+      }
+    }
+  }
+  const uint32_t all_flags = kRecordInGroup | kRecordCaptured | kRecordFailed | kRecordUntracked | kRecordInProgress;
+  for (int32_t peer : {-1, 0, 63, INT32_MAX, INT32_MIN}) {
+    for (uint32_t flags : {0u, kRecordUntracked, all_flags, ~0u}) {
+      const PeerAndFlags back = UnpackPeerAndFlags(PackPeerAndFlags(peer, flags));
+      CHECK(back.root_or_peer == peer);
+      CHECK(back.flags == flags);
+    }
+  }
 }
 
 TEST_CASE("published identity, records, peers and syncs read back", "[segment]") {
