@@ -7,7 +7,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "core/analyze/classify.h"
+#include "core/analyze/facts_from_dumps.h"
+#include "core/detect/detector.h"
 #include "core/analyze/comm_table.h"
 #include "core/analyze/evidence.h"
 #include "core/analyze/hints.h"
@@ -22,76 +23,27 @@ using format::FormatRanks;
 
 constexpr size_t kMaxStackGroups = 8;
 
-bool MoreImportant(const MergedVerdict& a, const MergedVerdict& b) {
-  int pa = KindPriority(a.kind), pb = KindPriority(b.kind);
-  if (pa != pb) return pa < pb;
-  return a.nranks > b.nranks;
-}
-
-// rank_exited and sync_stuck as the ranks' own detectors saw them, merged by (kind, comm).
-std::vector<MergedVerdict> AdoptLocalVerdicts(const std::vector<const dump::RankDump*>& dumps,
-                                              const std::vector<CommTable>& tables) {
-  std::map<std::pair<std::string, uint64_t>, MergedVerdict> merged;
-  for (const auto* d : dumps) {
-    const auto& local = d->verdict;
-    if (local.kind != "rank_exited" && local.kind != "sync_stuck") continue;
-    MergedVerdict& v = merged[{local.kind, local.kind == "sync_stuck" ? 0 : local.comm_hash}];
-    v.kind = local.kind;
-    v.source = "local";
-    if (local.kind == "sync_stuck") {
-      v.ranks.push_back(d->process.global_rank);
-      v.op = local.op;
-      continue;
+// The report's verdict from the classifier's. Culprits without a dump are expanded here,
+// for the reported verdict only: O(nranks), up to 2^20.
+MergedVerdict ToMergedVerdict(const detect::Verdict& v) {
+  MergedVerdict out;
+  out.kind = detect::ToString(v.kind);
+  out.comm_hash = v.comm_hash;
+  out.nranks = v.nranks;
+  out.seq = v.seq;
+  out.op = v.op;
+  out.ranks = v.culprit_ranks;
+  for (const format::RankRange& range : v.culprits_without_facts) {
+    for (int r = range.first;; ++r) {  // no r <= last: last may be INT_MAX
+      out.ranks.push_back(r);
+      if (r == range.last) break;
     }
-    v.comm_hash = local.comm_hash;
-    v.seq = std::max(v.seq, local.seq);
-    if (v.op.empty()) v.op = local.op;
-    v.ranks.insert(v.ranks.end(), local.culprit_ranks.begin(), local.culprit_ranks.end());
-    v.other_ranks.insert(v.other_ranks.end(), local.other_ranks.begin(), local.other_ranks.end());
   }
-  std::unordered_map<uint64_t, int> nranks_by_hash;
-  for (const auto& t : tables) nranks_by_hash[t.comm_hash] = t.nranks;
-  std::vector<MergedVerdict> out;
-  for (auto& [key, v] : merged) {
-    for (auto* list : {&v.ranks, &v.other_ranks}) {
-      std::sort(list->begin(), list->end());
-      list->erase(std::unique(list->begin(), list->end()), list->end());
-    }
-    auto known = nranks_by_hash.find(v.comm_hash);
-    if (known != nranks_by_hash.end()) v.nranks = known->second;
-    v.summary = v.kind == "sync_stuck"
-                    ? "global " + FormatRanks(v.ranks) + " blocked in a host CUDA sync with no collective pending"
-                    : FormatRanks(v.ranks) + " exited while the others wait in #" + std::to_string(v.seq) + " " + v.op;
-    out.push_back(std::move(v));
-  }
+  std::sort(out.ranks.begin(), out.ranks.end());
+  out.other_ranks = v.other_ranks;
+  out.summary = v.summary;
+  out.source = "merged";
   return out;
-}
-
-// Every communicator's verdict in summary detail (cheap: see RankDetail), and which one wins.
-struct Candidates {
-  std::vector<std::pair<const CommTable*, MergedVerdict>> by_table;
-  std::vector<MergedVerdict> local;
-  std::optional<MergedVerdict> best;  // in full detail
-};
-
-Candidates ChooseVerdict(const std::vector<const dump::RankDump*>& dumps, const std::vector<CommTable>& tables) {
-  Candidates c;
-  const MergedVerdict* best = nullptr;
-  const CommTable* best_table = nullptr;
-  for (const auto& table : tables) {
-    if (auto v = ClassifyComm(table, RankDetail::kSummary)) c.by_table.emplace_back(&table, std::move(*v));
-  }
-  for (const auto& [table, v] : c.by_table) {
-    if (!best || MoreImportant(v, *best)) best = &v, best_table = table;
-  }
-  c.local = AdoptLocalVerdicts(dumps, tables);
-  for (const auto& v : c.local) {
-    if (!best || MoreImportant(v, *best)) best = &v, best_table = nullptr;
-  }
-  // Only the winner is worth its full rank lists (O(nranks), up to 2^20).
-  if (best_table) c.best = ClassifyComm(*best_table, RankDetail::kFull);
-  else if (best) c.best = *best;
-  return c;
 }
 
 // Culprit rank -> its dump (global ranks for sync_stuck).
@@ -124,8 +76,7 @@ std::vector<std::pair<int, const dump::RankDump*>> CulpritDumps(const MergedVerd
 // A job of thousands of ranks must not drown the verdict in notes.
 constexpr size_t kMaxNotes = 12;
 
-void AddNotes(const std::vector<CommTable>& tables, const Candidates& candidates, const CommTable* chosen,
-              Analysis* a) {
+void AddNotes(const std::vector<CommTable>& tables, const std::vector<detect::Verdict>& verdicts, Analysis* a) {
   size_t dropped = 0;
   // Notes beyond the limit are counted, never formatted: a hostile set may have millions.
   auto add = [&](const auto& make_note) {
@@ -141,11 +92,13 @@ void AddNotes(const std::vector<CommTable>& tables, const Candidates& candidates
       });
     }
   }
-  for (const auto& [table, v] : candidates.by_table) {
-    if (table == chosen) continue;
+  for (const std::string& note : verdicts.front().notes) add([&] { return note; });
+  for (size_t i = 1; i < verdicts.size(); ++i) {
+    const detect::Verdict& v = verdicts[i];
     add([&] {
-      return "also on comm " + FormatHex(table->comm_hash) + " (" + std::to_string(table->nranks) +
-             " ranks): " + v.kind + ": " + v.summary;
+      return (v.comm_hash != 0 ? "also on comm " + FormatHex(v.comm_hash) + " (" + std::to_string(v.nranks) + " ranks): "
+                               : std::string("also: ")) +
+             detect::ToString(v.kind) + ": " + v.summary;
     });
   }
   if (dropped) a->notes.push_back("... and " + std::to_string(dropped) + " more notes");
@@ -169,15 +122,16 @@ Analysis Analyze(const dump::DumpSet& set) {
   a.hosts.assign(hosts.begin(), hosts.end());
 
   std::vector<CommTable> tables = BuildCommTables(dumps);
-  Candidates candidates = ChooseVerdict(dumps, tables);
-  std::optional<MergedVerdict>& verdict = candidates.best;
-  if (!verdict) {
+  // The one classifier, over the facts of every dump (Scope::kJob: no thresholds, no
+  // clocks); its first verdict is the most important one (detector.h).
+  const std::vector<detect::Verdict> verdicts = detect::Classify(FactsFromDumps(dumps), detect::DetectConfig{}, 0);
+  if (verdicts.empty()) {
     a.verdict.source = "merged";
     a.verdict.summary = "no communicator is stuck: nothing in flight and every init finished";
     if (!tables.empty()) a.missing_ranks = tables.front().MissingRanks();
     return a;
   }
-  a.verdict = std::move(*verdict);
+  a.verdict = ToMergedVerdict(verdicts.front());
   const CommTable* table = nullptr;
   for (const auto& t : tables) {
     if (a.verdict.comm_hash != 0 && t.comm_hash == a.verdict.comm_hash) table = &t;
@@ -191,7 +145,7 @@ Analysis Analyze(const dump::DumpSet& set) {
   a.stacks = BuildStackGroups(culprits, kMaxStackGroups);
   HintInput input{&a.verdict, culprits, dumps, &a.fingerprints};
   a.hints = BuildHints(input);
-  AddNotes(tables, candidates, table, &a);
+  AddNotes(tables, verdicts, &a);
   return a;
 }
 

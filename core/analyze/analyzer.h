@@ -3,10 +3,11 @@
 //
 // Communicators are aligned by commHash and ranks by collective number; monotonic times
 // of different hosts are never compared. Missing ranks are tolerated and listed.
-// Choice of the verdict: each communicator is classified (classify.h); the ranks' own
-// verdicts contribute rank_exited and sync_stuck, which only a live detector can see.
-// The most important kind wins (mismatch, rank_exited, init_hang, straggler,
-// collective_hang, sync_stuck); among equals, the communicator with the most ranks.
+// The verdict is the first of the one classifier (core/detect/detector.h) over the facts of
+// every dump (facts_from_dumps.h, Scope::kJob), the same rules and order as live: mismatch,
+// rank_exited, init_hang, straggler, collective_hang, sync_stuck; among equals, the
+// communicator with the most ranks. The ranks' own dumped verdicts are never adopted:
+// a rank that exited is in the set as the dump its peer wrote for it.
 #ifndef NCCLWATCH_CORE_ANALYZE_ANALYZER_H_
 #define NCCLWATCH_CORE_ANALYZE_ANALYZER_H_
 

@@ -5,8 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "core/analyze/classify.h"
-#include "core/detect/completion.h"
+#include "core/analyze/facts_from_dumps.h"
 
 namespace ncclwatch::analyze {
 
@@ -53,19 +52,6 @@ std::vector<const dump::RankDump*> LatestPerProcess(const std::vector<const dump
   out.reserve(latest.size());
   for (const auto& [key, d] : latest) out.push_back(d);
   return out;
-}
-
-uint64_t EffectiveLastCompleted(const dump::CommState& comm) {
-  std::vector<detect::CollectiveRecordView> records;
-  records.reserve(comm.records.size());
-  for (const dump::CollectiveRecord& r : comm.records) {
-    if (IsPointToPoint(r.op)) continue;  // not a collective, as in the live view
-    detect::CollectiveRecordView& view = records.emplace_back();
-    view.seq = r.seq;
-    view.complete_ns = r.complete_ns;
-    view.never_completes = r.never_completes;
-  }
-  return detect::EffectiveLastCompleted(comm.last_completed_seq, records);
 }
 
 std::vector<CommTable> BuildCommTables(const std::vector<const dump::RankDump*>& dumps) {

@@ -1,5 +1,7 @@
-// Aligns every rank's view of each communicator by commHash and rank, across hosts.
-// Monotonic times of different hosts are never compared here: only collective numbers.
+// Aligns every rank's dump of each communicator by commHash and rank, across hosts, for the
+// evidence sections of a report (rank rows, fingerprints, stacks). It judges nothing: the
+// verdict comes from the one classifier over facts_from_dumps.h. Monotonic times of
+// different hosts are never compared here: only collective numbers.
 #ifndef NCCLWATCH_CORE_ANALYZE_COMM_TABLE_H_
 #define NCCLWATCH_CORE_ANALYZE_COMM_TABLE_H_
 
@@ -15,8 +17,8 @@ namespace ncclwatch::analyze {
 struct RankEntry {
   const dump::RankDump* dump = nullptr;
   const dump::CommState* comm = nullptr;
-  // The highest #N complete on this rank, as the live detector computes it
-  // (detect::EffectiveLastCompleted over the dump's counter and records).
+  // The highest #N complete on this rank, as the classifier's facts have it
+  // (analyze::EffectiveLastCompleted, facts_from_dumps.h).
   uint64_t last_completed = 0;
 };
 
@@ -38,9 +40,6 @@ struct CommTable {
 // When one process wrote dumps for several incidents, only its latest (by wall clock of
 // its own host) is kept: the analysis is about the current state of the job.
 std::vector<const dump::RankDump*> LatestPerProcess(const std::vector<const dump::RankDump*>& dumps);
-
-// The rank's completion as the live detector computes it (detect/completion.h).
-uint64_t EffectiveLastCompleted(const dump::CommState& comm);
 
 // One table per communicator hash, sorted by descending nranks then hash.
 std::vector<CommTable> BuildCommTables(const std::vector<const dump::RankDump*>& dumps);

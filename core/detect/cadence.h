@@ -7,13 +7,13 @@
 
 #include "core/detect/comm_group.h"
 #include "core/detect/detect_config.h"
-#include "core/detect/host_view.h"
+#include "core/detect/facts.h"
 
 namespace ncclwatch::detect {
 
 // Gaps between the enqueue times of consecutive collectives (#N-1 -> #N) of one rank,
 // from its kept records. Records missing a time are skipped.
-std::vector<uint64_t> EnqueueIntervals(const CommView& comm);
+std::vector<uint64_t> EnqueueIntervals(const CommFacts& comm);
 
 // The q-quantile (0..1, nearest rank) of `values`; 0 when empty.
 uint64_t Quantile(std::vector<uint64_t> values, double q);
@@ -24,7 +24,7 @@ uint64_t StallThresholdFor(const CommGroup& group, const DetectConfig& config);
 
 // The stricter threshold for a rank alone on this host:
 // max(base, lone_rank_factor x median interval), or base without enough history.
-uint64_t LoneRankThreshold(const CommView& comm, uint64_t base, const DetectConfig& config);
+uint64_t LoneRankThreshold(const CommFacts& comm, uint64_t base, const DetectConfig& config);
 
 }  // namespace ncclwatch::detect
 

@@ -6,18 +6,21 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/detect/host_view.h"
+#include "core/detect/facts.h"
+#include "core/format/rank_list.h"
 
 namespace ncclwatch::detect {
 
-// One rank of a communicator and the process holding it. Pointers into the HostView,
+// One rank of a communicator and the process holding it. Pointers into the JobFacts,
 // which must outlive the group.
 struct CommMember {
-  const ProcessView* process = nullptr;
-  const CommView* comm = nullptr;
+  const ProcessFacts* process = nullptr;
+  const CommFacts* comm = nullptr;
 
   int rank() const { return comm->rank; }
-  bool alive() const { return process->alive; }
+  // Still takes part: its process runs and it has not destroyed, finalized, aborted or
+  // revoked the communicator. A peer waiting on a rank that is not alive waits for nothing.
+  bool alive() const { return process->alive && !comm->left; }
   // Issued collectives that are not known complete.
   bool has_pending() const { return comm->last_enqueued_seq > comm->last_completed_seq; }
 };
@@ -25,19 +28,22 @@ struct CommMember {
 struct CommGroup {
   uint64_t comm_hash = 0;
   int nranks = 0;                   // largest nranks any member reports
+  Scope scope = Scope::kHost;       // of the facts the group was built from
   std::vector<CommMember> members;  // sorted by rank, one per rank
 
   bool partial() const { return static_cast<int>(members.size()) < nranks; }
+  // The ranks in [0, nranks) with no member, as runs: O(members), whatever nranks claims
+  // (a dump may claim 2^20 ranks).
+  std::vector<format::RankRange> NotVisibleRanges() const;
 };
 
 // Groups sorted by comm_hash. If two instances claim the same rank of one communicator
-// (a stale entry), the one from the live process with the latest init wins.
-std::vector<CommGroup> GroupByComm(const HostView& view);
+// (a stale entry), the one from the live process with the latest init wins. Ranks outside
+// [0, nranks) are dropped: no rule can place them.
+std::vector<CommGroup> GroupByComm(const JobFacts& facts);
 
 // The record of collective #seq in `comm`, or nullptr when it is not (or no longer) kept.
-const CollectiveRecordView* FindRecord(const CommView& comm, uint64_t seq);
-
-std::vector<int> RanksOf(const std::vector<CommMember>& members);
+const RecordFacts* FindRecord(const CommFacts& comm, uint64_t seq);
 
 }  // namespace ncclwatch::detect
 

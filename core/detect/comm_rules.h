@@ -13,17 +13,26 @@
 
 namespace ncclwatch::detect {
 
+// now - since, or 0 when since lies in the future (clocks of one host only).
+inline uint64_t Age(uint64_t now_ns, uint64_t since_ns) {
+  return now_ns > since_ns ? now_ns - since_ns : 0;
+}
+
 struct RuleContext {
   const CommGroup& group;
   const DetectConfig& config;
   uint64_t now_ns;
   uint64_t stall_ns;  // threshold for this communicator (adaptive or configured)
-};
 
-// now - since, or 0 when since lies in the future (clocks of one host only).
-inline uint64_t Age(uint64_t now_ns, uint64_t since_ns) {
-  return now_ns > since_ns ? now_ns - since_ns : 0;
-}
+  bool offline() const { return group.scope == Scope::kJob; }
+  // Whether a condition that began at `since_ns` has lasted longer than `threshold_ns`.
+  // Offline the dump itself says it did (a live classifier saw the threshold pass before
+  // dumping), and a missing time is no reason to doubt it; live, an unknown onset is.
+  bool Overdue(std::optional<uint64_t> since_ns, uint64_t threshold_ns) const {
+    if (offline()) return true;
+    return since_ns && Age(now_ns, *since_ns) > threshold_ns;
+  }
+};
 
 // Ranks disagree on what collective #N is. No threshold.
 std::optional<Verdict> CheckMismatch(const RuleContext& context);

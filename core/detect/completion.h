@@ -1,5 +1,5 @@
 // How far one rank's collectives are complete: the one computation shared by the live
-// watchdog (shm snapshot -> HostView) and `ncclwatch analyze` (dumps), so both judge the
+// watchdog (shm snapshot -> JobFacts) and `ncclwatch analyze` (dumps), so both judge the
 // same rank as waiting or done.
 #ifndef NCCLWATCH_CORE_DETECT_COMPLETION_H_
 #define NCCLWATCH_CORE_DETECT_COMPLETION_H_
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/detect/host_view.h"
+#include "core/detect/facts.h"
 
 namespace ncclwatch::detect {
 
@@ -17,7 +17,7 @@ namespace ncclwatch::detect {
 // is never published (never_completes: captured, untracked or failed) right after the
 // answer counts as complete too, or it would look pending forever.
 uint64_t EffectiveLastCompleted(uint64_t published_last_completed,
-                                const std::vector<CollectiveRecordView>& records);
+                                const std::vector<RecordFacts>& records);
 
 }  // namespace ncclwatch::detect
 

@@ -1,13 +1,10 @@
-// Tunables of the hang detector. Plain data; ConfigFromEnv maps environment variables onto
-// it without touching the process environment itself (the caller passes a lookup).
+// Tunables of the hang detector. Plain data: core/settings fills it from NCCLWATCH_STALL_SEC,
+// NCCLWATCH_POLL_MS, NCCLWATCH_LONE_RANK_FACTOR and NCCLWATCH_ADAPTIVE (DetectConfigOf), and
+// tests build it directly. The detector reads no environment.
 #ifndef NCCLWATCH_CORE_DETECT_DETECT_CONFIG_H_
 #define NCCLWATCH_CORE_DETECT_DETECT_CONFIG_H_
 
 #include <cstdint>
-#include <functional>
-#include <optional>
-#include <string>
-#include <string_view>
 
 namespace ncclwatch::detect {
 
@@ -32,15 +29,6 @@ struct DetectConfig {
   // Intervals a communicator needs before cadence-based thresholds apply.
   int min_intervals_for_cadence = 8;
 };
-
-// Returns the value of an environment variable, or nullopt when unset.
-using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
-
-// Reads NCCLWATCH_STALL_SEC (seconds, may be fractional, 1e-9 .. 1e10), NCCLWATCH_POLL_MS
-// (1e-6 .. 1e13: both at least 1 ns and at most 1e19 ns, what uint64_t nanoseconds hold),
-// NCCLWATCH_LONE_RANK_FACTOR (>= 1), NCCLWATCH_ADAPTIVE ("1"/"0"). Unset or malformed
-// values keep their defaults; malformed ones are named in *errors when it is non-null.
-DetectConfig ConfigFromEnv(const EnvLookup& lookup, std::string* errors = nullptr);
 
 }  // namespace ncclwatch::detect
 

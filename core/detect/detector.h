@@ -1,7 +1,9 @@
-// The hang detector: classifies every communicator of one host from a snapshot view.
+// The one classifier: judges every communicator of the job model (facts.h). The live
+// watchdog calls it on one host's facts (Scope::kHost) once per poll with the current
+// CLOCK_MONOTONIC time and feeds the result to an IncidentTracker; `ncclwatch analyze`
+// calls it on the facts of every dump (Scope::kJob) and reports the first verdict.
 //
-// Pure function of its inputs: no clock, no I/O. Call it once per poll with the current
-// CLOCK_MONOTONIC time; feed the result to an IncidentTracker to act once per incident.
+// Pure function of its inputs: no clock, no I/O.
 //
 // At most one verdict per communicator, the most important that applies:
 //   mismatch > rank_exited > init_hang > straggler > collective_hang,
@@ -16,13 +18,14 @@
 #include <vector>
 
 #include "core/detect/detect_config.h"
-#include "core/detect/host_view.h"
+#include "core/detect/facts.h"
 #include "core/detect/verdict.h"
 
 namespace ncclwatch::detect {
 
-// Verdicts ordered by priority, then comm_hash, then subject_pid.
-std::vector<Verdict> Classify(const HostView& view, const DetectConfig& config, uint64_t now_ns);
+// Verdicts ordered by priority, then larger nranks, then comm_hash, then subject_pid.
+// `now_ns` is ignored for Scope::kJob.
+std::vector<Verdict> Classify(const JobFacts& facts, const DetectConfig& config, uint64_t now_ns);
 
 }  // namespace ncclwatch::detect
 

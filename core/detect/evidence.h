@@ -1,5 +1,6 @@
 // Building blocks shared by the rules: per-rank evidence, the verdict skeleton every
-// communicator rule starts from, and the few text formats used in summaries.
+// communicator rule starts from, and the fingerprint text used in summaries (ranks, hashes
+// and durations are formatted by core/format).
 #ifndef NCCLWATCH_CORE_DETECT_EVIDENCE_H_
 #define NCCLWATCH_CORE_DETECT_EVIDENCE_H_
 
@@ -10,17 +11,20 @@
 
 #include "core/detect/comm_group.h"
 #include "core/detect/verdict.h"
+#include "core/format/duration.h"
+#include "core/format/hex.h"
+#include "core/format/rank_list.h"
 
 namespace ncclwatch::detect {
 
-Fingerprint FingerprintOf(const CollectiveRecordView& record);
+Fingerprint FingerprintOf(const RecordFacts& record);
 
 // The process's host sync that has been blocked the longest, if any is blocked.
-std::optional<SyncSlotView> LongestBlockedSync(const ProcessView& process);
+std::optional<SyncFacts> LongestBlockedSync(const ProcessFacts& process);
 
 // When `comm` issued #seq; if that record is no longer kept, when it issued the earliest
 // kept later collective (a lower bound on how long #seq has been outstanding).
-std::optional<uint64_t> EnqueueTimeAtOrAfter(const CommView& comm, uint64_t seq);
+std::optional<uint64_t> EnqueueTimeAtOrAfter(const CommFacts& comm, uint64_t seq);
 
 RankEvidence DescribeRank(const CommMember& member, uint64_t seq);
 
@@ -29,12 +33,11 @@ RankEvidence DescribeRank(const CommMember& member, uint64_t seq);
 // notes about async errors and ranks not visible on this host.
 Verdict StartVerdict(VerdictKind kind, const CommGroup& group, uint64_t seq);
 
-// "[0,2,3]"
-std::string FormatRanks(const std::vector<int>& ranks);
-// "75.0 s"
-std::string FormatSeconds(uint64_t ns);
+using format::FormatDuration;  // "1m15s"
+using format::FormatRanks;     // "rank 3", "ranks 0-2,5"
+
 // "0x00000000deadbeef"
-std::string FormatHash(uint64_t hash);
+inline std::string FormatHash(uint64_t hash) { return format::FormatHexPadded(hash); }
 // "AllReduce(count=1024, datatype=7, redop=0, root=-1)"
 std::string FormatFingerprint(const Fingerprint& fingerprint);
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/detect/detect_config.h"
-#include "core/detect/host_view.h"
+#include "core/detect/facts.h"
 #include "core/detect/verdict.h"
 
 namespace ncclwatch::detect {
@@ -16,16 +16,18 @@ namespace ncclwatch::detect {
 // True when one of the process's communicators has an incomplete collective issued no
 // later than the sync began (the sync may be waiting for it), or whose issue time is no
 // longer known.
-bool PendingCollectiveExplains(const ProcessView& process, const SyncSlotView& sync);
+bool PendingCollectiveExplains(const ProcessFacts& process, const SyncFacts& sync);
 
 // The process's longest-blocked sync, when blocked longer than the configured threshold
-// and not explained by a pending collective. The caller drops it when a communicator of
-// the process already has a verdict (that verdict carries the sync as evidence).
-std::optional<Verdict> CheckSyncStuck(const ProcessView& process, const DetectConfig& config,
-                                      uint64_t now_ns);
+// (offline, Scope::kJob: any sync still blocked in the dump) and not explained by a
+// pending collective. The caller drops it when a communicator of the process already has
+// a verdict (that verdict carries the sync as evidence).
+std::optional<Verdict> CheckSyncStuck(const ProcessFacts& process, const DetectConfig& config,
+                                      uint64_t now_ns, Scope scope);
 
-// "rank 2 blocked in a stream sync (0x...) for 75.0 s"
-std::string DescribeBlockedSync(int rank, const SyncSlotView& sync, uint64_t now_ns);
+// "rank 2 blocked in a stream sync (0x1f) for 1m15s"; offline, without the duration (the
+// dump's clock is not the reader's).
+std::string DescribeBlockedSync(int rank, const SyncFacts& sync, uint64_t now_ns, Scope scope);
 
 }  // namespace ncclwatch::detect
 

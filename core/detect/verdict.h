@@ -9,7 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/detect/host_view.h"
+#include "core/detect/facts.h"
+#include "core/format/rank_list.h"
 
 namespace ncclwatch::detect {
 
@@ -58,7 +59,7 @@ struct RankEvidence {
   uint64_t last_completed_seq = 0;
   int async_error = 0;
   std::optional<Fingerprint> at_seq;          // what it issued at the verdict's seq
-  std::optional<SyncSlotView> blocked_sync;   // its longest-blocked host sync, if any
+  std::optional<SyncFacts> blocked_sync;   // its longest-blocked host sync, if any
 };
 
 struct Verdict {
@@ -66,10 +67,13 @@ struct Verdict {
   uint64_t comm_hash = 0;     // 0 for sync_stuck
   uint64_t seq = 0;           // collective #N; 0 for init_hang and sync_stuck
   std::string op;             // op at #N; "init" for init_hang; sync target for sync_stuck
-  std::vector<int> culprit_ranks;  // communicator ranks (global ranks for sync_stuck)
+  std::vector<int> culprit_ranks;  // communicator ranks (global ranks for sync_stuck) with facts
+  // Offline only (Scope::kJob): culprits that left no dump, as runs of communicator ranks.
+  // Kept as runs so a communicator claiming 2^20 ranks costs O(dumps), not O(nranks).
+  std::vector<format::RankRange> culprits_without_facts;
   std::vector<int> other_ranks;    // visible communicator ranks involved but not blamed
   uint64_t since_ns = 0;      // onset of the condition (see README for each kind)
-  bool partial = false;       // fewer ranks visible on this host than nranks
+  bool partial = false;       // fewer ranks with facts (on this host, or dumps) than nranks
   int nranks = 0;
   int32_t subject_pid = 0;    // the blocked process, for sync_stuck only
   std::string summary;        // one line for humans

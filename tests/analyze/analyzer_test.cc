@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/analyze/analyzer.h"
-#include "core/analyze/classify.h"
+#include "core/analyze/facts_from_dumps.h"
 #include "core/analyze/report.h"
 #include "core/analyze/user_frames.h"
 #include "tests/analyze/crafted_job.h"
@@ -105,7 +105,10 @@ TEST_CASE("every rank inside a collective that never completes is a collective h
   CHECK(a.verdict.kind == "collective_hang");
   CHECK(a.verdict.seq == 5);
   CHECK(a.verdict.ranks == Ranks{0, 1, 2, 3, 4, 5, 6, 7});
-  CHECK(a.verdict.summary == "all 8 ranks joined #5 AllReduce and none completed it");
+  // The classifier's sentence, as the live log prints it.
+  CHECK(a.verdict.summary ==
+        "collective_hang on comm 0xfeedface12345678: #5 AllReduce joined by all 8 rank(s) with a dump has not "
+        "completed on ranks 0-7");
   const analyze::Hint* hint = FindHint(a, "p2p_transport");
   REQUIRE(hint);
   CHECK(hint->advice.find("NCCL_P2P_DISABLE=1") != std::string::npos);
@@ -225,20 +228,41 @@ TEST_CASE("missing ranks are not blamed when a present rank is behind", "[analyz
   CHECK(a.missing_ranks == Ranks{7});
 }
 
-TEST_CASE("rank_exited is adopted from the survivors' own verdicts", "[analyze]") {
+TEST_CASE("rank_exited comes from the exited rank's facts, in the dump its peer wrote for it", "[analyze]") {
   auto job = testing::HealthyJob(8, 0);
-  for (auto& d : job) {
-    Issue(d, 10, 9);
-    d.verdict.kind = "rank_exited";
-    d.verdict.comm_hash = kWorldComm;
-    d.verdict.seq = 10;
-    d.verdict.op = "AllReduce";
-    d.verdict.culprit_ranks = {5};
-  }
-  job.erase(job.begin() + 5);
+  for (auto& d : job) Issue(d, 10, 9);
+  // Rank 5 exited after #9: its peer's watchdog wrote its dump from its segment.
+  Issue(job[5], 9, 9);
+  job[5].process.alive = false;
+  job[5].process.exit.recorded = true;
+  job[5].process.exit.status = 0;
+  job[5].written_by.pid = job[0].process.pid;
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.verdict.kind == "rank_exited");
-  CHECK(a.verdict.source == "local");
+  CHECK(a.verdict.ranks == Ranks{5});
+  CHECK(a.verdict.other_ranks == Ranks{0, 1, 2, 3, 4, 6, 7});
+  CHECK(a.verdict.seq == 10);
+  CHECK(a.missing_ranks.empty());
+  CHECK(AnyContains(a.notes, "rank 5 exited with status 0 after #9"));
+}
+
+TEST_CASE("a rank that left the communicator while its process runs is rank_exited", "[analyze]") {
+  auto job = testing::HealthyJob(4, 0);
+  for (auto& d : job) Issue(d, 10, 9);
+  Issue(job[2], 9, 9);
+  job[2].comms[0].left = true;
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "rank_exited");
+  CHECK(a.verdict.ranks == Ranks{2});
+  CHECK(AnyContains(a.notes, "rank 2 left the communicator"));
+}
+
+TEST_CASE("without the exited rank's dump, the rank with no dump is the straggler", "[analyze]") {
+  auto job = testing::HealthyJob(8, 0);
+  for (auto& d : job) Issue(d, 10, 9);
+  job.erase(job.begin() + 5);
+  analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.kind == "straggler");
   CHECK(a.verdict.ranks == Ranks{5});
   CHECK(a.verdict.seq == 10);
   CHECK(a.missing_ranks == Ranks{5});
@@ -275,7 +299,8 @@ TEST_CASE("a mismatch outranks a straggler on another communicator", "[analyze]"
   for (auto& d : job) {
     Issue(d, 10, 9);
     dump::CommState tp = Comm(d);
-    tp.comm_hash = kTpComm;
+    // Two tp groups, ranks 0-1 and 2-3: two communicators, two hashes.
+    tp.comm_hash = d.process.global_rank < 2 ? kTpComm + 1 : kTpComm;
     tp.nranks = 2;
     tp.rank = d.process.global_rank % 2;
     d.comms.push_back(tp);

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/analyze/analyze_dumps.h"
-#include "core/analyze/comm_table.h"
+#include "core/analyze/facts_from_dumps.h"
 #include "core/dump/dump_json.h"
 #include "tests/analyze/crafted_job.h"
 

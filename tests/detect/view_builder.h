@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/detect/host_view.h"
+#include "core/detect/facts.h"
 
 namespace ncclwatch::detect::testing {
 
@@ -17,8 +17,8 @@ inline constexpr uint64_t kMs = 1'000'000ull;
 inline constexpr int kFloat32 = 7;  // ncclFloat32
 inline constexpr int kSum = 0;      // ncclSum
 
-inline CommView MakeComm(uint64_t hash, int rank, int nranks) {
-  CommView comm;
+inline CommFacts MakeComm(uint64_t hash, int rank, int nranks) {
+  CommFacts comm;
   comm.comm_hash = hash;
   comm.rank = rank;
   comm.nranks = nranks;
@@ -29,9 +29,9 @@ inline CommView MakeComm(uint64_t hash, int rank, int nranks) {
 }
 
 // Records that `comm` issued #seq at `enqueue_ns`; complete_ns == 0 leaves it pending.
-inline void Issue(CommView& comm, uint64_t seq, uint64_t enqueue_ns, uint64_t complete_ns = 0,
+inline void Issue(CommFacts& comm, uint64_t seq, uint64_t enqueue_ns, uint64_t complete_ns = 0,
                   const std::string& op = "AllReduce", uint64_t count = 1024, int root = -1) {
-  CollectiveRecordView record;
+  RecordFacts record;
   record.seq = seq;
   record.op = op;
   record.count = count;
@@ -47,7 +47,7 @@ inline void Issue(CommView& comm, uint64_t seq, uint64_t enqueue_ns, uint64_t co
 
 // A healthy history: #first..#last AllReduce, one every `period_ns` from `start_ns`, each
 // completing 10 ms after issue. Keeps only the last 64 records, like a ring.
-inline void History(CommView& comm, uint64_t first, uint64_t last, uint64_t start_ns,
+inline void History(CommFacts& comm, uint64_t first, uint64_t last, uint64_t start_ns,
                     uint64_t period_ns) {
   for (uint64_t seq = first; seq <= last; ++seq) {
     uint64_t at = start_ns + (seq - first) * period_ns;
@@ -56,8 +56,8 @@ inline void History(CommView& comm, uint64_t first, uint64_t last, uint64_t star
   if (comm.records.size() > 64) comm.records.erase(comm.records.begin(), comm.records.end() - 64);
 }
 
-inline ProcessView MakeProcess(int32_t pid, int global_rank) {
-  ProcessView process;
+inline ProcessFacts MakeProcess(int32_t pid, int global_rank) {
+  ProcessFacts process;
   process.pid = pid;
   process.global_rank = global_rank;
   process.host = "node0";
@@ -66,11 +66,11 @@ inline ProcessView MakeProcess(int32_t pid, int global_rank) {
 
 // `nranks` processes (pid 1000 + rank), each holding rank r of communicator `hash` with a
 // healthy history #1..#last_done (one per second, starting at 10 s).
-inline HostView HealthyJob(uint64_t hash, int nranks, uint64_t last_done) {
-  HostView view;
+inline JobFacts HealthyJob(uint64_t hash, int nranks, uint64_t last_done) {
+  JobFacts view;
   for (int rank = 0; rank < nranks; ++rank) {
-    ProcessView process = MakeProcess(1000 + rank, rank);
-    CommView comm = MakeComm(hash, rank, nranks);
+    ProcessFacts process = MakeProcess(1000 + rank, rank);
+    CommFacts comm = MakeComm(hash, rank, nranks);
     History(comm, 1, last_done, 10 * kSec, 1 * kSec);
     process.comms.push_back(comm);
     view.processes.push_back(process);
@@ -81,7 +81,7 @@ inline HostView HealthyJob(uint64_t hash, int nranks, uint64_t last_done) {
 // The time at which HealthyJob's #seq was issued.
 inline uint64_t HealthyIssueTime(uint64_t seq) { return 10 * kSec + (seq - 1) * kSec; }
 
-inline CommView& CommOf(HostView& view, int process_index, int comm_index = 0) {
+inline CommFacts& CommOf(JobFacts& view, int process_index, int comm_index = 0) {
   return view.processes[process_index].comms[comm_index];
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/detect/detector.h"
-#include "core/watch/host_view_adapter.h"
+#include "core/watch/facts_from_snapshot.h"
 #include "snapshot_builder.h"
 
 namespace ncclwatch::watch {
@@ -33,10 +33,10 @@ TEST_CASE("a suspended communicator is not judged, a resumed one is", "[reach]")
   detect::DetectConfig config;
   config.stall_threshold_ns = 2 * detect::kNsPerSec;
   const uint64_t now = 6 * detect::kNsPerSec;
-  const detect::HostView view = ToHostView(StragglerIn(shm::CommState::kSuspended));
+  const detect::JobFacts view = FactsFromSnapshot(StragglerIn(shm::CommState::kSuspended));
   for (const auto& p : view.processes) CHECK(p.comms.empty());
   CHECK(detect::Classify(view, config, now).empty());
-  const auto resumed = detect::Classify(ToHostView(StragglerIn(shm::CommState::kReady)), config, now);
+  const auto resumed = detect::Classify(FactsFromSnapshot(StragglerIn(shm::CommState::kReady)), config, now);
   REQUIRE(resumed.size() == 1);
   CHECK(resumed[0].kind == detect::VerdictKind::kStraggler);
   CHECK(resumed[0].culprit_ranks == std::vector<int>{2});
@@ -48,7 +48,7 @@ TEST_CASE("one-sided records are per-peer traffic, not collectives", "[reach]") 
     shm::RecordView r = Record(1, op, 5);
     r.root_or_peer = 1;
     c.records.push_back(r);
-    const detect::CommView v = ToCommView(c);
+    const detect::CommFacts v = CommFactsFromSnapshot(c);
     REQUIRE(v.records.size() == 1);
     CHECK(v.records[0].op == "AllReduce");
   }

@@ -10,7 +10,7 @@
 #include "core/comm_id/comm_hash.h"
 #include "core/detect/detector.h"
 #include "core/shm/reader.h"
-#include "core/watch/host_view_adapter.h"
+#include "core/watch/facts_from_snapshot.h"
 #include "rank_job.h"
 
 namespace ncclwatch {
@@ -32,7 +32,7 @@ std::vector<detect::Verdict> VerdictsLater(const JobSnapshot& snap) {
   detect::DetectConfig config;
   config.stall_threshold_ns = kNsPerSec;
   config.adaptive_min_ns = kNsPerSec;
-  return detect::Classify(watch::ToHostView(snap), config, snap.taken_ns + 120 * kNsPerSec);
+  return detect::Classify(watch::FactsFromSnapshot(snap), config, snap.taken_ns + 120 * kNsPerSec);
 }
 
 const detect::Verdict* FindVerdict(const std::vector<detect::Verdict>& verdicts, uint64_t comm_hash) {

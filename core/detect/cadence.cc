@@ -5,9 +5,9 @@
 
 namespace ncclwatch::detect {
 
-std::vector<uint64_t> EnqueueIntervals(const CommView& comm) {
-  std::vector<const CollectiveRecordView*> sorted;
-  for (const CollectiveRecordView& record : comm.records) {
+std::vector<uint64_t> EnqueueIntervals(const CommFacts& comm) {
+  std::vector<const RecordFacts*> sorted;
+  for (const RecordFacts& record : comm.records) {
     if (record.enqueue_ns != 0) sorted.push_back(&record);
   }
   std::sort(sorted.begin(), sorted.end(),
@@ -48,7 +48,7 @@ uint64_t StallThresholdFor(const CommGroup& group, const DetectConfig& config) {
   return std::clamp(adaptive, floor, config.stall_threshold_ns);
 }
 
-uint64_t LoneRankThreshold(const CommView& comm, uint64_t base, const DetectConfig& config) {
+uint64_t LoneRankThreshold(const CommFacts& comm, uint64_t base, const DetectConfig& config) {
   std::vector<uint64_t> intervals = EnqueueIntervals(comm);
   if (static_cast<int>(intervals.size()) < config.min_intervals_for_cadence) return base;
   double scaled = config.lone_rank_factor * static_cast<double>(Quantile(intervals, 0.5));

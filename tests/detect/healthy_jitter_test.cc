@@ -55,11 +55,11 @@ Timeline Simulate(uint32_t seed, int stop_rank = -1, uint64_t stop_seq = 0) {
 }
 
 // What the ranks would have published at `now`.
-HostView ViewAt(const Timeline& t, uint64_t now) {
-  HostView view;
+JobFacts ViewAt(const Timeline& t, uint64_t now) {
+  JobFacts view;
   for (int rank = 0; rank < kRanks; ++rank) {
-    ProcessView process = MakeProcess(2000 + rank, rank);
-    CommView comm = MakeComm(kComm, rank, kRanks);
+    ProcessFacts process = MakeProcess(2000 + rank, rank);
+    CommFacts comm = MakeComm(kComm, rank, kRanks);
     for (uint64_t seq = 1; seq <= kSteps; ++seq) {
       uint64_t at = t.issued[rank][seq];
       if (at == 0 || at > now) break;

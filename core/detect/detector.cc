@@ -21,7 +21,7 @@ std::optional<Verdict> MostImportantFor(const RuleContext& context) {
   std::optional<Verdict> straggler = CheckStraggler(context);
   std::optional<Verdict> hang = CheckCollectiveHang(context);
   if (straggler && hang && hang->seq < straggler->seq) {
-    hang->notes.push_back("rank(s) " + FormatRanks(straggler->culprit_ranks) +
+    hang->notes.push_back(FormatRanks(straggler->culprit_ranks) +
                           " have not joined the later #" + std::to_string(straggler->seq) +
                           ", likely because of this hang");
     return hang;
@@ -32,23 +32,25 @@ std::optional<Verdict> MostImportantFor(const RuleContext& context) {
 // Blocked syncs of the communicator's ranks explain what their host threads wait on.
 void AddSyncNotes(const CommGroup& group, uint64_t now_ns, Verdict& verdict) {
   for (const CommMember& member : group.members) {
-    if (std::optional<SyncSlotView> sync = LongestBlockedSync(*member.process)) {
-      verdict.notes.push_back(DescribeBlockedSync(member.rank(), *sync, now_ns));
+    if (std::optional<SyncFacts> sync = LongestBlockedSync(*member.process)) {
+      verdict.notes.push_back(DescribeBlockedSync(member.rank(), *sync, now_ns, group.scope));
     }
   }
 }
 
+// Priority, then the larger communicator (the world before its subgroups: offline the
+// first verdict is the one reported), then hash and pid for a stable order.
 bool ComesFirst(const Verdict& a, const Verdict& b) {
-  return std::tuple(Priority(a.kind), a.comm_hash, a.subject_pid) <
-         std::tuple(Priority(b.kind), b.comm_hash, b.subject_pid);
+  return std::tuple(Priority(a.kind), -a.nranks, a.comm_hash, a.subject_pid) <
+         std::tuple(Priority(b.kind), -b.nranks, b.comm_hash, b.subject_pid);
 }
 
 }  // namespace
 
-std::vector<Verdict> Classify(const HostView& view, const DetectConfig& config, uint64_t now_ns) {
+std::vector<Verdict> Classify(const JobFacts& facts, const DetectConfig& config, uint64_t now_ns) {
   std::vector<Verdict> verdicts;
-  std::set<const ProcessView*> explained;  // processes already covered by a comm verdict
-  for (const CommGroup& group : GroupByComm(view)) {
+  std::set<const ProcessFacts*> explained;  // processes already covered by a comm verdict
+  for (const CommGroup& group : GroupByComm(facts)) {
     RuleContext context{group, config, now_ns, StallThresholdFor(group, config)};
     std::optional<Verdict> verdict = MostImportantFor(context);
     if (!verdict) continue;
@@ -56,9 +58,9 @@ std::vector<Verdict> Classify(const HostView& view, const DetectConfig& config, 
     for (const CommMember& member : group.members) explained.insert(member.process);
     verdicts.push_back(std::move(*verdict));
   }
-  for (const ProcessView& process : view.processes) {
+  for (const ProcessFacts& process : facts.processes) {
     if (explained.count(&process)) continue;
-    if (std::optional<Verdict> verdict = CheckSyncStuck(process, config, now_ns)) {
+    if (std::optional<Verdict> verdict = CheckSyncStuck(process, config, now_ns, facts.scope)) {
       verdicts.push_back(std::move(*verdict));
     }
   }

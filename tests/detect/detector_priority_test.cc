@@ -14,7 +14,7 @@ constexpr uint64_t kComm = 0xABCD;
 const DetectConfig kConfig;
 
 TEST_CASE("mismatch beats straggler", "[priority]") {
-  HostView view = HealthyJob(kComm, 3, 10);
+  JobFacts view = HealthyJob(kComm, 3, 10);
   Issue(CommOf(view, 0), 11, 100 * kSec);
   Issue(CommOf(view, 1), 11, 100 * kSec, 0, "AllGather");
   // Rank 2 never joins #11: a straggler too, long past the threshold.
@@ -25,7 +25,7 @@ TEST_CASE("mismatch beats straggler", "[priority]") {
 }
 
 TEST_CASE("rank_exited beats straggler when the missing rank is dead", "[priority]") {
-  HostView view = HealthyJob(kComm, 3, 10);
+  JobFacts view = HealthyJob(kComm, 3, 10);
   Issue(CommOf(view, 0), 11, 100 * kSec);
   Issue(CommOf(view, 1), 11, 100 * kSec);
   view.processes[2].alive = false;
@@ -36,7 +36,7 @@ TEST_CASE("rank_exited beats straggler when the missing rank is dead", "[priorit
 }
 
 TEST_CASE("init_hang beats straggler", "[priority]") {
-  HostView view = HealthyJob(kComm, 3, 0);
+  JobFacts view = HealthyJob(kComm, 3, 0);
   CommOf(view, 2).init_done_ns = 0;
   Issue(CommOf(view, 0), 1, 3 * kSec);
   Issue(CommOf(view, 1), 1, 3 * kSec);
@@ -49,7 +49,7 @@ TEST_CASE("init_hang beats straggler", "[priority]") {
 
 TEST_CASE("straggler, not collective_hang, while waiting ranks sit in the unjoined #N",
           "[priority]") {
-  HostView view = HealthyJob(kComm, 2, 10);
+  JobFacts view = HealthyJob(kComm, 2, 10);
   Issue(CommOf(view, 0), 11, 100 * kSec);
   std::vector<Verdict> verdicts = Classify(view, kConfig, 500 * kSec);
   REQUIRE(verdicts.size() == 1);
@@ -57,7 +57,7 @@ TEST_CASE("straggler, not collective_hang, while waiting ranks sit in the unjoin
 }
 
 TEST_CASE("an earlier hung collective explains later laggers", "[priority]") {
-  HostView view = HealthyJob(kComm, 2, 10);
+  JobFacts view = HealthyJob(kComm, 2, 10);
   // Both joined #11, which never completes; rank 0 went on to issue #12.
   Issue(CommOf(view, 0), 11, 100 * kSec);
   Issue(CommOf(view, 1), 11, 100 * kSec);
@@ -70,13 +70,13 @@ TEST_CASE("an earlier hung collective explains later laggers", "[priority]") {
 
 TEST_CASE("a comm verdict absorbs sync_stuck of its ranks; others still get theirs",
           "[priority]") {
-  HostView view = HealthyJob(kComm, 3, 10);
+  JobFacts view = HealthyJob(kComm, 3, 10);
   Issue(CommOf(view, 0), 11, 100 * kSec);
   Issue(CommOf(view, 1), 11, 100 * kSec);
   // The straggler (rank 2) is blocked in a device sync of its own making.
   view.processes[2].syncs.push_back({90 * kSec, SyncTarget::kDevice, 2});
   // An unrelated process (no communicator) is blocked too.
-  ProcessView loner = MakeProcess(555, 9);
+  ProcessFacts loner = MakeProcess(555, 9);
   loner.syncs.push_back({50 * kSec, SyncTarget::kStream, 0x1});
   view.processes.push_back(loner);
 
@@ -90,11 +90,11 @@ TEST_CASE("a comm verdict absorbs sync_stuck of its ranks; others still get thei
 }
 
 TEST_CASE("verdicts of several communicators come in priority order", "[priority]") {
-  HostView view = HealthyJob(0x1, 2, 10);  // will hang
+  JobFacts view = HealthyJob(0x1, 2, 10);  // will hang
   Issue(CommOf(view, 0), 11, 100 * kSec);
   Issue(CommOf(view, 1), 11, 100 * kSec);
   for (int rank = 0; rank < 2; ++rank) {   // a second comm with a mismatch
-    CommView other = MakeComm(0x2, rank, 2);
+    CommFacts other = MakeComm(0x2, rank, 2);
     Issue(other, 1, 150 * kSec, 0, rank == 0 ? "AllReduce" : "Broadcast");
     view.processes[rank].comms.push_back(other);
   }

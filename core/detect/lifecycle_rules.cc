@@ -13,11 +13,38 @@ uint64_t OldestPendingSeq(const CommMember& member) {
 }
 
 // A live rank that has been waiting on an incomplete collective for at least `grace`.
-// Unknown enqueue time counts as waiting (the record aged out: it is old).
-bool IsWaiting(const CommMember& member, uint64_t now_ns, uint64_t grace) {
+// Unknown enqueue time counts as waiting (the record aged out: it is old); offline, a
+// pending collective in a dump has waited long enough by definition.
+bool IsWaiting(const CommMember& member, const RuleContext& context, uint64_t grace) {
   if (!member.alive() || !member.has_pending()) return false;
+  if (context.offline()) return true;
   std::optional<uint64_t> since = EnqueueTimeAtOrAfter(*member.comm, OldestPendingSeq(member));
-  return !since || Age(now_ns, *since) >= grace;
+  return !since || Age(context.now_ns, *since) >= grace;
+}
+
+// How each culprit left, as far as its facts tell.
+void AddExitNotes(const CommGroup& group, Verdict& verdict) {
+  for (const CommMember& member : group.members) {
+    if (member.alive()) continue;
+    if (std::find(verdict.culprit_ranks.begin(), verdict.culprit_ranks.end(), member.rank()) ==
+        verdict.culprit_ranks.end()) {
+      continue;
+    }
+    const std::string who = "rank " + std::to_string(member.rank());
+    const ExitFacts& exit = member.process->exit;
+    if (member.process->alive) {
+      verdict.notes.push_back(who + " left the communicator (destroyed, finalized, aborted or revoked) after #" +
+                              std::to_string(member.comm->last_completed_seq) + "; its process still runs");
+    } else if (!exit.recorded) {
+      verdict.notes.push_back(who + " died without recording an exit (killed or crashed) after #" +
+                              std::to_string(member.comm->last_completed_seq));
+    } else if (exit.signal != 0) {
+      verdict.notes.push_back(who + " was terminated by signal " + std::to_string(exit.signal));
+    } else {
+      verdict.notes.push_back(who + " exited with status " + std::to_string(exit.status) + " after #" +
+                              std::to_string(member.comm->last_completed_seq));
+    }
+  }
 }
 
 }  // namespace
@@ -28,7 +55,7 @@ std::optional<Verdict> CheckRankExited(const RuleContext& context) {
   std::vector<const CommMember*> waiters;
   uint64_t seq = 0;
   for (const CommMember& member : group.members) {
-    if (!IsWaiting(member, context.now_ns, grace)) continue;
+    if (!IsWaiting(member, context, grace)) continue;
     waiters.push_back(&member);
     uint64_t pending = OldestPendingSeq(member);
     seq = seq == 0 ? pending : std::min(seq, pending);
@@ -48,10 +75,11 @@ std::optional<Verdict> CheckRankExited(const RuleContext& context) {
     std::optional<uint64_t> since = EnqueueTimeAtOrAfter(*waiter->comm, seq);
     if (since && (verdict.since_ns == 0 || *since < verdict.since_ns)) verdict.since_ns = *since;
   }
-  verdict.summary = "rank_exited on comm " + FormatHash(group.comm_hash) + ": rank(s) " +
-                    FormatRanks(verdict.culprit_ranks) + " exited while rank(s) " +
+  verdict.summary = "rank_exited on comm " + FormatHash(group.comm_hash) + ": " +
+                    FormatRanks(verdict.culprit_ranks) + " left while " +
                     FormatRanks(verdict.other_ranks) + " wait in #" + std::to_string(seq) +
                     (verdict.op.empty() ? "" : " " + verdict.op);
+  AddExitNotes(group, verdict);
   return verdict;
 }
 
@@ -65,13 +93,13 @@ std::optional<Verdict> CheckInitHang(const RuleContext& context) {
   // analyze names every rank whose init never finished, and both must agree.
   bool overdue = false;
   for (const CommMember& member : group.members) {
-    const CommView& comm = *member.comm;
+    const CommFacts& comm = *member.comm;
     const bool in_init = member.alive() && comm.init_done_ns == 0 && comm.init_started_ns != 0;
     if (!in_init) {
       verdict.other_ranks.push_back(member.rank());
       continue;
     }
-    overdue = overdue || Age(context.now_ns, comm.init_started_ns) > context.config.stall_threshold_ns;
+    overdue = overdue || context.Overdue(comm.init_started_ns, context.config.stall_threshold_ns);
     verdict.culprit_ranks.push_back(member.rank());
     if (verdict.since_ns == 0 || comm.init_started_ns < verdict.since_ns) {
       verdict.since_ns = comm.init_started_ns;
@@ -79,9 +107,17 @@ std::optional<Verdict> CheckInitHang(const RuleContext& context) {
   }
   if (!overdue) return std::nullopt;
   if (verdict.culprit_ranks.empty()) return std::nullopt;
-  verdict.summary = "init_hang on comm " + FormatHash(group.comm_hash) + ": init of rank(s) " +
-                    FormatRanks(verdict.culprit_ranks) + " not finished after " +
-                    FormatSeconds(Age(context.now_ns, verdict.since_ns));
+  verdict.summary = "init_hang on comm " + FormatHash(group.comm_hash) + ": init of " +
+                    FormatRanks(verdict.culprit_ranks) + " not finished" +
+                    (context.offline() ? "" : " after " + FormatDuration(Age(context.now_ns, verdict.since_ns)));
+  if (context.offline() && group.partial()) {
+    // Init is collective: offline, the ranks that never left a dump are the ones the
+    // others wait for (they may never have called init at all).
+    verdict.culprits_without_facts = group.NotVisibleRanges();
+    verdict.other_ranks = std::move(verdict.culprit_ranks);
+    verdict.culprit_ranks.clear();
+    verdict.summary += "; no dump from " + FormatRanks(verdict.culprits_without_facts);
+  }
   if (group.partial()) {
     verdict.notes.push_back(
         "init waits for every rank: ranks not visible here may never have called init");

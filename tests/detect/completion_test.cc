@@ -7,8 +7,8 @@ using namespace ncclwatch::detect;
 
 namespace {
 
-CollectiveRecordView Record(uint64_t seq, bool complete, bool never_completes = false) {
-  CollectiveRecordView r;
+RecordFacts Record(uint64_t seq, bool complete, bool never_completes = false) {
+  RecordFacts r;
   r.seq = seq;
   r.op = "AllReduce";
   r.enqueue_ns = seq * 1000;
@@ -25,7 +25,7 @@ TEST_CASE("a record seen complete raises a lagging published counter", "[complet
 
 TEST_CASE("untrackable records right after the last completed one count as complete", "[completion]") {
   // #4 and #5 were captured: their completion is never published, and #6 is really pending.
-  std::vector<CollectiveRecordView> records{Record(6, false), Record(5, false, true), Record(3, true),
+  std::vector<RecordFacts> records{Record(6, false), Record(5, false, true), Record(3, true),
                                             Record(4, false, true)};
   CHECK(EffectiveLastCompleted(3, records) == 5);
 }

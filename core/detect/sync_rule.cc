@@ -1,14 +1,12 @@
 #include "core/detect/sync_rule.h"
 
-#include <cstdio>
-
 #include "core/detect/comm_rules.h"
 #include "core/detect/evidence.h"
 
 namespace ncclwatch::detect {
 
-bool PendingCollectiveExplains(const ProcessView& process, const SyncSlotView& sync) {
-  for (const CommView& comm : process.comms) {
+bool PendingCollectiveExplains(const ProcessFacts& process, const SyncFacts& sync) {
+  for (const CommFacts& comm : process.comms) {
     if (comm.last_enqueued_seq <= comm.last_completed_seq) continue;
     std::optional<uint64_t> issued = EnqueueTimeAtOrAfter(comm, comm.last_completed_seq + 1);
     if (!issued || *issued <= sync.blocked_since_ns) return true;
@@ -16,18 +14,19 @@ bool PendingCollectiveExplains(const ProcessView& process, const SyncSlotView& s
   return false;
 }
 
-std::string DescribeBlockedSync(int rank, const SyncSlotView& sync, uint64_t now_ns) {
-  char handle[24];
-  std::snprintf(handle, sizeof handle, "0x%llx", static_cast<unsigned long long>(sync.handle));
-  return "rank " + std::to_string(rank) + " blocked in a " + ToString(sync.target) + " sync (" +
-         handle + ") for " + FormatSeconds(Age(now_ns, sync.blocked_since_ns));
+std::string DescribeBlockedSync(int rank, const SyncFacts& sync, uint64_t now_ns, Scope scope) {
+  std::string text = "rank " + std::to_string(rank) + " blocked in a " + ToString(sync.target) +
+                     " sync (" + format::FormatHex(sync.handle) + ")";
+  if (scope == Scope::kHost) text += " for " + FormatDuration(Age(now_ns, sync.blocked_since_ns));
+  return text;
 }
 
-std::optional<Verdict> CheckSyncStuck(const ProcessView& process, const DetectConfig& config,
-                                      uint64_t now_ns) {
+std::optional<Verdict> CheckSyncStuck(const ProcessFacts& process, const DetectConfig& config,
+                                      uint64_t now_ns, Scope scope) {
   if (!process.alive) return std::nullopt;
-  std::optional<SyncSlotView> sync = LongestBlockedSync(process);
-  if (!sync || Age(now_ns, sync->blocked_since_ns) <= config.stall_threshold_ns) {
+  std::optional<SyncFacts> sync = LongestBlockedSync(process);
+  if (!sync) return std::nullopt;
+  if (scope == Scope::kHost && Age(now_ns, sync->blocked_since_ns) <= config.stall_threshold_ns) {
     return std::nullopt;
   }
   if (PendingCollectiveExplains(process, *sync)) return std::nullopt;
@@ -43,9 +42,9 @@ std::optional<Verdict> CheckSyncStuck(const ProcessView& process, const DetectCo
   evidence.pid = process.pid;
   evidence.blocked_sync = sync;
   verdict.ranks.push_back(evidence);
-  verdict.summary = "sync_stuck: global " + DescribeBlockedSync(process.global_rank, *sync, now_ns) +
+  verdict.summary = "sync_stuck: global " + DescribeBlockedSync(process.global_rank, *sync, now_ns, scope) +
                     " (pid " + std::to_string(process.pid) + "), no NCCL collective pending";
-  for (const CommView& comm : process.comms) {
+  for (const CommFacts& comm : process.comms) {
     verdict.notes.push_back("comm " + FormatHash(comm.comm_hash) + " rank " +
                             std::to_string(comm.rank) + ": last issued #" +
                             std::to_string(comm.last_enqueued_seq) + ", all complete");

@@ -15,8 +15,8 @@ constexpr uint64_t kComm = 0xBEEF;
 const DetectConfig kConfig;
 
 // Ranks 4..7 of an 8-rank communicator live on this host (processes 0..3).
-HostView SecondHostOfTwo(uint64_t last_done) {
-  HostView view = HealthyJob(kComm, 4, last_done);
+JobFacts SecondHostOfTwo(uint64_t last_done) {
+  JobFacts view = HealthyJob(kComm, 4, last_done);
   for (int i = 0; i < 4; ++i) {
     CommOf(view, i).rank = 4 + i;
     CommOf(view, i).nranks = 8;
@@ -33,7 +33,7 @@ bool AnyNoteContains(const Verdict& verdict, const std::string& text) {
 
 TEST_CASE("partial view: all visible ranks joined, no completion -> collective_hang that "
           "points at remote ranks", "[visibility]") {
-  HostView view = SecondHostOfTwo(20);
+  JobFacts view = SecondHostOfTwo(20);
   for (int i = 0; i < 4; ++i) Issue(CommOf(view, i), 21, 100 * kSec);
 
   CHECK(Classify(view, kConfig, 130 * kSec).empty());  // in flight, young: healthy
@@ -51,7 +51,7 @@ TEST_CASE("partial view: all visible ranks joined, no completion -> collective_h
 }
 
 TEST_CASE("partial view: a straggler is named only among visible ranks", "[visibility]") {
-  HostView view = SecondHostOfTwo(20);
+  JobFacts view = SecondHostOfTwo(20);
   for (int i : {0, 1, 3}) Issue(CommOf(view, i), 21, 100 * kSec);
   std::vector<Verdict> verdicts = Classify(view, kConfig, 161 * kSec);
   REQUIRE(verdicts.size() == 1);
@@ -63,9 +63,9 @@ TEST_CASE("partial view: a straggler is named only among visible ranks", "[visib
 
 TEST_CASE("lone rank: needs both the threshold and lone_rank_factor x its cadence",
           "[visibility]") {
-  HostView view;
-  ProcessView process = MakeProcess(4242, 3);
-  CommView comm = MakeComm(kComm, 3, 8);
+  JobFacts view;
+  ProcessFacts process = MakeProcess(4242, 3);
+  CommFacts comm = MakeComm(kComm, 3, 8);
 
   SECTION("fast cadence: the threshold decides") {
     History(comm, 1, 40, 10 * kSec, 1 * kSec);  // one collective per second
@@ -96,9 +96,9 @@ TEST_CASE("lone rank: needs both the threshold and lone_rank_factor x its cadenc
 TEST_CASE("split communicator: only the stalled one of two comms is named", "[visibility]") {
   constexpr uint64_t kWorld = 0x1111;
   constexpr uint64_t kChild = 0x2222;
-  HostView view = HealthyJob(kWorld, 4, 80);
+  JobFacts view = HealthyJob(kWorld, 4, 80);
   for (int rank = 0; rank < 4; ++rank) {
-    CommView child = MakeComm(kChild, rank % 2, 2);  // color = rank / 2
+    CommFacts child = MakeComm(kChild, rank % 2, 2);  // color = rank / 2
     child.comm_hash = kChild + static_cast<uint64_t>(rank / 2);
     History(child, 1, 30, 20 * kSec, 1 * kSec);
     view.processes[rank].comms.push_back(child);
@@ -118,10 +118,10 @@ TEST_CASE("split communicator: only the stalled one of two comms is named", "[vi
 
 TEST_CASE("several ranks of one communicator in one process count as visible ranks",
           "[visibility]") {
-  HostView view;
-  ProcessView process = MakeProcess(77, -1);
+  JobFacts view;
+  ProcessFacts process = MakeProcess(77, -1);
   for (int rank = 0; rank < 2; ++rank) {
-    CommView comm = MakeComm(kComm, rank, 2);
+    CommFacts comm = MakeComm(kComm, rank, 2);
     History(comm, 1, 9, 10 * kSec, kSec);
     process.comms.push_back(comm);
   }

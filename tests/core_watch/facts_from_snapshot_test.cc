@@ -1,4 +1,4 @@
-#include "core/watch/host_view_adapter.h"
+#include "core/watch/facts_from_snapshot.h"
 
 #include <catch2/catch.hpp>
 
@@ -22,7 +22,7 @@ TEST_CASE("ops get canonical names; redop and root are -1 when the op has none",
   reduce.redop = 2;
   reduce.root_or_peer = 0;
   c.records = {bcast, gather, reduce};
-  const detect::CommView v = ToCommView(c);
+  const detect::CommFacts v = CommFactsFromSnapshot(c);
   REQUIRE(v.records.size() == 3);
   CHECK(v.records[0].op == "Broadcast");
   CHECK(v.records[0].root == 1);
@@ -39,14 +39,14 @@ TEST_CASE("P2P records are not collectives and are left out", "[adapter]") {
   shm::RecordView send = Record(1, shm::Op::kSend, 5);
   send.root_or_peer = 1;
   c.records.push_back(send);
-  const detect::CommView v = ToCommView(c);
+  const detect::CommFacts v = CommFactsFromSnapshot(c);
   REQUIRE(v.records.size() == 1);
   CHECK(v.records[0].op == "AllReduce");
 }
 
 TEST_CASE("only the newest records are kept", "[adapter]") {
   const shm::CommView c = ReadyComm(0xabc, 0, 2, 100, 100);
-  const detect::CommView v = ToCommView(c, 8);
+  const detect::CommFacts v = CommFactsFromSnapshot(c, 8);
   REQUIRE(v.records.size() == 8);
   CHECK(v.records.front().seq == 93);
   CHECK(v.records.back().seq == 100);
@@ -55,25 +55,25 @@ TEST_CASE("only the newest records are kept", "[adapter]") {
 TEST_CASE("a collective that can never be seen complete does not hold completion back", "[adapter]") {
   shm::CommView c = ReadyComm(0xabc, 0, 2, 3, 2);
   c.records[2].flags = shm::kRecordCaptured;
-  CHECK(ToCommView(c).last_completed_seq == 3);
+  CHECK(CommFactsFromSnapshot(c).last_completed_seq == 3);
   c.records[2].flags = 0;
-  CHECK(ToCommView(c).last_completed_seq == 2);
+  CHECK(CommFactsFromSnapshot(c).last_completed_seq == 2);
 }
 
 TEST_CASE("a completion seen in the records counts even when the counter lags", "[adapter]") {
   shm::CommView c = ReadyComm(0xabc, 0, 2, 3, 3);
   c.last_completed_seq = 1;
-  CHECK(ToCommView(c).last_completed_seq == 3);
+  CHECK(CommFactsFromSnapshot(c).last_completed_seq == 3);
 }
 
 TEST_CASE("init in progress has no init_done time", "[adapter]") {
   shm::CommView c = ReadyComm(0xabc, 0, 2, 0, 0);
   c.state = shm::CommState::kInitializing;
-  CHECK(ToCommView(c).init_done_ns == 0);
-  CHECK(ToCommView(c).init_started_ns == 100);
+  CHECK(CommFactsFromSnapshot(c).init_done_ns == 0);
+  CHECK(CommFactsFromSnapshot(c).init_started_ns == 100);
 }
 
-TEST_CASE("dead processes stay in the view; closed ones and finished comms go", "[adapter]") {
+TEST_CASE("dead processes stay in the view; closed ones go; comms a rank left stay as left", "[adapter]") {
   shm::JobSnapshot snap;
   shm::ProcessView dead = Process(11, 0, /*alive=*/false);
   dead.comms.push_back(ReadyComm(0xabc, 0, 2, 1, 0));
@@ -82,16 +82,67 @@ TEST_CASE("dead processes stay in the view; closed ones and finished comms go", 
   shm::ProcessView live = Process(13, 2);
   shm::CommView destroyed = ReadyComm(0xdef, 0, 2, 1, 1);
   destroyed.state = shm::CommState::kDestroyed;
-  live.comms = {destroyed, ReadyComm(0xabc, 1, 2, 1, 0)};
+  shm::CommView suspended = ReadyComm(0x5b5, 0, 2, 1, 1);
+  suspended.state = shm::CommState::kSuspended;
+  shm::CommView failed = ReadyComm(0xfa1, 0, 2, 0, 0);
+  failed.state = shm::CommState::kInitFailed;
+  live.comms = {destroyed, suspended, failed, ReadyComm(0xabc, 1, 2, 1, 0)};
   snap.processes = {dead, closed, live};
-  const detect::HostView v = ToHostView(snap);
+  const detect::JobFacts v = FactsFromSnapshot(snap);
   REQUIRE(v.processes.size() == 2);
   CHECK(v.processes[0].pid == 11);
   CHECK_FALSE(v.processes[0].alive);
+  CHECK_FALSE(v.processes[0].exit.recorded);  // killed without a word: a crash
   CHECK(v.processes[0].comms.size() == 1);
   CHECK(v.processes[1].pid == 13);
-  REQUIRE(v.processes[1].comms.size() == 1);
-  CHECK(v.processes[1].comms[0].comm_hash == 0xabc);
+  REQUIRE(v.processes[1].comms.size() == 2);
+  CHECK(v.processes[1].comms[0].comm_hash == 0xdef);
+  CHECK(v.processes[1].comms[0].left);
+  CHECK(v.processes[1].comms[1].comm_hash == 0xabc);
+  CHECK_FALSE(v.processes[1].comms[1].left);
+}
+
+TEST_CASE("every way of leaving a communicator is left; untracked ops are copied", "[adapter]") {
+  for (shm::CommState state : {shm::CommState::kFinalized, shm::CommState::kDestroyed, shm::CommState::kAborted,
+                               shm::CommState::kRevoked}) {
+    shm::CommView c = ReadyComm(0xabc, 1, 2, 4, 4);
+    c.state = state;
+    c.untracked_ops = 3;
+    const detect::CommFacts f = CommFactsFromSnapshot(c);
+    CHECK(f.left);
+    CHECK(f.untracked_ops == 3);
+    CHECK(f.last_enqueued_seq == 4);
+  }
+  CHECK_FALSE(CommFactsFromSnapshot(ReadyComm(0xabc, 1, 2, 4, 4)).left);
+}
+
+TEST_CASE("a process that recorded its exit is not alive, even while its pid runs", "[adapter]") {
+  shm::ProcessView by_status = Process(21, 0, /*alive=*/true);
+  by_status.exited = true;
+  by_status.exit_how = shm::ExitHow::kStatus;
+  by_status.exit_status = 3;
+  by_status.exit_ns = 777;
+  const detect::ProcessFacts s = ProcessFactsFromSnapshot(by_status);
+  CHECK_FALSE(s.alive);
+  CHECK(s.exit.recorded);
+  CHECK(s.exit.status == 3);
+  CHECK(s.exit.signal == 0);
+  CHECK(s.exit.exit_ns == 777);
+
+  shm::ProcessView by_signal = Process(22, 1, /*alive=*/false);
+  by_signal.exited = true;
+  by_signal.exit_how = shm::ExitHow::kSignal;
+  by_signal.exit_signal = 6;
+  by_signal.exit_status = 99;  // not meaningful for a signal
+  const detect::ProcessFacts g = ProcessFactsFromSnapshot(by_signal);
+  CHECK_FALSE(g.alive);
+  CHECK(g.exit.recorded);
+  CHECK(g.exit.signal == 6);
+  CHECK(g.exit.status == 0);
+
+  const detect::ProcessFacts live = ProcessFactsFromSnapshot(Process(23, 2));
+  CHECK(live.alive);
+  CHECK_FALSE(live.exit.recorded);
 }
 
 TEST_CASE("blocked host syncs are kept with their target; idle slots are not", "[adapter]") {
@@ -107,7 +158,7 @@ TEST_CASE("blocked host syncs are kept with their target; idle slots are not", "
   device.device = 3;
   device.blocked_since_ns = 88;
   p.sync_slots = {idle, stream, device};
-  const detect::ProcessView v = ToProcessView(p);
+  const detect::ProcessFacts v = ProcessFactsFromSnapshot(p);
   REQUIRE(v.syncs.size() == 2);
   CHECK(v.syncs[0].target == detect::SyncTarget::kStream);
   CHECK(v.syncs[0].handle == 0x1234);
@@ -125,9 +176,9 @@ TEST_CASE("the adapted view lets the detector name a straggler", "[adapter]") {
   }
   detect::DetectConfig config;
   config.stall_threshold_ns = 2 * detect::kNsPerSec;
-  const auto early = detect::Classify(ToHostView(snap), config, 4 * detect::kNsPerSec);
+  const auto early = detect::Classify(FactsFromSnapshot(snap), config, 4 * detect::kNsPerSec);
   CHECK(early.empty());
-  const auto late = detect::Classify(ToHostView(snap), config, 6 * detect::kNsPerSec);
+  const auto late = detect::Classify(FactsFromSnapshot(snap), config, 6 * detect::kNsPerSec);
   REQUIRE(late.size() == 1);
   CHECK(late[0].kind == detect::VerdictKind::kStraggler);
   CHECK(late[0].seq == 3);

@@ -1,4 +1,4 @@
-#include "core/watch/host_view_adapter.h"
+#include "core/watch/facts_from_snapshot.h"
 
 #include <algorithm>
 
@@ -7,6 +7,9 @@
 namespace ncclwatch::watch {
 namespace {
 
+// Initialising and ready communicators are watched; those this rank destroyed, finalized,
+// aborted or revoked are kept as `left` (a peer still waiting on them waits for nothing).
+// Suspended ones (idle by request), failed inits and free slots stay out.
 bool IsWatched(shm::CommState state) {
   return state == shm::CommState::kInitializing || state == shm::CommState::kReady;
 }
@@ -16,8 +19,8 @@ bool NeverCompletes(const shm::RecordView& r) {
   return (r.flags & (shm::kRecordCaptured | shm::kRecordUntracked | shm::kRecordFailed)) != 0;
 }
 
-detect::CollectiveRecordView ToRecordView(const shm::RecordView& r) {
-  detect::CollectiveRecordView out;
+detect::RecordFacts ToRecordView(const shm::RecordView& r) {
+  detect::RecordFacts out;
   out.seq = r.seq;
   out.op = shm::OpName(r.op);
   out.count = r.count;
@@ -40,8 +43,18 @@ detect::SyncTarget ToSyncTarget(shm::SyncKind kind) {
 
 }  // namespace
 
-detect::CommView ToCommView(const shm::CommView& comm, size_t max_records) {
-  detect::CommView out;
+detect::ExitFacts ExitFactsFromSnapshot(const shm::ProcessView& process) {
+  detect::ExitFacts out;
+  if (!process.exited || process.exit_how == shm::ExitHow::kNone) return out;  // alive, or gone without a word
+  out.recorded = true;
+  out.status = process.exit_how == shm::ExitHow::kStatus ? process.exit_status : 0;
+  out.signal = process.exit_how == shm::ExitHow::kSignal ? process.exit_signal : 0;
+  out.exit_ns = process.exit_ns;
+  return out;
+}
+
+detect::CommFacts CommFactsFromSnapshot(const shm::CommView& comm, size_t max_records) {
+  detect::CommFacts out;
   out.comm_hash = comm.comm_hash;
   out.rank = comm.rank;
   out.nranks = comm.nranks;
@@ -50,6 +63,8 @@ detect::CommView ToCommView(const shm::CommView& comm, size_t max_records) {
   out.init_done_ns = comm.state == shm::CommState::kInitializing ? 0 : comm.init_done_ns;
   out.last_enqueued_seq = comm.last_enqueued_seq;
   out.async_error = comm.async_error;
+  out.left = shm::RankLeftComm(comm.state);
+  out.untracked_ops = comm.untracked_ops;
   for (const shm::RecordView& r : comm.records) {
     if (!shm::IsPointToPoint(r.op)) out.records.push_back(ToRecordView(r));
   }
@@ -61,33 +76,36 @@ detect::CommView ToCommView(const shm::CommView& comm, size_t max_records) {
   return out;
 }
 
-detect::ProcessView ToProcessView(const shm::ProcessView& process, size_t max_records) {
-  detect::ProcessView out;
+detect::ProcessFacts ProcessFactsFromSnapshot(const shm::ProcessView& process, size_t max_records) {
+  detect::ProcessFacts out;
   out.pid = process.pid;
-  out.alive = process.alive;
+  // A process that recorded its exit takes no further part, even while its pid finishes
+  // exiting.
+  out.alive = process.alive && !process.exited;
+  out.exit = ExitFactsFromSnapshot(process);
   out.host = process.host;
   out.global_rank = process.global_rank;
   for (const shm::SyncView& s : process.sync_slots) {
     if (s.blocked_since_ns == 0) continue;
-    detect::SyncSlotView sync;
+    detect::SyncFacts sync;
     sync.blocked_since_ns = s.blocked_since_ns;
     sync.target = ToSyncTarget(s.kind);
     sync.handle = s.kind == shm::SyncKind::kDevice ? static_cast<uint64_t>(s.device) : s.target;
     out.syncs.push_back(sync);
   }
   for (const shm::CommView& c : process.comms) {
-    if (!IsWatched(c.state) || c.nranks <= 0 || c.rank < 0) continue;
-    out.comms.push_back(ToCommView(c, max_records));
+    if (!(IsWatched(c.state) || shm::RankLeftComm(c.state)) || c.nranks <= 0 || c.rank < 0) continue;
+    out.comms.push_back(CommFactsFromSnapshot(c, max_records));
   }
   return out;
 }
 
-detect::HostView ToHostView(const shm::JobSnapshot& snapshot, size_t max_records) {
-  detect::HostView view;
+detect::JobFacts FactsFromSnapshot(const shm::JobSnapshot& snapshot, size_t max_records) {
+  detect::JobFacts view;
   view.processes.reserve(snapshot.processes.size());
   for (const shm::ProcessView& p : snapshot.processes) {
     if (p.closed) continue;  // a clean exit: nothing of it is awaited
-    view.processes.push_back(ToProcessView(p, max_records));
+    view.processes.push_back(ProcessFactsFromSnapshot(p, max_records));
   }
   return view;
 }

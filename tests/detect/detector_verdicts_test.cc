@@ -24,7 +24,7 @@ bool Mentions(const Verdict& verdict, const std::string& text) {
 
 TEST_CASE("straggler: the rank that has not joined #N is named once the threshold passes",
           "[verdicts]") {
-  HostView view = HealthyJob(kComm, 4, 56);
+  JobFacts view = HealthyJob(kComm, 4, 56);
   const uint64_t joined = 200 * kSec;
   for (int rank : {0, 1, 3}) Issue(CommOf(view, rank), 57, joined + rank * kMs);
 
@@ -47,7 +47,7 @@ TEST_CASE("straggler: the rank that has not joined #N is named once the threshol
 }
 
 TEST_CASE("mismatch: DDP extra Broadcast on one rank is reported immediately", "[verdicts]") {
-  HostView view = HealthyJob(kComm, 4, 56);
+  JobFacts view = HealthyJob(kComm, 4, 56);
   const uint64_t at = 200 * kSec;
   for (int rank : {0, 2, 3}) Issue(CommOf(view, rank), 57, at);
   Issue(CommOf(view, 1), 57, at + kMs, 0, "Broadcast", 1024, 0);
@@ -69,7 +69,7 @@ TEST_CASE("mismatch: DDP extra Broadcast on one rank is reported immediately", "
 
 TEST_CASE("mismatch: with two ranks, or a tie, every rank is named", "[verdicts]") {
   SECTION("two ranks differing in count") {
-    HostView view = HealthyJob(kComm, 2, 10);
+    JobFacts view = HealthyJob(kComm, 2, 10);
     Issue(CommOf(view, 0), 11, 100 * kSec, 0, "AllReduce", 1024);
     Issue(CommOf(view, 1), 11, 100 * kSec, 0, "AllReduce", 2048);
     std::vector<Verdict> verdicts = Classify(view, kConfig, 100 * kSec);
@@ -80,7 +80,7 @@ TEST_CASE("mismatch: with two ranks, or a tie, every rank is named", "[verdicts]
     CHECK(verdicts[0].other_ranks.empty());
   }
   SECTION("two against two differing in root") {
-    HostView view = HealthyJob(kComm, 4, 10);
+    JobFacts view = HealthyJob(kComm, 4, 10);
     for (int rank : {0, 1}) Issue(CommOf(view, rank), 11, 100 * kSec, 0, "Broadcast", 8, 0);
     for (int rank : {2, 3}) Issue(CommOf(view, rank), 11, 100 * kSec, 0, "Broadcast", 8, 1);
     std::vector<Verdict> verdicts = Classify(view, kConfig, 100 * kSec);
@@ -91,7 +91,7 @@ TEST_CASE("mismatch: with two ranks, or a tie, every rank is named", "[verdicts]
 }
 
 TEST_CASE("collective_hang: all ranks joined #N and it never completes", "[verdicts]") {
-  HostView view = HealthyJob(kComm, 4, 56);
+  JobFacts view = HealthyJob(kComm, 4, 56);
   const uint64_t base = 200 * kSec;
   for (int rank = 0; rank < 4; ++rank) {
     Issue(CommOf(view, rank), 57, base + rank * kSec);
@@ -117,7 +117,7 @@ TEST_CASE("collective_hang: all ranks joined #N and it never completes", "[verdi
 }
 
 TEST_CASE("collective_hang names only the ranks that did not complete", "[verdicts]") {
-  HostView view = HealthyJob(kComm, 3, 5);
+  JobFacts view = HealthyJob(kComm, 3, 5);
   Issue(CommOf(view, 0), 6, 100 * kSec, 100 * kSec + kMs, "Broadcast", 8, 0);
   Issue(CommOf(view, 1), 6, 100 * kSec, 0, "Broadcast", 8, 0);
   Issue(CommOf(view, 2), 6, 100 * kSec, 0, "Broadcast", 8, 0);
@@ -131,7 +131,7 @@ TEST_CASE("collective_hang names only the ranks that did not complete", "[verdic
 
 TEST_CASE("field report 3: the parameter broadcast #1 right after init never completes",
           "[verdicts]") {
-  HostView view = HealthyJob(kComm, 3, 0);
+  JobFacts view = HealthyJob(kComm, 3, 0);
   for (int rank = 0; rank < 3; ++rank) {
     Issue(CommOf(view, rank), 1, 3 * kSec, 0, "Broadcast", 253'440'000, 0);
   }
@@ -147,7 +147,7 @@ TEST_CASE("straggler is still found when leaders ran far ahead and #N left their
           "[verdicts]") {
   // Field report 2 at scale: rank 1 is still restoring its data loader at #890000 while
   // rank 0 queued 100 more collectives; rank 0 keeps only its last 64 records.
-  HostView view = HealthyJob(kComm, 2, 0);
+  JobFacts view = HealthyJob(kComm, 2, 0);
   History(CommOf(view, 1), 889'950, 889'999, 10 * kSec, kSec);
   for (uint64_t seq = 890'000; seq < 890'100; ++seq) {
     Issue(CommOf(view, 0), seq, 100 * kSec + (seq - 890'000) * kMs);
@@ -167,10 +167,10 @@ TEST_CASE("straggler is still found when leaders ran far ahead and #N left their
 }
 
 TEST_CASE("init_hang: a communicator whose init never finishes", "[verdicts]") {
-  HostView view;
+  JobFacts view;
   for (int rank = 0; rank < 2; ++rank) {
-    ProcessView process = MakeProcess(1000 + rank, rank);
-    CommView comm = MakeComm(kComm, rank, 2);
+    ProcessFacts process = MakeProcess(1000 + rank, rank);
+    CommFacts comm = MakeComm(kComm, rank, 2);
     comm.init_started_ns = 5 * kSec;
     comm.init_done_ns = 0;
     process.comms.push_back(comm);
@@ -192,11 +192,11 @@ TEST_CASE("init_hang: every rank still in the same init is named, however late i
           "[verdicts]") {
   // torch ranks start init a few hundred ms apart; when the first passes the threshold the
   // others are stuck in the same collective init, and analyze names them all too.
-  HostView view;
+  JobFacts view;
   const uint64_t starts[] = {5 * kSec, 5 * kSec + kSec / 4, 0};  // rank 2 finished its init
   for (int rank = 0; rank < 3; ++rank) {
-    ProcessView process = MakeProcess(1000 + rank, rank);
-    CommView comm = MakeComm(kComm, rank, 3);
+    ProcessFacts process = MakeProcess(1000 + rank, rank);
+    CommFacts comm = MakeComm(kComm, rank, 3);
     comm.init_started_ns = starts[rank] != 0 ? starts[rank] : 5 * kSec;
     comm.init_done_ns = starts[rank] != 0 ? 0 : 6 * kSec;
     process.comms.push_back(comm);
@@ -214,7 +214,7 @@ TEST_CASE("init_hang: every rank still in the same init is named, however late i
 
 TEST_CASE("sync_stuck: a rank blocked in a CUDA sync with no collective pending",
           "[verdicts]") {
-  HostView view = HealthyJob(kComm, 2, 30);
+  JobFacts view = HealthyJob(kComm, 2, 30);
   const uint64_t blocked = 100 * kSec;
   view.processes[1].syncs.push_back({0, SyncTarget::kDevice, 0});
   view.processes[1].syncs.push_back({blocked, SyncTarget::kEvent, 0xabc});
@@ -236,7 +236,7 @@ TEST_CASE("sync_stuck: a rank blocked in a CUDA sync with no collective pending"
 
 TEST_CASE("sync_stuck is not reported when an earlier pending collective explains it",
           "[verdicts]") {
-  HostView view = HealthyJob(kComm, 2, 30);
+  JobFacts view = HealthyJob(kComm, 2, 30);
   // Rank 1 issued #31 and then blocked on the device; rank 0 is late but within threshold.
   Issue(CommOf(view, 1), 31, 100 * kSec);
   view.processes[1].syncs.push_back({100 * kSec + kMs, SyncTarget::kDevice, 1});
@@ -251,7 +251,7 @@ TEST_CASE("sync_stuck is not reported when an earlier pending collective explain
 }
 
 TEST_CASE("rank_exited: a dead rank while its peers wait", "[verdicts]") {
-  HostView view = HealthyJob(kComm, 4, 56);
+  JobFacts view = HealthyJob(kComm, 4, 56);
   view.processes[3].alive = false;
   const uint64_t waiting = 200 * kSec;
   for (int rank : {0, 1, 2}) Issue(CommOf(view, rank), 57, waiting);
@@ -276,8 +276,8 @@ TEST_CASE("rank_exited: a dead rank while its peers wait", "[verdicts]") {
 }
 
 TEST_CASE("a finished job whose processes exited yields nothing", "[verdicts]") {
-  HostView view = HealthyJob(kComm, 4, 56);
-  for (ProcessView& process : view.processes) process.alive = false;
+  JobFacts view = HealthyJob(kComm, 4, 56);
+  for (ProcessFacts& process : view.processes) process.alive = false;
   CHECK(Classify(view, kConfig, 10'000 * kSec).empty());
 }
 

@@ -14,8 +14,8 @@ constexpr uint64_t kComm = 0xD1CE;
 const DetectConfig kConfig;  // 60 s threshold
 
 // Rewrites what `rank` issued at #seq (its completion stays as it was).
-CollectiveRecordView& RecordOf(HostView& view, int rank, uint64_t seq) {
-  for (CollectiveRecordView& r : CommOf(view, rank).records) {
+RecordFacts& RecordOf(JobFacts& view, int rank, uint64_t seq) {
+  for (RecordFacts& r : CommOf(view, rank).records) {
     if (r.seq == seq) return r;
   }
   FAIL("no record #" << seq);
@@ -24,10 +24,10 @@ CollectiveRecordView& RecordOf(HostView& view, int rank, uint64_t seq) {
 
 TEST_CASE("completed records that differ in any field are a mismatch at the first divergent #", "[divergence]") {
   for (const char* field : {"op", "count", "datatype", "redop", "root"}) {
-    HostView view = HealthyJob(kComm, 4, 40);  // every collective completed
-    CollectiveRecordView& first = RecordOf(view, 2, 12);
-    CollectiveRecordView& later = RecordOf(view, 1, 30);
-    for (CollectiveRecordView* r : {&first, &later}) {
+    JobFacts view = HealthyJob(kComm, 4, 40);  // every collective completed
+    RecordFacts& first = RecordOf(view, 2, 12);
+    RecordFacts& later = RecordOf(view, 1, 30);
+    for (RecordFacts* r : {&first, &later}) {
       std::string f = field;
       if (f == "op") r->op = "ReduceScatter";
       if (f == "count") r->count = 2048;
@@ -45,7 +45,7 @@ TEST_CASE("completed records that differ in any field are a mismatch at the firs
 }
 
 TEST_CASE("a divergence at the oldest record still kept in the ring is found", "[divergence]") {
-  HostView view = HealthyJob(kComm, 3, 100);  // rings keep #37..#100
+  JobFacts view = HealthyJob(kComm, 3, 100);  // rings keep #37..#100
   RecordOf(view, 0, 37).count = 1;
   std::vector<Verdict> verdicts = Classify(view, kConfig, HealthyIssueTime(100) + kSec);
   REQUIRE(verdicts.size() == 1);

@@ -6,10 +6,10 @@
 namespace ncclwatch::detect {
 
 uint64_t EffectiveLastCompleted(uint64_t published_last_completed,
-                                const std::vector<CollectiveRecordView>& records) {
+                                const std::vector<RecordFacts>& records) {
   uint64_t completed = published_last_completed;
   std::unordered_set<uint64_t> untrackable;
-  for (const CollectiveRecordView& r : records) {
+  for (const RecordFacts& r : records) {
     if (r.complete_ns != 0) completed = std::max(completed, r.seq);
     if (r.never_completes) untrackable.insert(r.seq);
   }

@@ -14,10 +14,22 @@ bool Supersedes(const CommMember& candidate, const CommMember& current) {
 
 }  // namespace
 
-std::vector<CommGroup> GroupByComm(const HostView& view) {
+std::vector<format::RankRange> CommGroup::NotVisibleRanges() const {
+  std::vector<format::RankRange> ranges;
+  int next = 0;  // lowest rank not yet accounted for; members are sorted by rank
+  for (const CommMember& member : members) {
+    if (member.rank() > next) ranges.push_back({next, member.rank() - 1});
+    next = member.rank() + 1;
+  }
+  if (next < nranks) ranges.push_back({next, nranks - 1});
+  return ranges;
+}
+
+std::vector<CommGroup> GroupByComm(const JobFacts& facts) {
   std::map<uint64_t, std::map<int, CommMember>> by_hash;
-  for (const ProcessView& process : view.processes) {
-    for (const CommView& comm : process.comms) {
+  for (const ProcessFacts& process : facts.processes) {
+    for (const CommFacts& comm : process.comms) {
+      if (comm.rank < 0 || comm.rank >= comm.nranks) continue;
       CommMember member{&process, &comm};
       auto& ranks = by_hash[comm.comm_hash];
       auto [it, inserted] = ranks.emplace(comm.rank, member);
@@ -28,6 +40,7 @@ std::vector<CommGroup> GroupByComm(const HostView& view) {
   for (const auto& [hash, ranks] : by_hash) {
     CommGroup group;
     group.comm_hash = hash;
+    group.scope = facts.scope;
     for (const auto& [rank, member] : ranks) {
       group.members.push_back(member);
       group.nranks = std::max(group.nranks, member.comm->nranks);
@@ -37,17 +50,11 @@ std::vector<CommGroup> GroupByComm(const HostView& view) {
   return groups;
 }
 
-const CollectiveRecordView* FindRecord(const CommView& comm, uint64_t seq) {
-  for (const CollectiveRecordView& record : comm.records) {
+const RecordFacts* FindRecord(const CommFacts& comm, uint64_t seq) {
+  for (const RecordFacts& record : comm.records) {
     if (record.seq == seq) return &record;
   }
   return nullptr;
-}
-
-std::vector<int> RanksOf(const std::vector<CommMember>& members) {
-  std::vector<int> ranks;
-  for (const CommMember& member : members) ranks.push_back(member.rank());
-  return ranks;
 }
 
 }  // namespace ncclwatch::detect

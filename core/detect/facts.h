@@ -1,0 +1,108 @@
+// The job model: the facts the one classifier (detector.h) judges, frozen at one instant.
+// Two producers fill it, and nothing else is ever classified:
+//   * live: core/watch/facts_from_snapshot.h, from one host's shared-memory snapshot
+//     (Scope::kHost);
+//   * offline: core/analyze/facts_from_dumps.h, from every dump of a job (Scope::kJob).
+// The classifier never reads shared memory, files or clocks itself, so every rule is
+// tested with crafted facts, and the same facts give the same verdict live and offline.
+//
+// Conventions:
+//   * Times are CLOCK_MONOTONIC nanoseconds, comparable across processes of one host.
+//     0 means "never happened / not set".
+//   * Collective sequence numbers are 1-based, per communicator, and count identically on
+//     every rank (the N-th collective call on a communicator is #N everywhere).
+//   * A process that has exited must stay in the facts with alive == false (with its last
+//     published state and how it exited) so that its peers' waits can be blamed on it.
+#ifndef NCCLWATCH_CORE_DETECT_FACTS_H_
+#define NCCLWATCH_CORE_DETECT_FACTS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ncclwatch::detect {
+
+// What a host-side CUDA synchronisation call is waiting on.
+enum class SyncTarget { kStream, kEvent, kDevice };
+
+// One thread's host-sync slot. A slot with blocked_since_ns == 0 is idle.
+struct SyncFacts {
+  uint64_t blocked_since_ns = 0;
+  SyncTarget target = SyncTarget::kDevice;
+  uint64_t handle = 0;  // cudaStream_t / cudaEvent_t value; device ordinal for kDevice.
+};
+
+// One collective as issued by one rank. Two ranks agree on collective #N when every
+// field from op to root is equal.
+struct RecordFacts {
+  uint64_t seq = 0;
+  std::string op;         // NCCL API name without the prefix: "AllReduce", "Broadcast", ...
+  uint64_t count = 0;
+  int datatype = -1;      // ncclDataType_t value
+  int redop = -1;         // ncclRedOp_t value; -1 for ops without a reduction
+  int root = -1;          // -1 for ops without a root
+  uint64_t enqueue_ns = 0;
+  uint64_t complete_ns = 0;  // 0 while not known complete
+  // Its own completion is never published (issued while capturing, untracked, or the call
+  // failed); see EffectiveLastCompleted in completion.h.
+  bool never_completes = false;
+};
+
+// One communicator as seen from one rank (one process may hold several ranks of one
+// communicator, e.g. after ncclCommInitAll).
+struct CommFacts {
+  uint64_t comm_hash = 0;
+  int rank = -1;
+  int nranks = 0;
+  int device = -1;
+  uint64_t init_started_ns = 0;
+  uint64_t init_done_ns = 0;        // 0 while init has not finished
+  uint64_t last_enqueued_seq = 0;   // highest #N this rank has issued
+  uint64_t last_completed_seq = 0;  // highest #N known complete on this rank
+  int async_error = 0;              // ncclResult_t from ncclCommGetAsyncError
+  // This rank destroyed, finalized, aborted or revoked the communicator: it takes no further
+  // part, exactly as if its process had exited (a peer still waiting waits for nothing).
+  bool left = false;
+  // Ops whose completion could not be tracked (no event could be recorded): unknown, never
+  // counted complete by the tracker itself. Shown in evidence so a reader can weigh them.
+  uint64_t untracked_ops = 0;
+  std::vector<RecordFacts> records;  // recent collectives, any order
+};
+
+// How a process that is gone left, as far as it could tell before leaving.
+struct ExitFacts {
+  bool recorded = false;  // it published an exit; false: killed or crashed without a word
+  int status = 0;         // exit status when recorded and not by signal
+  int signal = 0;         // fatal signal when known (recorded by the crash path), else 0
+  uint64_t exit_ns = 0;   // when (host clock), 0 unknown
+};
+
+struct ProcessFacts {
+  int32_t pid = 0;
+  bool alive = true;
+  std::string host;
+  int global_rank = -1;  // e.g. from RANK; -1 when unknown
+  ExitFacts exit;        // meaningful when !alive
+  std::vector<SyncFacts> syncs;
+  std::vector<CommFacts> comms;
+};
+
+// What an absent rank means, and whether thresholds are still to be applied.
+enum class Scope {
+  // Live, one host: ranks not held here may run fine on other hosts, so they are never
+  // blamed; every stall must exceed its threshold at `now`.
+  kHost,
+  // Offline, every dump of a job: a dump exists because a live classifier already saw its
+  // threshold pass, so thresholds count as passed and times of different hosts are never
+  // compared; a rank with no dump is not known to have joined anything.
+  kJob,
+};
+
+struct JobFacts {
+  Scope scope = Scope::kHost;
+  std::vector<ProcessFacts> processes;
+};
+
+}  // namespace ncclwatch::detect
+
+#endif  // NCCLWATCH_CORE_DETECT_FACTS_H_

@@ -1,0 +1,34 @@
+// Turns what the processes of one job published on this host (shm::JobSnapshot) into the
+// detector's input (detect::JobFacts), following the adapter contract of
+// core/detect/README.md:
+//   * dead processes stay, with alive == false, their last state and how they left (exit):
+//     killed or crashed (pid gone, nothing recorded), or exited by status or fatal signal
+//     (SegmentState::kExited; such a process is not alive even while its pid finishes);
+//   * ops get their canonical names ("Broadcast" for ncclBcast); redop/root are -1 for ops
+//     that have none; P2P records are left out (they are not collectives);
+//   * a collective that can never be seen complete (captured, untracked, failed) does not
+//     hold last_completed_seq back once a later one completes;
+//   * communicators this rank left (destroyed, finalized, aborted, revoked) stay, with
+//     left == true, so that a peer still waiting on them can blame this rank; suspended ones
+//     (idle by request) and failed inits are left out; untracked_ops is copied.
+#ifndef NCCLWATCH_CORE_WATCH_HOST_VIEW_ADAPTER_H_
+#define NCCLWATCH_CORE_WATCH_HOST_VIEW_ADAPTER_H_
+
+#include <cstddef>
+
+#include "core/detect/facts.h"
+#include "core/shm/snapshot.h"
+
+namespace ncclwatch::watch {
+
+// The newest `max_records` collective records of each communicator are kept.
+inline constexpr size_t kRecordsPerCommInView = 64;
+
+detect::ExitFacts ExitFactsFromSnapshot(const shm::ProcessView& process);
+detect::CommFacts CommFactsFromSnapshot(const shm::CommView& comm, size_t max_records = kRecordsPerCommInView);
+detect::ProcessFacts ProcessFactsFromSnapshot(const shm::ProcessView& process, size_t max_records = kRecordsPerCommInView);
+detect::JobFacts FactsFromSnapshot(const shm::JobSnapshot& snapshot, size_t max_records = kRecordsPerCommInView);
+
+}  // namespace ncclwatch::watch
+
+#endif  // NCCLWATCH_CORE_WATCH_HOST_VIEW_ADAPTER_H_
