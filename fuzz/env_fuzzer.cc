@@ -1,28 +1,26 @@
-// Fuzz target: the NCCLWATCH_* settings and the launcher variables the preload reads from the
-// environment of any process it is injected into: the detector's tunables
-// (core/detect/detect_config.h), the job id and rank (core/shm/job_identity.h), and the ring
-// capacity (NCCLWATCH_RING, parsed in preload/runtime.cc with strtoull and normalized by
-// core/shm/layout.h, mirrored here).
+// Fuzz target: the environment of any process the preload is injected into, as core/settings
+// reads it (ParseSettings): every NCCLWATCH_* variable, the launcher's job and rank variables.
 //
-// Input: an environment, one NAME=VALUE per line (a value may be empty). Unset or malformed
-// values keep their defaults, which are always usable.
+// Input: an environment, one NAME=VALUE per line (a value may be empty). Unset or rejected
+// values keep their defaults, which are always usable; each rejection is one warning line
+// naming its variable.
+#include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <map>
-#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "core/detect/detect_config.h"
-#include "core/shm/job_identity.h"
+#include "core/settings/settings.h"
 #include "core/shm/layout.h"
 #include "core/shm/segment_name.h"
 #include "fuzz/fuzz_check.h"
 
 namespace {
 
-std::map<std::string, std::string, std::less<>> ParseEnvironment(std::string_view text) {
-  std::map<std::string, std::string, std::less<>> env;
+using ncclwatch::settings::EnvVars;
+
+EnvVars ParseEnvironment(std::string_view text) {
+  EnvVars env;
   while (!text.empty()) {
     const size_t end = std::min(text.find('\n'), text.size());
     const std::string_view line = text.substr(0, end);
@@ -33,47 +31,29 @@ std::map<std::string, std::string, std::less<>> ParseEnvironment(std::string_vie
   return env;
 }
 
-void CheckDetectConfig(const std::map<std::string, std::string, std::less<>>& env) {
-  std::string errors;
-  const ncclwatch::detect::DetectConfig config = ncclwatch::detect::ConfigFromEnv(
-      [&](std::string_view name) -> std::optional<std::string> {
-        const auto it = env.find(name);
-        if (it == env.end()) return std::nullopt;
-        return it->second;
-      },
-      &errors);
-  FUZZ_CHECK(config.stall_threshold_ns > 0 && config.poll_interval_ns > 0);
-  FUZZ_CHECK(config.lone_rank_factor >= 1);
-}
-
-void CheckIdentity(const std::map<std::string, std::string, std::less<>>& env) {
-  const ncclwatch::shm::EnvLookup lookup = [&](const char* name) -> const char* {
-    const auto it = env.find(name);
-    return it == env.end() ? nullptr : it->second.c_str();
-  };
-  const std::string job = ncclwatch::shm::JobIdFromEnvironment(lookup);
-  FUZZ_CHECK(!job.empty() && job.size() <= ncclwatch::shm::kMaxJobIdLength);
-  FUZZ_CHECK(ncclwatch::shm::SanitizeJobId(job) == job);
-  const ncclwatch::shm::RankIdentity rank = ncclwatch::shm::RankFromEnvironment(lookup);
-  FUZZ_CHECK(rank.global_rank >= -1 && rank.local_rank >= -1 && rank.world_size >= -1);
-}
-
-void CheckRingCapacity(const std::map<std::string, std::string, std::less<>>& env) {
-  const auto it = env.find("NCCLWATCH_RING");
-  if (it == env.end()) return;
-  const uint64_t requested = std::strtoull(it->second.c_str(), nullptr, 10);
-  const uint32_t capacity = ncclwatch::shm::NormalizeRingCapacity(requested);
-  FUZZ_CHECK(capacity >= ncclwatch::shm::kMinRingCapacity && capacity <= ncclwatch::shm::kMaxRingCapacity);
-  FUZZ_CHECK((capacity & (capacity - 1)) == 0);
-  FUZZ_CHECK(ncclwatch::shm::ComputeGeometry(capacity).ring_capacity == capacity);
+void CheckSettings(const EnvVars& env) {
+  std::vector<std::string> warnings;
+  const ncclwatch::settings::Settings s = ncclwatch::settings::ParseSettings(env, &warnings);
+  FUZZ_CHECK(s.stall_threshold_ns > 0 && s.poll_interval_ns > 0);
+  FUZZ_CHECK(s.lone_rank_factor >= 1);
+  FUZZ_CHECK(!s.job_id.empty() && s.job_id.size() <= ncclwatch::shm::kMaxJobIdLength);
+  FUZZ_CHECK(ncclwatch::shm::SanitizeJobId(s.job_id) == s.job_id);
+  FUZZ_CHECK(ncclwatch::shm::SanitizeJobId(s.trigger_job_id) == s.trigger_job_id);
+  FUZZ_CHECK(s.launcher_rank.global_rank >= -1 && s.launcher_rank.local_rank >= -1 &&
+             s.launcher_rank.world_size >= -1);
+  const uint32_t ring = s.ring_capacity;
+  FUZZ_CHECK(ring >= ncclwatch::shm::kMinRingCapacity && ring <= ncclwatch::shm::kMaxRingCapacity);
+  FUZZ_CHECK((ring & (ring - 1)) == 0);
+  FUZZ_CHECK(s.stack_timeout_ms >= 1 && s.stack_max_threads >= 1);
+  FUZZ_CHECK(warnings.size() <= ncclwatch::settings::Variables().size());
+  for (const std::string& warning : warnings) {
+    FUZZ_CHECK(warning.rfind("NCCLWATCH_", 0) == 0 && warning.find('\n') == std::string::npos);
+  }
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto env = ParseEnvironment(std::string_view(reinterpret_cast<const char*>(data), size));
-  CheckDetectConfig(env);
-  CheckIdentity(env);
-  CheckRingCapacity(env);
+  CheckSettings(ParseEnvironment(std::string_view(reinterpret_cast<const char*>(data), size)));
   return 0;
 }

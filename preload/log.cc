@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 
 #include <spdlog/logger.h>
@@ -49,18 +47,7 @@ spdlog::logger& RawLogger() {
 
 }  // namespace
 
-void InitLogging() {
-  const char* text = std::getenv("NCCLWATCH_LOG_LEVEL");
-  if (text == nullptr) return;
-  struct Name {
-    const char* name;
-    LogLevel level;
-  };
-  for (const Name& n : {Name{"debug", LogLevel::kDebug}, Name{"info", LogLevel::kInfo}, Name{"warn", LogLevel::kWarn},
-                        Name{"error", LogLevel::kError}, Name{"off", LogLevel::kOff}}) {
-    if (std::strcmp(text, n.name) == 0) g_level.store(static_cast<int>(n.level));
-  }
-}
+void InitLogging(LogLevel level) { g_level.store(static_cast<int>(level)); }
 
 bool LogEnabled(LogLevel level) { return static_cast<int>(level) >= g_level.load(std::memory_order_relaxed); }
 

@@ -1,16 +1,18 @@
 // Diagnostics of the preload, on stderr, prefixed "[ncclwatch <pid>]".
-// NCCLWATCH_LOG_LEVEL: off | error | warn (default) | info | debug.
+// The level is NCCLWATCH_LOG_LEVEL (core/settings): off | error | warn (default) | info | debug.
 #ifndef NCCLWATCH_PRELOAD_LOG_H_
 #define NCCLWATCH_PRELOAD_LOG_H_
 
 #include <string>
 
+#include "core/settings/settings.h"
+
 namespace ncclwatch::preload {
 
-enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3, kOff = 4 };
+using settings::LogLevel;
 
-// Reads NCCLWATCH_LOG_LEVEL; called once at activation.
-void InitLogging();
+// Sets the level (Settings::log_level); called once at activation.
+void InitLogging(LogLevel level);
 bool LogEnabled(LogLevel level);
 void Log(LogLevel level, const std::string& message);
 // Logs `line` as is, without the "[ncclwatch <pid>]" prefix: the incident line carries

@@ -6,8 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
-#include "core/shm/job_identity.h"
+#include "core/settings/settings.h"
 #include "core/shm/process_info.h"
 #include "core/shm/segment_file.h"
 #include "preload/keep_errno.h"
@@ -25,22 +26,13 @@ std::mutex g_activation_mu;
 
 Mode LoadMode() { return static_cast<Mode>(g_mode.load(std::memory_order_acquire)); }
 
-// Reads NCCLWATCH_DISABLE once, on the first hook call of the process.
+// Reads NCCLWATCH_DISABLE once, on the first hook call of the process (the other settings are
+// read at activation).
 Mode ResolveInitialMode() {
-  const char* disable = std::getenv("NCCLWATCH_DISABLE");
-  const bool off = disable != nullptr && disable[0] != '\0' && std::strcmp(disable, "0") != 0;
+  const bool off = settings::ReadDisable();
   int expected = static_cast<int>(Mode::kUnknown);
   g_mode.compare_exchange_strong(expected, static_cast<int>(off ? Mode::kPassThrough : Mode::kInert));
   return LoadMode();
-}
-
-uint32_t RingCapacityFromEnvironment() {
-  const char* text = std::getenv("NCCLWATCH_RING");
-  if (text == nullptr || text[0] == '\0') return shm::kDefaultRingCapacity;
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == text || *end != '\0' || value == 0) return shm::kDefaultRingCapacity;
-  return shm::NormalizeRingCapacity(value);
 }
 
 void ForgetParentInChild() {
@@ -62,18 +54,18 @@ void CloseAtExit() {
   }
 }
 
-std::unique_ptr<Runtime> CreateRuntime() {
+std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
   auto rt = std::make_unique<Runtime>();
   rt->generation = g_generation.fetch_add(1, std::memory_order_relaxed) + 1;
   rt->owner_pid = getpid();
   shm::SegmentOptions options;
   options.uid = getuid();
-  options.job_id = shm::JobIdFromEnvironment(shm::ProcessEnvironment());
+  options.job_id = config.job_id;
   options.pid = rt->owner_pid;
   options.process_start_ticks = shm::ProcessStartTicks(rt->owner_pid);
   options.host = shm::HostName();
-  options.rank = shm::RankFromEnvironment(shm::ProcessEnvironment());
-  options.ring_capacity = RingCapacityFromEnvironment();
+  options.rank = config.launcher_rank;
+  options.ring_capacity = config.ring_capacity;
   std::string error;
   rt->segment = shm::SegmentWriter::Create(options, &error);
   if (!rt->segment) {
@@ -91,7 +83,7 @@ std::unique_ptr<Runtime> CreateRuntime() {
     Log(LogLevel::kInfo, "CUDA runtime not found; GPU completion times will not be published");
   }
   Log(LogLevel::kInfo, "publishing to /dev/shm" + rt->segment->name());
-  rt->watchdog = std::make_unique<Watchdog>(WatchdogSettingsFromEnvironment(options.job_id, options.host));
+  rt->watchdog = std::make_unique<Watchdog>(WatchdogSettingsOf(config, options.host));
   return rt;
 }
 
@@ -112,7 +104,15 @@ Runtime* ActivateForNewCommunicator() {
   std::lock_guard<std::mutex> lock(g_activation_mu);
   if (Runtime* rt = ActiveRuntime()) return rt;
   if (PassThroughOnly()) return nullptr;
-  InitLogging();
+  // The process's settings, read once here: activation happens once per process.
+  settings::Settings config;
+  std::vector<std::string> warnings;
+  try {
+    config = settings::ReadSettings(&warnings);
+  } catch (...) {  // out of memory: the defaults
+  }
+  InitLogging(config.log_level);
+  for (const std::string& warning : warnings) Log(LogLevel::kWarn, warning);
   // Files other users leave in /dev/shm under our job's names are reported in our log.
   shm::SetSegmentWarningSink([](const std::string& line) { Log(LogLevel::kWarn, line); });
   static std::once_flag process_hooks_once;
@@ -122,7 +122,7 @@ Runtime* ActivateForNewCommunicator() {
   });
   std::unique_ptr<Runtime> rt;
   try {
-    rt = CreateRuntime();
+    rt = CreateRuntime(config);
   } catch (...) {
     rt.reset();  // e.g. out of memory: same outcome as a failed segment, pass-through
   }

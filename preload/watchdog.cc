@@ -168,14 +168,14 @@ class Poller {
     d.incident.trigger = trigger;
     d.incident.job_id = settings_.job_id;
     d.verdict = std::move(verdict);
-    dump::FillProcessFacts(&d);
+    dump::FillProcessFacts(settings_.nccl_env, &d);
     d.environment.cuda_driver_version = versions_.cuda_driver;
     d.environment.cuda_runtime_version = versions_.cuda_runtime;
     d.environment.nccl_version = versions_.nccl;
     for (const shm::ProcessView& p : snapshot_.processes) {
       if (p.pid == getpid()) watch::AddPublishedState(p, watch::kRecordsPerCommInDump, &d);
     }
-    watch::AddStacks(CaptureProcessStacks(CaptureOptions::FromEnvironment()), &d);
+    watch::AddStacks(CaptureProcessStacks(settings_.capture), &d);
     const dump::DumpDirStatus dir = dump::PrepareDumpDirectory(settings_.dump_dir, settings_.dump_dir_named_by_user);
     if (!dir.usable) {
       ReportIoFailure(dir.error);
@@ -233,25 +233,16 @@ std::string DefaultDumpDir(const std::string& job_id) {
 
 }  // namespace
 
-WatchdogSettings WatchdogSettingsFromEnvironment(const std::string& job_id, const std::string& host) {
+WatchdogSettings WatchdogSettingsOf(const settings::Settings& config, const std::string& host) {
   WatchdogSettings s;
-  s.job_id = job_id;
+  s.job_id = config.job_id;
   s.host = host;
-  const char* dir = std::getenv("NCCLWATCH_DUMP_DIR");
-  const char* trigger_job = std::getenv("NCCLWATCH_TRIGGER_JOB_ID");
-  s.trigger_job_id = trigger_job != nullptr && trigger_job[0] != '\0' ? shm::SanitizeJobId(trigger_job) : job_id;
-  s.dump_dir_named_by_user = dir != nullptr && dir[0] != '\0';
-  s.dump_dir = s.dump_dir_named_by_user ? std::string(dir) : DefaultDumpDir(job_id);
-  while (s.dump_dir.size() > 1 && s.dump_dir.back() == '/') s.dump_dir.pop_back();
-  std::string errors;
-  s.detect = detect::ConfigFromEnv(
-      [](std::string_view name) -> std::optional<std::string> {
-        const char* value = std::getenv(std::string(name).c_str());
-        if (value == nullptr) return std::nullopt;
-        return std::string(value);
-      },
-      &errors);
-  if (!errors.empty()) Log(LogLevel::kWarn, "ignoring malformed settings: " + errors);
+  s.trigger_job_id = config.trigger_job_id;
+  s.dump_dir_named_by_user = !config.dump_dir.empty();
+  s.dump_dir = s.dump_dir_named_by_user ? config.dump_dir : DefaultDumpDir(config.job_id);
+  s.detect = settings::DetectConfigOf(config);
+  s.capture = settings::CaptureOptionsOf(config);
+  s.nccl_env = config.nccl_env;
   return s;
 }
 
@@ -277,7 +268,9 @@ void Watchdog::Run() {
   pthread_setname_np(pthread_self(), "ncclwatch-wd");
   try {
     std::string error;
-    if (!ArmStackCapture(&error)) Log(LogLevel::kInfo, "stacks of other threads unavailable: " + error);
+    if (!ArmStackCapture(settings_.capture, &error)) {
+      Log(LogLevel::kInfo, "stacks of other threads unavailable: " + error);
+    }
     const std::string signal_warning = stacks_internal::NativeSamplerWarning();
     if (!signal_warning.empty()) Log(LogLevel::kWarn, signal_warning);
     // Killed jobs cannot remove their segments; the next job of this user does, once none of

@@ -13,28 +13,33 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "core/detect/detect_config.h"
+#include "core/settings/settings.h"
+#include "core/stacks/process_stacks.h"
 
 namespace ncclwatch::preload {
 
 struct WatchdogSettings {
   std::string job_id;     // sanitized, as in the segment name
   std::string host;
-  std::string dump_dir;   // NCCLWATCH_DUMP_DIR, else ./ncclwatch-dumps/<job>
+  std::string dump_dir;   // NCCLWATCH_DUMP_DIR, else <working directory>/ncclwatch-dumps/<job>
   bool dump_dir_named_by_user = false;  // NCCLWATCH_DUMP_DIR was set (see core/dump/dump_dir.h)
   // The job written into our trigger files and required in the ones we act on: the job id,
   // unless NCCLWATCH_TRIGGER_JOB_ID names one shared by hosts whose NCCLWATCH_JOB_IDs differ.
   std::string trigger_job_id;
   detect::DetectConfig detect;
+  CaptureOptions capture;
+  std::map<std::string, std::string> nccl_env;  // recorded in dumps
 };
 
-// Reads NCCLWATCH_DUMP_DIR, NCCLWATCH_STALL_SEC, NCCLWATCH_POLL_MS, ... (malformed values
-// keep their defaults, with one warning).
-WatchdogSettings WatchdogSettingsFromEnvironment(const std::string& job_id, const std::string& host);
+// The watchdog's part of the process's settings; resolves the default dump directory against
+// the working directory now.
+WatchdogSettings WatchdogSettingsOf(const settings::Settings& config, const std::string& host);
 
 class Watchdog {
  public:

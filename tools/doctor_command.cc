@@ -16,13 +16,12 @@
 #include "core/analyze/hints.h"
 #include "core/dump/process_facts.h"
 #include "core/format/escape.h"
+#include "core/settings/settings.h"
 #include "tools/commands.h"
 #include "tools/elf_inspect.h"
 #include "tools/error_line.h"
 #include "tools/exit_status.h"
 #include "tools/nccl_reach.h"
-
-extern char** environ;
 
 namespace ncclwatch::tools {
 namespace {
@@ -89,34 +88,27 @@ void LibraryVersion(const char* label, const char* soname, const char* symbol, b
   ::dlclose(handle);
 }
 
-std::map<std::string, std::string> NcclEnvironment(std::optional<int> pid) {
+// This process's NCCL_* variables, or those of `pid`.
+std::map<std::string, std::string> NcclEnvironment(std::optional<int> pid, const settings::Settings& own) {
+  if (!pid) return own.nccl_env;
   std::map<std::string, std::string> out;
-  auto add = [&](const std::string& entry) {
-    size_t eq = entry.find('=');
-    if (entry.rfind("NCCL_", 0) == 0 && eq != std::string::npos) out[entry.substr(0, eq)] = entry.substr(eq + 1);
-  };
-  if (!pid) {
-    for (char** e = environ; *e; ++e) add(*e);
-    return out;
+  for (const auto& [name, value] : settings::ReadEnvironmentOf(*pid)) {
+    if (name.rfind("NCCL_", 0) == 0) out[name] = value;
   }
-  std::ifstream in("/proc/" + std::to_string(*pid) + "/environ");
-  std::string entry;
-  while (std::getline(in, entry, '\0')) add(entry);
   return out;
 }
 
-void Environment(std::optional<int> pid) {
-  auto env = NcclEnvironment(pid);
+void Environment(std::optional<int> pid, const settings::Settings& own) {
+  auto env = NcclEnvironment(pid, own);
   std::string whose = pid ? "of pid " + std::to_string(*pid) : "of this shell";
   if (env.empty()) Line("NCCL env", "no NCCL_* variable set (" + whose + ")");
   else Line("NCCL env", whose + ":");
   for (const auto& [k, v] : env) std::printf("    %s=%s\n", Esc(k).c_str(), Esc(v).c_str());
 }
 
-std::string FindInPath(const std::string& name) {
+std::string FindInPath(const std::string& name, const std::string& path) {
   if (name.find('/') != std::string::npos || access(name.c_str(), F_OK) == 0) return name;
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
+  std::stringstream dirs(path);
   std::string dir;
   while (std::getline(dirs, dir, ':')) {
     std::string candidate = dir + "/" + name;
@@ -125,8 +117,8 @@ std::string FindInPath(const std::string& name) {
   return name;
 }
 
-int BinaryTarget(const std::string& name) {
-  std::string path = FindInPath(name);
+int BinaryTarget(const std::string& name, const std::string& search_path) {
+  std::string path = FindInPath(name, search_path);
   ElfFacts facts = InspectElf(path);
   if (!facts.error.empty()) {
     PrintErrorLine("doctor", facts.error);
@@ -189,7 +181,7 @@ int SelfTarget() {
   return status;
 }
 
-int RunDoctor(const DoctorOptions& options) {
+int RunDoctor(const DoctorOptions& options, const settings::Settings& settings) {
   if (options.pid && !options.binary.empty()) {
     std::fprintf(stderr, "ncclwatch doctor: give either --pid or BINARY, not both\n");
     return kExitUsage;
@@ -198,15 +190,15 @@ int RunDoctor(const DoctorOptions& options) {
   Kernel();
   LibraryVersion("NCCL", "libnccl.so.2", "ncclGetVersion", true);
   LibraryVersion("CUDA runtime", "libcudart.so.13", "cudaRuntimeGetVersion", false);
-  Environment(options.pid);
+  Environment(options.pid, settings);
   if (options.pid) return PidTarget(*options.pid);
-  if (!options.binary.empty()) return BinaryTarget(options.binary);
+  if (!options.binary.empty()) return BinaryTarget(options.binary, settings.path);
   return SelfTarget();
 }
 
 }  // namespace
 
-void AddDoctorCommand(CLI::App& app, int* exit_status) {
+void AddDoctorCommand(CLI::App& app, const settings::Settings& settings, int* exit_status) {
   auto options = std::make_shared<DoctorOptions>();
   CLI::App* cmd = app.add_subcommand("doctor", "Check driver, kernel, NCCL/CUDA versions, NCCL_* env and interposability");
   cmd->add_option("--pid", options->pid,
@@ -218,7 +210,7 @@ void AddDoctorCommand(CLI::App& app, int* exit_status) {
       "Without --pid or BINARY, this process is inspected as a job that dlopens libnccl.so.2.\n"
       "Statically linked NCCL is never reached: there is no symbol to interpose.\n"
       "Exit status: 0 checks done; 2 bad usage or unreadable target.");
-  cmd->callback([options, exit_status] { *exit_status = RunDoctor(*options); });
+  cmd->callback([options, &settings, exit_status] { *exit_status = RunDoctor(*options, settings); });
 }
 
 }  // namespace ncclwatch::tools

@@ -4,10 +4,12 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "core/format/escape.h"
+#include "core/settings/settings.h"
 #include "tools/commands.h"
 #include "tools/exit_status.h"
 
@@ -19,12 +21,17 @@ int main(int argc, char** argv) {
   app.footer(
       "Exit status: 0 success (analyze: verdict none), 2 bad usage or unusable input,\n"
       "3 analyze found a hang, 127 run could not execute CMD.");
+  // The environment, read once: `run` extends LD_PRELOAD, `doctor` shows NCCL_* and searches
+  // PATH. A rejected NCCLWATCH_* value is reported here too, as the preload will.
+  std::vector<std::string> warnings;
+  const ncclwatch::settings::Settings settings = ncclwatch::settings::ReadSettings(&warnings);
+  for (const std::string& warning : warnings) std::fprintf(stderr, "ncclwatch: warning: %s\n", warning.c_str());
   int exit_status = kExitOk;
   AddAnalyzeCommand(app, &exit_status);
   AddStatusCommand(app, &exit_status);
   AddTraceCommand(app, &exit_status);
-  AddRunCommand(app, &exit_status);
-  AddDoctorCommand(app, &exit_status);
+  AddRunCommand(app, settings, &exit_status);
+  AddDoctorCommand(app, settings, &exit_status);
   AddGcCommand(app, &exit_status);
   // Subcommands run inside parse(). Nothing may escape main as an exception (std::terminate
   // would abort with a core dump and a multi-line message): one line and exit 2 instead.

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/settings/settings.h"
 #include "tools/elf_inspect.h"
 
 namespace ncclwatch::tools {
@@ -50,12 +51,9 @@ std::vector<std::string> MappedFiles(int pid, bool* readable) {
 }
 
 std::string EnvironmentValue(int pid, const std::string& name) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/environ");
-  std::string entry;
-  while (std::getline(in, entry, '\0')) {
-    if (entry.rfind(name + "=", 0) == 0) return entry.substr(name.size() + 1);
-  }
-  return "";
+  const settings::EnvVars env = settings::ReadEnvironmentOf(pid);
+  const auto it = env.find(name);
+  return it == env.end() ? "" : it->second;
 }
 
 std::vector<std::string> Split(const std::string& text, const std::string& separators) {

@@ -48,14 +48,13 @@ bool SetEnv(const char* name, const std::string& value) {
   return false;
 }
 
-int RunCommand(const RunOptions& options) {
+int RunCommand(const RunOptions& options, const std::string& existing) {
   std::string library = PreloadLibraryPath();
   if (library.empty() || ::access(library.c_str(), R_OK) != 0) {
     PrintErrorLine("run", "preload library not found at " + library + " (build the ncclwatch target)");
     return kExitUsage;
   }
-  const char* existing = std::getenv("LD_PRELOAD");
-  std::string preload = library + (existing && *existing ? std::string(":") + existing : "");
+  std::string preload = library + (existing.empty() ? "" : ":" + existing);
   bool ok = SetEnv("LD_PRELOAD", preload);
   if (options.stall_sec) ok = ok && SetEnv("NCCLWATCH_STALL_SEC", FormatSeconds(*options.stall_sec));
   if (options.poll_ms) ok = ok && SetEnv("NCCLWATCH_POLL_MS", std::to_string(*options.poll_ms));
@@ -74,7 +73,7 @@ int RunCommand(const RunOptions& options) {
 
 }  // namespace
 
-void AddRunCommand(CLI::App& app, int* exit_status) {
+void AddRunCommand(CLI::App& app, const settings::Settings& settings, int* exit_status) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Run CMD with libncclwatch.so preloaded and NCCLWATCH_* settings");
   cmd->add_option("--stall", options->stall_sec, "Seconds without progress before an incident (NCCLWATCH_STALL_SEC)")
@@ -84,13 +83,13 @@ void AddRunCommand(CLI::App& app, int* exit_status) {
   cmd->add_option("--dump-dir", options->dump_dir, "Directory for hang dumps (NCCLWATCH_DUMP_DIR)");
   cmd->add_option("--job-id", options->job_id, "Job id shared by all ranks (NCCLWATCH_JOB_ID)");
   cmd->add_option("--log-level", options->log_level, "Log level of the preload (NCCLWATCH_LOG_LEVEL)")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+      ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}));
   cmd->add_option("CMD", options->command, "Command to run; put it after -- when it has options")->required();
   cmd->footer(
       "LD_PRELOAD gets ../lib/libncclwatch.so (relative to this binary) prepended to any existing value.\n"
       "Example: ncclwatch run --stall 30 --dump-dir /shared/dumps -- torchrun --nproc-per-node 8 train.py\n"
       "Exit status: that of CMD; 2 bad usage or missing preload library; 127 CMD could not be executed.");
-  cmd->callback([options, exit_status] { *exit_status = RunCommand(*options); });
+  cmd->callback([options, &settings, exit_status] { *exit_status = RunCommand(*options, settings.ld_preload); });
 }
 
 }  // namespace ncclwatch::tools

@@ -25,12 +25,19 @@
 #include "bench/dump/stacks_to_dump.h"
 #include "core/dump/dump_writer.h"
 #include "core/dump/process_facts.h"
+#include "core/settings/settings.h"
 #include "core/stacks/process_stacks.h"
 
 namespace {
 
 using namespace ncclwatch;
 using Clock = std::chrono::steady_clock;
+
+// Read once, as the preload does (NCCLWATCH_STACK_TIMEOUT_MS and the other capture settings).
+const settings::Settings& Settings() {
+  static const settings::Settings read = settings::ReadSettings();
+  return read;
+}
 
 // Threads parked on a condition variable until destruction.
 class IdleThreads {
@@ -75,10 +82,10 @@ bool MeasureOnce(int extra_threads, int repeat, const std::string& dir) {
   rank_dump.incident.id = "bench" + std::to_string(extra_threads) + "-" + std::to_string(repeat);
   rank_dump.process.global_rank = 0;
   const Clock::time_point capture_start = Clock::now();
-  ProcessStacks stacks = CaptureProcessStacks(CaptureOptions::FromEnvironment());
+  ProcessStacks stacks = CaptureProcessStacks(settings::CaptureOptionsOf(Settings()));
   const double capture_ms = MsSince(capture_start);
   const Clock::time_point write_start = Clock::now();
-  dump::FillProcessFacts(&rank_dump);
+  dump::FillProcessFacts(Settings().nccl_env, &rank_dump);
   dump::StampDetectionTime(&rank_dump.incident);
   bench::CopyStacksIntoDump(stacks, &rank_dump);
   dump::WriteResult result = dump::WriteDump(rank_dump, dir);
@@ -104,7 +111,7 @@ int main(int argc, char** argv) {
       std::filesystem::temp_directory_path() / ("ncclwatch-bench-dump-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::string error;
-  if (!ArmStackCapture(&error)) std::fprintf(stderr, "bench_dump_cost: native capture degraded: %s\n", error.c_str());
+  if (!ArmStackCapture(settings::CaptureOptionsOf(Settings()), &error)) std::fprintf(stderr, "bench_dump_cost: native capture degraded: %s\n", error.c_str());
   bool ok = true;
   for (int total : counts) {
     // The main thread counts as one of the process's threads.

@@ -9,8 +9,6 @@
 #include <fstream>
 #include <iterator>
 
-extern char** environ;
-
 namespace ncclwatch::dump {
 namespace {
 
@@ -73,7 +71,7 @@ void StampDetectionTime(Incident* incident) noexcept {
   }
 }
 
-void FillProcessFacts(RankDump* dump) noexcept {
+void FillProcessFacts(const std::map<std::string, std::string>& nccl_env, RankDump* dump) noexcept {
   try {
     ProcessInfo& p = dump->process;
     p.pid = static_cast<int32_t>(::getpid());
@@ -91,11 +89,7 @@ void FillProcessFacts(RankDump* dump) noexcept {
       start = end + 1;
     }
     Environment& e = dump->environment;
-    for (char** env = environ; env && *env; ++env) {
-      std::string entry = *env;
-      size_t eq = entry.find('=');
-      if (entry.rfind("NCCL_", 0) == 0 && eq != std::string::npos) e.nccl_env[entry.substr(0, eq)] = entry.substr(eq + 1);
-    }
+    e.nccl_env = nccl_env;
     utsname u{};
     if (::uname(&u) == 0) e.kernel_release = u.release;
     e.nvidia_driver = ReadNvidiaDriverVersion();

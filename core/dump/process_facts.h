@@ -5,14 +5,17 @@
 #define NCCLWATCH_CORE_DUMP_PROCESS_FACTS_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "core/dump/dump.h"
 
 namespace ncclwatch::dump {
 
-// process.host, pid, exe, cmdline; environment.nccl_env, kernel_release, nvidia_driver.
-void FillProcessFacts(RankDump* dump) noexcept;
+// process.host, pid, exe, cmdline; environment.kernel_release, nvidia_driver, and
+// environment.nccl_env = `nccl_env` (the NCCL_* variables, read by core/settings: this library
+// reads no environment).
+void FillProcessFacts(const std::map<std::string, std::string>& nccl_env, RankDump* dump) noexcept;
 
 // Sets detected_mono_ns, detected_unix_ns and detected_iso to now.
 void StampDetectionTime(Incident* incident) noexcept;

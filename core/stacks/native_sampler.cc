@@ -16,6 +16,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/stacks/armed_options.h"
 #include "core/stacks/task_list.h"
 #include "core/stacks/unwinder.h"
 
@@ -152,10 +153,9 @@ void HandleSampleSignal(int signal_number, siginfo_t* info, void* context) {
   errno = saved_errno;
 }
 
-size_t SlotCountFromEnvironment() {
-  const char* value = std::getenv("NCCLWATCH_STACK_MAX_THREADS");
-  long parsed = value != nullptr ? std::strtol(value, nullptr, 10) : 0;
-  return parsed > 0 ? static_cast<size_t>(parsed) : kDefaultSlotCount;
+size_t SlotCount() {
+  const size_t wanted = ArmedOptions().max_threads;
+  return wanted > 0 ? wanted : kDefaultSlotCount;
 }
 
 bool HandlerIsDefault(int signal_number) {
@@ -170,11 +170,9 @@ bool HandlerIsDefault(int signal_number) {
 // change how the job stops, SIGSEGV or SIGCHLD how it works. Others are refused with a
 // warning and the default is used.
 int ChooseSignal() {
-  if (const char* value = std::getenv("NCCLWATCH_STACK_SIGNAL")) {
-    char* end = nullptr;
-    long parsed = std::strtol(value, &end, 10);
-    if (end != value && *end == '\0' && parsed >= SIGRTMIN && parsed <= SIGRTMAX) return static_cast<int>(parsed);
-    g_arm_warning = "NCCLWATCH_STACK_SIGNAL=" + std::string(value) + " refused: only real-time signals " +
+  if (const int chosen = ArmedOptions().native_signal; chosen != 0) {
+    if (chosen >= SIGRTMIN && chosen <= SIGRTMAX) return chosen;
+    g_arm_warning = "NCCLWATCH_STACK_SIGNAL=" + std::to_string(chosen) + " refused: only real-time signals " +
                     std::to_string(SIGRTMIN) + ".." + std::to_string(SIGRTMAX) + " may be used; using the default";
   }
   for (int candidate = SIGRTMAX; candidate >= SIGRTMIN; --candidate) {
@@ -184,7 +182,7 @@ int ChooseSignal() {
 }
 
 bool AllocateSlots(std::string* error) {
-  g_slot_capacity = SlotCountFromEnvironment();
+  g_slot_capacity = SlotCount();
   // Anonymous pages cost nothing until a capture touches them.
   void* memory = mmap(nullptr, g_slot_capacity * sizeof(Slot), PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

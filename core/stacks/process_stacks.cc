@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/stacks/armed_options.h"
 #include "core/stacks/native_sampler.h"
 #include "core/stacks/python_stacks.h"
 #include "core/stacks/symbolizer.h"
@@ -78,16 +79,8 @@ void AddPythonStacks(ProcessStacks* stacks) {
 
 }  // namespace
 
-CaptureOptions CaptureOptions::FromEnvironment() {
-  CaptureOptions options;
-  if (const char* value = std::getenv("NCCLWATCH_STACK_TIMEOUT_MS")) {
-    long parsed = std::strtol(value, nullptr, 10);
-    if (parsed > 0) options.timeout = std::chrono::milliseconds(parsed);
-  }
-  return options;
-}
-
-bool ArmStackCapture(std::string* error) {
+bool ArmStackCapture(const CaptureOptions& options, std::string* error) {
+  stacks_internal::FixArmedOptions(options);
   bool armed = stacks_internal::ArmNativeSampler(error);
   stacks_internal::LoadSymbolizer();
   stacks_internal::ArmPythonStacks();
@@ -104,7 +97,7 @@ __attribute__((noinline)) ProcessStacks CaptureProcessStacks(const CaptureOption
     return stacks;
   }
   std::string arm_error;
-  if (!ArmStackCapture(&arm_error)) stacks.errors.push_back("native capture unavailable: " + arm_error);
+  if (!ArmStackCapture(options, &arm_error)) stacks.errors.push_back("native capture unavailable: " + arm_error);
   std::string symbolizer_error;
   stacks.symbolizer = stacks_internal::LoadSymbolizer(&symbolizer_error);
   if (!symbolizer_error.empty()) stacks.errors.push_back("symbolizer: " + symbolizer_error);

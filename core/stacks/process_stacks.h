@@ -9,7 +9,8 @@
 //    README.md). Interrupted blocking calls such as poll(2) or nanosleep(2) may
 //    return EINTR in the host, as with any signal-based profiler.
 //  - Nothing is installed at load time. ArmStackCapture() (or the first
-//    capture) installs the signal handler and loads the unwinder and symbolizer.
+//    capture) installs the signal handler and loads the unwinder and symbolizer,
+//    with the arming options it was given (see CaptureOptions).
 //  - Frames are ordered innermost first, both native and Python.
 //  - Thread-safe: concurrent captures are serialized.
 #ifndef NCCLWATCH_CORE_STACKS_PROCESS_STACKS_H_
@@ -18,6 +19,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,12 +57,19 @@ struct PythonThread {
   std::vector<PythonFrame> frames;
 };
 
+// Filled from the NCCLWATCH_STACK_* / NCCLWATCH_PYTHON_STACK* / NCCLWATCH_SYMBOLIZER
+// settings by core/settings (CaptureOptionsOf); this library reads no environment.
 struct CaptureOptions {
   // Total budget for all threads to answer the signal.
   std::chrono::milliseconds timeout{300};
   bool capture_python = true;
-  // Defaults overridden by NCCLWATCH_STACK_TIMEOUT_MS.
-  static CaptureOptions FromEnvironment();
+  // Fixed by the first ArmStackCapture or capture of the process; later values are ignored.
+  int native_signal = 0;            // a real-time signal; 0: the highest free one
+  int python_signal = 0;            // of the faulthandler fallback; 0: the highest free one
+  size_t max_threads = 1024;        // threads sampled per capture (preallocated slots)
+  bool backtrace_unwinder = false;  // glibc backtrace() instead of libunwind
+  std::string symbolizer;           // libncclwatch_symbolizer.so path, "none", or "": search
+  bool faulthandler_python = false; // the faulthandler fallback even when a direct dump exists
 };
 
 struct ProcessStacks {
@@ -84,7 +93,7 @@ struct ProcessStacks {
 // registers once the main thread runs Python code again). Idempotent.
 // Returns false (with a reason) when native capture of other threads is
 // impossible; capture then still reports the calling thread and Python stacks.
-bool ArmStackCapture(std::string* error = nullptr);
+bool ArmStackCapture(const CaptureOptions& options, std::string* error = nullptr);
 
 ProcessStacks CaptureProcessStacks(const CaptureOptions& options);
 

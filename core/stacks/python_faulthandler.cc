@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/stacks/armed_options.h"
+
 namespace ncclwatch::stacks_internal {
 namespace {
 
@@ -32,12 +34,10 @@ bool HandlerIsDefault(int signal_number) {
 }
 
 int ChooseSignal() {
-  if (const char* value = std::getenv("NCCLWATCH_PYTHON_STACK_SIGNAL")) {
-    // Real-time signals only, as for NCCLWATCH_STACK_SIGNAL: faulthandler.register on
-    // SIGTERM or SIGINT would change how the job stops. Others fall back to the default.
-    long parsed = std::strtol(value, nullptr, 10);
-    if (parsed >= SIGRTMIN && parsed <= SIGRTMAX) return static_cast<int>(parsed);
-  }
+  // Real-time signals only, as for the native sampler: faulthandler.register on SIGTERM or
+  // SIGINT would change how the job stops. Others fall back to the default.
+  const int chosen = ArmedOptions().python_signal;
+  if (chosen >= SIGRTMIN && chosen <= SIGRTMAX) return chosen;
   for (int candidate = SIGRTMAX; candidate >= SIGRTMIN; --candidate) {
     if (HandlerIsDefault(candidate)) return candidate;
   }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/stacks/armed_options.h"
 #include "core/stacks/python_faulthandler.h"
 #include "core/stacks/python_traceback_parser.h"
 
@@ -45,8 +46,7 @@ std::string ReadFromStart(int fd) {
 std::string Unavailable(const std::string& reason) { return "python stacks unavailable: " + reason; }
 
 bool FaulthandlerForced() {
-  const char* method = std::getenv("NCCLWATCH_PYTHON_STACKS");
-  return method != nullptr && std::strcmp(method, "faulthandler") == 0;
+  return ArmedOptions().faulthandler_python;
 }
 
 bool IsPythonProcess() {

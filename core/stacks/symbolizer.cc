@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/stacks/armed_options.h"
 #include "core/stacks/symbolizer_plugin.h"
 
 namespace ncclwatch::stacks_internal {
@@ -44,10 +45,9 @@ std::string DirectoryOfThisCode() {
 
 std::vector<std::string> CandidatePaths() {
   std::vector<std::string> paths;
-  if (const char* overridden = std::getenv("NCCLWATCH_SYMBOLIZER")) {
-    if (std::string(overridden) == "none") return paths;
-    paths.push_back(overridden);
-  }
+  const std::string& overridden = ArmedOptions().symbolizer;
+  if (overridden == "none") return paths;
+  if (!overridden.empty()) paths.push_back(overridden);
   std::string directory = DirectoryOfThisCode();
   if (!directory.empty()) {
     paths.push_back(directory + "/" NCCLWATCH_SYMBOLIZER_FILE_NAME);

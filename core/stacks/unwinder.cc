@@ -6,12 +6,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/stacks/armed_options.h"
+
 namespace ncclwatch::stacks_internal {
 namespace {
 
 bool BacktraceForced() {
-  const char* choice = std::getenv("NCCLWATCH_STACK_UNWINDER");
-  return choice != nullptr && std::strcmp(choice, "backtrace") == 0;
+  return ArmedOptions().backtrace_unwinder;
 }
 
 UnwindFunction LoadLibunwindBacktrace() {

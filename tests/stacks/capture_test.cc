@@ -14,6 +14,7 @@
 #include "core/stacks/native_sampler.h"
 #include "core/stacks/process_stacks.h"
 #include "core/stacks/task_list.h"
+#include "environment_options.h"
 #include "parked_threads.h"
 
 // Distinct side effects keep identical-code folding from merging the two
@@ -67,10 +68,7 @@ __attribute__((noinline)) ProcessStacks CaptureFromHere(const CaptureOptions& op
   return stacks;
 }
 
-std::string ExpectedUnwinder() {
-  const char* forced = std::getenv("NCCLWATCH_STACK_UNWINDER");
-  return forced != nullptr && std::string(forced) == "backtrace" ? "backtrace" : "libunwind";
-}
+std::string ExpectedUnwinder() { return testing::EnvironmentOptions().backtrace_unwinder ? "backtrace" : "libunwind"; }
 
 void BlockAllSignals() {
   sigset_t all;
@@ -91,7 +89,7 @@ TEST_CASE("functions of an executable without -rdynamic are named", "[native]") 
   threads.Start("stk-idle", [](Park& park) { park.Wait(); });
   REQUIRE(threads.AwaitParked(3));
 
-  ProcessStacks stacks = CaptureFromHere(CaptureOptions{});
+  ProcessStacks stacks = CaptureFromHere(testing::EnvironmentOptions());
   CHECK(stacks.symbolizer == "absl");
   CHECK(stacks.unwinder == ExpectedUnwinder());
   CHECK(stacks.signal_number >= SIGRTMIN);
@@ -140,7 +138,7 @@ class FutureWaiter {
 TEST_CASE("exported C++ functions of shared libraries are demangled", "[native][demangle]") {
   FutureWaiter waiter;  // The only other thread of this test.
   REQUIRE(waiter.AwaitSleeping());
-  ProcessStacks stacks = CaptureProcessStacks(CaptureOptions{});
+  ProcessStacks stacks = CaptureProcessStacks(testing::EnvironmentOptions());
   REQUIRE(stacks.threads.size() == 2);
   const ThreadStack& thread = stacks.threads[1];
   REQUIRE(thread.answered);
@@ -159,7 +157,7 @@ TEST_CASE("without the symbolizer helper, frames still carry module and offset",
   ParkedThreads threads;
   pid_t parked = threads.Start("stk-parked", [](Park& park) { WaitInStaticFunction(park); });
   REQUIRE(threads.AwaitParked(1));
-  ProcessStacks stacks = CaptureProcessStacks(CaptureOptions{});
+  ProcessStacks stacks = CaptureProcessStacks(testing::EnvironmentOptions());
   CHECK(stacks.symbolizer == "dladdr");
   const ThreadStack* thread = FindThread(stacks, parked);
   REQUIRE(thread != nullptr);
@@ -181,7 +179,7 @@ TEST_CASE("frames carry module, offset and an internal flag", "[native]") {
   ParkedThreads threads;
   pid_t parked = threads.Start("stk-parked", [](Park& park) { WaitInStaticFunction(park); });
   REQUIRE(threads.AwaitParked(1));
-  ProcessStacks stacks = CaptureFromHere(CaptureOptions{});
+  ProcessStacks stacks = CaptureFromHere(testing::EnvironmentOptions());
 
   const ThreadStack* other = FindThread(stacks, parked);
   REQUIRE(other != nullptr);
@@ -219,7 +217,7 @@ TEST_CASE("a thread with every signal blocked does not answer and capture stays 
   pid_t listening = threads.Start("stk-listening", [](Park& park) { park.Wait(); });
   REQUIRE(threads.AwaitParked(2));
 
-  CaptureOptions options;
+  CaptureOptions options = testing::EnvironmentOptions();
   options.timeout = std::chrono::milliseconds(200);
   auto start = std::chrono::steady_clock::now();
   ProcessStacks stacks = CaptureProcessStacks(options);
@@ -239,7 +237,7 @@ TEST_CASE("a thread with every signal blocked does not answer and capture stays 
 
 TEST_CASE("a late answer is ignored and the next capture succeeds", "[native]") {
   std::string error;
-  REQUIRE(ArmStackCapture(&error));
+  REQUIRE(ArmStackCapture(testing::EnvironmentOptions(), &error));
   const int signal_number = stacks_internal::NativeSamplerSignal();
 
   std::mutex mutex;
@@ -319,7 +317,7 @@ TEST_CASE("64 threads answer repeated captures", "[native]") {
   }
   REQUIRE(threads.AwaitParked(kThreads));
   for (int round = 0; round < 5; ++round) {
-    CaptureOptions options;
+    CaptureOptions options = testing::EnvironmentOptions();
     options.timeout = std::chrono::seconds(5);  // Generous: two shared cores.
     ProcessStacks stacks = CaptureProcessStacks(options);
     int answered_in_function = 0;
@@ -344,7 +342,7 @@ TEST_CASE("the unwinder leaves C++ exception unwinding alone", "[native]") {
   ParkedThreads threads;
   threads.Start("stk-parked", [](Park& park) { park.Wait(); });
   REQUIRE(threads.AwaitParked(1));
-  ProcessStacks stacks = CaptureProcessStacks(CaptureOptions{});
+  ProcessStacks stacks = CaptureProcessStacks(testing::EnvironmentOptions());
   REQUIRE(stacks.unwinder == ExpectedUnwinder());
   if (stacks.unwinder == "libunwind") {
     CHECK(dlopen("libunwind.so.8", RTLD_NOLOAD | RTLD_LAZY) != nullptr);  // It is loaded ...
@@ -367,18 +365,10 @@ TEST_CASE("the unwinder leaves C++ exception unwinding alone", "[native]") {
 }
 
 TEST_CASE("a process without Python reports no Python stacks and no error", "[python]") {
-  ProcessStacks stacks = CaptureProcessStacks(CaptureOptions{});
+  ProcessStacks stacks = CaptureProcessStacks(testing::EnvironmentOptions());
   CHECK_FALSE(stacks.is_python);
   CHECK(stacks.python.empty());
   CHECK(stacks.python_error.empty());
-}
-
-TEST_CASE("timeout comes from NCCLWATCH_STACK_TIMEOUT_MS", "[options]") {
-  setenv("NCCLWATCH_STACK_TIMEOUT_MS", "750", 1);
-  CHECK(CaptureOptions::FromEnvironment().timeout == std::chrono::milliseconds(750));
-  setenv("NCCLWATCH_STACK_TIMEOUT_MS", "garbage", 1);
-  CHECK(CaptureOptions::FromEnvironment().timeout == CaptureOptions{}.timeout);
-  unsetenv("NCCLWATCH_STACK_TIMEOUT_MS");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/stacks/process_stacks.h"
+#include "environment_options.h"
 
 namespace {
 
@@ -45,7 +46,7 @@ void CaptureWhileMainIsBlocked(std::string path) {
     std::unique_lock<std::mutex> lock(g_mutex);
     g_changed.wait_for(lock, std::chrono::seconds(20), [] { return g_main_blocked; });
   }
-  WriteReport(ncclwatch::CaptureProcessStacks(ncclwatch::CaptureOptions{}), path);
+  WriteReport(ncclwatch::CaptureProcessStacks(ncclwatch::testing::EnvironmentOptions()), path);
   char release = 1;
   if (write(g_release_pipe[1], &release, 1) != 1) return;
 }
@@ -53,7 +54,7 @@ void CaptureWhileMainIsBlocked(std::string path) {
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int stacks_arm() {
-  return ncclwatch::ArmStackCapture() ? 0 : -1;
+  return ncclwatch::ArmStackCapture(ncclwatch::testing::EnvironmentOptions()) ? 0 : -1;
 }
 
 extern "C" __attribute__((visibility("default"))) int stacks_start_capture(const char* report_path) {

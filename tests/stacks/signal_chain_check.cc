@@ -7,7 +7,8 @@
 //   default_disposition       nothing was installed on the sampler's signal: the job's own
 //                             tgkill of it kills the process, as it would without us
 //   ignored_disposition       SIG_IGN was installed: the job's tgkill is ignored
-//   refuse_sigterm / refuse_sigint   NCCLWATCH_STACK_SIGNAL=15 / 2 is refused with a
+//   refuse_sigterm / refuse_sigint   native_signal 15 / 2 (what core/settings never passes:
+//                             it rejects NCCLWATCH_STACK_SIGNAL=15) is refused with a
 //                             warning, a real-time signal is used, SIGTERM/SIGINT still kill
 // Each mode runs in a child process (the sampler arms once per process). Exit 0 pass, 1 fail.
 #include <pthread.h>
@@ -25,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/stacks/armed_options.h"
 #include "core/stacks/native_sampler.h"
 
 namespace ss = ncclwatch::stacks_internal;
@@ -60,7 +62,9 @@ void InstallJobHandler(int sig, bool with_info) {
 }
 
 bool ArmWithSignal(int sig) {
-  if (sig != 0) setenv("NCCLWATCH_STACK_SIGNAL", std::to_string(sig).c_str(), 1);
+  ncclwatch::CaptureOptions options;
+  options.native_signal = sig;  // 0: the default choice
+  ss::FixArmedOptions(options);
   std::string error;
   return Expect(ss::ArmNativeSampler(&error), "sampler armed " + error);
 }
