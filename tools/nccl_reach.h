@@ -1,5 +1,6 @@
 // How a running process reached NCCL, and whether ncclwatch's hooks stand in front of it,
-// for `ncclwatch doctor --pid`. Read from /proc/PID/{maps,exe,environ}, /etc/ld.so.preload
+// for `ncclwatch doctor --pid`. Read from /proc/PID/{maps,exe}, its environment (LD_PRELOAD,
+// LD_LIBRARY_PATH, through core/settings ReadEnvironmentOf), /etc/ld.so.preload
 // and the ELF dynamic sections of the mapped objects; the process itself is not touched.
 //
 // Rules (preload/README.md, "How a job reaches the hooks"):
