@@ -108,6 +108,12 @@ TEST_CASE("analyze exits 0 when nothing is stuck", "[cli][analyze]") {
   testing::ProcessResult r = Ncclwatch({"analyze", dir.path()});
   CHECK(r.exit_status == 0);
   CHECK(Has(r.out, "VERDICT: none"));
+  testing::ProcessResult j = Ncclwatch({"analyze", dir.path(), "--json"});
+  CHECK(j.exit_status == 0);
+  const json report = json::parse(j.out);
+  CHECK(report["verdict"]["kind"] == "none");
+  CHECK(report["verdict"]["ranks"] == json::array());
+  CHECK(report["dumps_read"] == 4);
 }
 
 TEST_CASE("unusable input gives a one-line error and exit 2, never a crash", "[cli][analyze]") {
@@ -168,6 +174,15 @@ TEST_CASE("bad files next to good dumps are listed and the analysis goes on", "[
   CHECK(r.exit_status == kExitIncident);
   CHECK(Has(r.out, "UNUSABLE FILES"));
   CHECK(Has(r.out, "zz-broken.json: not valid JSON"));
+  testing::ProcessResult j = Ncclwatch({"analyze", dir.path(), "--json"});
+  CHECK(j.exit_status == kExitIncident);
+  const json report = json::parse(j.out);
+  CHECK(report["verdict"]["kind"] == "straggler");
+  CHECK(report["verdict"]["seq"] == 10);
+  CHECK(report["verdict"]["ranks"] == json::array({3}));
+  CHECK(report["dumps_read"] == 8);
+  REQUIRE(report["rejected"].size() == 1);
+  CHECK(Has(report["rejected"][0].get<std::string>(), "zz-broken.json: not valid JSON"));
 }
 
 TEST_CASE("trace writes trace-event JSON with one track per rank and the culprit marked", "[cli][trace]") {
