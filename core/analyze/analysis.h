@@ -22,6 +22,9 @@ struct MergedVerdict {
   std::vector<int> other_ranks;  // involved, not blamed (e.g. the waiters)
   std::string summary;
   std::string source;       // "merged" (derived from all dumps) or "local" (adopted from a rank's own verdict)
+  // Every incident in the dumps is over: each rank that dumped saw it complete (resolution.h).
+  bool resolved = false;
+  uint64_t resolved_after_ns = 0;  // the longest detection -> completion; 0 when not resolved
 };
 
 // One rank of the verdict's communicator.
@@ -71,7 +74,7 @@ struct StackGroup {
 
 struct Hint {
   std::string id;      // stable: p2p_transport, data_loading, broadcast_divergence, collective_divergence,
-                       // init_transport, old_kernel
+                       // init_transport, old_kernel, crash, uneven_inputs, partial_collective
   std::string advice;
   std::vector<std::string> evidence;
 };

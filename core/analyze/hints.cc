@@ -1,5 +1,6 @@
 #include "core/analyze/hints.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <map>
@@ -155,6 +156,81 @@ void InitTransport(const HintInput& in, std::vector<Hint>* hints) {
   hints->push_back(std::move(h));
 }
 
+const dump::CommState* CommOf(const dump::RankDump& d, uint64_t comm_hash) {
+  for (const auto& c : d.comms) {
+    if (c.comm_hash == comm_hash) return &c;
+  }
+  return nullptr;
+}
+
+const dump::CollectiveRecord* RecordAt(const dump::CommState& c, uint64_t seq) {
+  for (const auto& r : c.records) {
+    if (r.seq == seq) return &r;
+  }
+  return nullptr;
+}
+
+bool SameCall(const dump::CollectiveRecord& a, const dump::CollectiveRecord& b) {
+  return a.op == b.op && a.count == b.count && a.datatype == b.datatype && a.redop == b.redop && a.root == b.root;
+}
+
+// How the process behind a culprit left; empty when it left cleanly (exit status 0, or it
+// only left the communicator).
+std::string CrashEvidence(int rank, const dump::RankDump& d) {
+  const std::string who = "rank " + std::to_string(rank) + " (" + d.process.host + ":" + std::to_string(d.process.pid) + ")";
+  if (d.process.alive) return "";
+  if (!d.process.exit.recorded) return who + " died without recording an exit: killed (e.g. SIGKILL, OOM) or crashed";
+  if (d.process.exit.signal != 0) return who + " was terminated by signal " + std::to_string(d.process.exit.signal);
+  if (d.process.exit.status != 0) return who + " exited with status " + std::to_string(d.process.exit.status);
+  return "";
+}
+
+// rank_exited: a crash, uneven inputs, or a collective only some ranks issue.
+void RankExited(const HintInput& in, std::vector<Hint>* hints) {
+  const MergedVerdict& v = *in.verdict;
+  std::vector<std::string> crashes;
+  bool issued_before = false;  // an exited rank issued the very call the others wait in, earlier
+  for (const auto& [rank, d] : in.culprits) {
+    if (std::string crash = CrashEvidence(rank, *d); !crash.empty()) crashes.push_back(crash);
+  }
+  const dump::CollectiveRecord* waited = nullptr;
+  for (const auto* d : in.dumps) {
+    const dump::CommState* c = CommOf(*d, v.comm_hash);
+    if (c && std::find(v.other_ranks.begin(), v.other_ranks.end(), c->rank) != v.other_ranks.end()) {
+      if ((waited = RecordAt(*c, v.seq))) break;
+    }
+  }
+  for (const auto& [rank, d] : in.culprits) {
+    const dump::CommState* c = CommOf(*d, v.comm_hash);
+    if (!c || !waited) continue;
+    for (const auto& r : c->records) issued_before |= SameCall(r, *waited);
+  }
+  Hint h;
+  if (!crashes.empty()) {
+    h.id = "crash";
+    h.advice = "A rank died while the others were still in the job: look at its log and exit status (the "
+               "stack at its exit, OOM killer in dmesg, a Python exception); the waiting ranks are victims.";
+    h.evidence = crashes;
+  } else if (waited && waited->op != "Broadcast" && issued_before) {
+    h.id = "uneven_inputs";
+    h.advice = "The ranks that exited finished cleanly while the others wait in one more call of the kind they "
+               "all issued every step: the ranks ran different numbers of steps (uneven inputs). Give every rank "
+               "the same number of batches (DistributedSampler with drop_last=True), or wrap the loop in DDP's "
+               "Join context manager (torch.distributed.algorithms.Join).";
+    h.evidence.push_back("the others wait in #" + std::to_string(v.seq) + " " + waited->op +
+                         ", a call the exited ranks issued before (same count, datatype, op and root)");
+  } else {
+    h.id = "partial_collective";
+    h.advice = "The others wait in a collective that the exited ranks never issued: a collective on some ranks "
+               "only, such as a forward pass on rank 0 only (validation) with DDP broadcast_buffers=True (use "
+               "broadcast_buffers=False or run it on every rank), or a rank-dependent branch before exit.";
+    h.evidence.push_back("the others wait in #" + std::to_string(v.seq) + " " + (waited ? waited->op : v.op) +
+                         (issued_before ? "" : ", which the exited ranks never issued in their kept history"));
+  }
+  h.evidence.insert(h.evidence.begin(), v.summary);
+  hints->push_back(std::move(h));
+}
+
 void OldKernel(const HintInput& in, std::vector<Hint>* hints) {
   std::map<std::string, std::set<std::string>> hosts_by_kernel;
   for (const auto* d : in.dumps) {
@@ -191,6 +267,7 @@ std::vector<Hint> BuildHints(const HintInput& in) {
   if (kind == "straggler") DataLoading(in, &hints);
   if (kind == "mismatch" && in.fingerprints && !in.fingerprints->empty()) Divergence(in, &hints);
   if (kind == "init_hang") InitTransport(in, &hints);
+  if (kind == "rank_exited") RankExited(in, &hints);
   if (kind != "none") OldKernel(in, &hints);
   return hints;
 }

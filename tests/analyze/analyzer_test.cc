@@ -246,6 +246,58 @@ TEST_CASE("rank_exited comes from the exited rank's facts, in the dump its peer 
   CHECK(AnyContains(a.notes, "rank 5 exited with status 0 after #9"));
 }
 
+// A 2-rank job where rank 1 exited after #9 while rank 0 waits in #10.
+std::vector<dump::RankDump> ExitedJob(const std::string& waited_op) {
+  auto job = testing::HealthyJob(2, 0);
+  for (auto& d : job) Issue(d, 9, 9);
+  dump::CollectiveRecord extra = Comm(job[0]).records.back();
+  extra.seq = 10;
+  extra.op = waited_op;
+  extra.redop = waited_op == "AllReduce" ? 0 : -1;
+  extra.root = waited_op == "Broadcast" ? 0 : -1;
+  extra.complete_ns = 0;
+  Comm(job[0]).records.push_back(extra);
+  Comm(job[0]).last_enqueued_seq = 10;
+  job[1].process.alive = false;
+  job[1].process.exit.recorded = true;
+  job[1].written_by.pid = job[0].process.pid;
+  return job;
+}
+
+TEST_CASE("rank_exited hints tell a crash, uneven inputs and a one-sided collective apart", "[analyze][hints]") {
+  SECTION("clean exit, the survivor waits in one more step's AllReduce: uneven inputs") {
+    analyze::Analysis a = AnalyzeJob(ExitedJob("AllReduce"));
+    CHECK(a.verdict.kind == "rank_exited");
+    CHECK(a.verdict.ranks == Ranks{1});
+    CHECK(FindHint(a, "uneven_inputs"));
+    CHECK_FALSE(FindHint(a, "crash"));
+    CHECK_FALSE(FindHint(a, "partial_collective"));
+  }
+  SECTION("clean exit, the survivor waits in a Broadcast: a collective on some ranks only") {
+    analyze::Analysis a = AnalyzeJob(ExitedJob("Broadcast"));
+    CHECK(a.verdict.kind == "rank_exited");
+    CHECK(FindHint(a, "partial_collective"));
+    CHECK_FALSE(FindHint(a, "uneven_inputs"));
+  }
+  SECTION("no exit recorded: killed or crashed") {
+    auto job = ExitedJob("AllReduce");
+    job[1].process.exit.recorded = false;
+    analyze::Analysis a = AnalyzeJob(job);
+    const analyze::Hint* hint = FindHint(a, "crash");
+    REQUIRE(hint);
+    CHECK(AnyContains(hint->evidence, "died without recording an exit"));
+    CHECK_FALSE(FindHint(a, "uneven_inputs"));
+  }
+  SECTION("a non-zero exit status is a crash too") {
+    auto job = ExitedJob("AllReduce");
+    job[1].process.exit.status = 1;
+    analyze::Analysis a = AnalyzeJob(job);
+    const analyze::Hint* hint = FindHint(a, "crash");
+    REQUIRE(hint);
+    CHECK(AnyContains(hint->evidence, "exited with status 1"));
+  }
+}
+
 TEST_CASE("a rank that left the communicator while its process runs is rank_exited", "[analyze]") {
   auto job = testing::HealthyJob(4, 0);
   for (auto& d : job) Issue(d, 10, 9);

@@ -1,0 +1,150 @@
+// The same facts give the same verdict live and offline: each case below is one state of a
+// job as detect::JobFacts. The live side classifies it as the watchdog does (Scope::kHost,
+// a clock well past every threshold); the offline side writes each process as a dump,
+// round-trips it through the JSON schema, and runs `analyze` over the dumps. Kind,
+// communicator, collective number, op, culprits and waiters must agree for every kind.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/detect/detector.h"
+#include "core/dump/dump_json.h"
+#include "tests/analyze/analyze_dumps.h"
+#include "tests/detect/view_builder.h"
+
+namespace ncclwatch {
+namespace {
+
+using detect::testing::Issue;
+using detect::testing::kSec;
+
+constexpr uint64_t kHash = 0xabcdef0123456789ull;
+constexpr uint64_t kNow = 1000 * kSec;  // every state below began before 200 s
+
+// What a dump keeps of one process: exactly its facts, in the dump's schema.
+dump::RankDump DumpOf(const detect::ProcessFacts& p) {
+  dump::RankDump d;
+  d.incident.id = "one-classifier";
+  d.process.pid = p.pid;
+  d.process.host = p.host;
+  d.process.global_rank = p.global_rank;
+  d.process.alive = p.alive;
+  d.process.exit = dump::ProcessExit{p.exit.recorded, p.exit.status, p.exit.signal, p.exit.exit_ns};
+  for (const detect::SyncFacts& s : p.syncs) {
+    d.host_syncs.push_back(dump::HostSync{p.pid, s.blocked_since_ns, detect::ToString(s.target), s.handle});
+  }
+  for (const detect::CommFacts& c : p.comms) {
+    dump::CommState& out = d.comms.emplace_back();
+    out.comm_hash = c.comm_hash;
+    out.rank = c.rank;
+    out.nranks = c.nranks;
+    out.device = c.device;
+    out.init_started_ns = c.init_started_ns;
+    out.init_done_ns = c.init_done_ns;
+    out.last_enqueued_seq = c.last_enqueued_seq;
+    out.last_completed_seq = c.last_completed_seq;
+    out.async_error = c.async_error;
+    out.left = c.left;
+    out.untracked_ops = c.untracked_ops;
+    for (const detect::RecordFacts& r : c.records) {
+      dump::CollectiveRecord& rec = out.records.emplace_back();
+      rec.seq = r.seq;
+      rec.op = r.op;
+      rec.count = r.count;
+      rec.datatype = r.datatype;
+      rec.redop = r.redop;
+      rec.root = r.root;
+      rec.enqueue_ns = r.enqueue_ns;
+      rec.complete_ns = r.complete_ns;
+      rec.never_completes = r.never_completes;
+    }
+  }
+  return dump::FromJson(dump::ToJson(d));  // what a reader gets back from the file
+}
+
+void RequireSameVerdict(const detect::JobFacts& facts) {
+  detect::DetectConfig config;  // 60 s threshold: every case is older
+  const std::vector<detect::Verdict> live = detect::Classify(facts, config, kNow);
+  REQUIRE_FALSE(live.empty());
+  std::vector<dump::RankDump> dumps;
+  for (const detect::ProcessFacts& p : facts.processes) dumps.push_back(DumpOf(p));
+  const analyze::Analysis offline = testing::AnalyzeDumps(dumps);
+  const detect::Verdict& v = live.front();
+  CHECK(offline.verdict.kind == detect::ToString(v.kind));
+  CHECK(offline.verdict.comm_hash == v.comm_hash);
+  CHECK(offline.verdict.seq == v.seq);
+  CHECK(offline.verdict.op == v.op);
+  CHECK(offline.verdict.ranks == v.culprit_ranks);
+  CHECK(offline.verdict.other_ranks == v.other_ranks);
+}
+
+// `n` ranks of kHash, each with #1..#9 done (one per second from 10 s).
+detect::JobFacts Job(int n) { return detect::testing::HealthyJob(kHash, n, 9); }
+
+detect::CommFacts& CommOf(detect::JobFacts& job, int rank) { return job.processes.at(rank).comms.at(0); }
+
+}  // namespace
+
+TEST_CASE("mismatch: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(3);
+  for (int r = 0; r < 3; ++r) Issue(CommOf(job, r), 10, 100 * kSec, 0, r == 2 ? "Broadcast" : "AllReduce", 1024, r == 2 ? 0 : -1);
+  RequireSameVerdict(job);
+}
+
+TEST_CASE("rank_exited: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(3);
+  Issue(CommOf(job, 0), 10, 100 * kSec);
+  Issue(CommOf(job, 2), 10, 100 * kSec);
+  job.processes[1].alive = false;
+  job.processes[1].exit.recorded = true;
+  RequireSameVerdict(job);
+}
+
+TEST_CASE("a rank that left its communicator: identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(2);
+  Issue(CommOf(job, 0), 10, 100 * kSec);
+  CommOf(job, 1).left = true;
+  RequireSameVerdict(job);
+}
+
+TEST_CASE("init_hang: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(3);
+  for (int r = 0; r < 3; ++r) {
+    detect::CommFacts late = detect::testing::MakeComm(kHash + 1, r, 3);
+    late.init_started_ns = 100 * kSec;
+    late.init_done_ns = r == 1 ? 101 * kSec : 0;
+    job.processes[r].comms.push_back(late);
+  }
+  RequireSameVerdict(job);
+}
+
+TEST_CASE("straggler: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(4);
+  for (int r : {0, 1, 3}) Issue(CommOf(job, r), 10, 100 * kSec);
+  RequireSameVerdict(job);
+}
+
+TEST_CASE("collective_hang: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(4);
+  for (int r = 0; r < 4; ++r) Issue(CommOf(job, r), 10, 100 * kSec, r == 3 ? 101 * kSec : 0);
+  RequireSameVerdict(job);
+}
+
+TEST_CASE("sync_stuck: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(2);
+  job.processes[1].syncs.push_back(detect::SyncFacts{150 * kSec, detect::SyncTarget::kStream, 0x7f00});
+  RequireSameVerdict(job);
+}
+
+TEST_CASE("a healthy job: no verdict live, none offline", "[one_classifier]") {
+  detect::JobFacts job = Job(4);
+  CHECK(detect::Classify(job, detect::DetectConfig{}, kNow).empty());
+  std::vector<dump::RankDump> dumps;
+  for (const detect::ProcessFacts& p : job.processes) dumps.push_back(DumpOf(p));
+  CHECK(testing::AnalyzeDumps(dumps).verdict.kind == "none");
+}
+
+}  // namespace ncclwatch
