@@ -71,7 +71,11 @@ NCCLWATCH_EXPORT void* dlsym(void* handle, const char* name) {
   if (real_dlsym == nullptr) return nullptr;  // not glibc: nothing we can forward to
   // Every hooked name starts with "nccl" (NcclApiIndex); the rest is passed on before any
   // code of ours that needs initializing runs (see the top of this file).
-  if (name == nullptr || name[0] != 'n' || name[1] != 'c' || name[2] != 'c' || name[3] != 'l') {
+  // dlfcn.h declares `name` nonnull, yet glibc answers dlsym(handle, NULL) and so must we: the
+  // empty asm hides the attribute from the optimizer (GCC would drop the test, and warns).
+  const char* prefix = name;
+  asm("" : "+r"(prefix));
+  if (prefix == nullptr || prefix[0] != 'n' || prefix[1] != 'c' || prefix[2] != 'c' || prefix[3] != 'l') {
     return real_dlsym(handle, name);  // tail call
   }
   const int api = NcclApiIndex(name);
