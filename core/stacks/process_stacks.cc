@@ -3,9 +3,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "core/stacks/armed_options.h"
 #include "core/stacks/native_sampler.h"
@@ -18,9 +20,21 @@ namespace {
 
 using stacks_internal::RawThreadStack;
 
-// Timed so that a capture in a child forked mid-capture (mutex copied locked)
-// fails instead of hanging.
-std::timed_mutex g_capture_mutex;
+// Taken with a bound (LockCaptureWithin) so that a capture in a child forked
+// mid-capture (mutex copied locked) fails instead of hanging. Not a timed_mutex:
+// libstdc++ waits on one with pthread_mutex_clocklock, which TSan does not
+// intercept, so TSan saw every unlock of a mutex it never saw locked.
+std::mutex g_capture_mutex;
+
+// Polls: captures are rare, and a 1 ms step is nothing next to their timeout (300 ms).
+bool LockCaptureWithin(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!g_capture_mutex.try_lock()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 
 // Frames before the one whose pc is `first_foreign_pc` are ours: the signal
 // handler, the unwinder and the kernel's signal trampoline before the
@@ -91,11 +105,11 @@ __attribute__((noinline)) ProcessStacks CaptureProcessStacks(const CaptureOption
   uintptr_t return_to_caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   ProcessStacks stacks;
   stacks.pid = getpid();
-  std::unique_lock<std::timed_mutex> lock(g_capture_mutex, options.timeout);
-  if (!lock.owns_lock()) {
+  if (!LockCaptureWithin(options.timeout)) {
     stacks.errors.push_back("another capture is still running");
     return stacks;
   }
+  std::lock_guard<std::mutex> lock(g_capture_mutex, std::adopt_lock);
   std::string arm_error;
   if (!ArmStackCapture(options, &arm_error)) stacks.errors.push_back("native capture unavailable: " + arm_error);
   std::string symbolizer_error;

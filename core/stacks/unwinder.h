@@ -3,7 +3,9 @@
 // libunwind is preferred (it steps through signal frames reliably) but is only
 // ever dlopen'ed RTLD_LOCAL: linking it, or loading it RTLD_GLOBAL, would put
 // its _Unwind_* exports ahead of libgcc_s and take over the host's C++
-// exception unwinding. glibc backtrace() is the fallback.
+// exception unwinding. It is driven through its cursor API (unw_step), never
+// unw_backtrace, whose per-thread cache lives in lazily allocated TLS that a signal
+// handler must not touch (unwinder.cc says why). glibc backtrace() is the fallback.
 #ifndef NCCLWATCH_CORE_STACKS_UNWINDER_H_
 #define NCCLWATCH_CORE_STACKS_UNWINDER_H_
 

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <future>
@@ -18,22 +19,23 @@
 #include "parked_threads.h"
 
 // Distinct side effects keep identical-code folding from merging the two
-// functions under one symbol; the store after Wait() prevents a tail call.
-volatile int g_waits_in_namespaced_function = 0;
-volatile int g_waits_in_static_function = 0;
+// functions under one symbol; the increment after Wait() prevents a tail call.
+// Atomic: several parked threads run the same function.
+std::atomic<int> g_waits_in_namespaced_function{0};
+std::atomic<int> g_waits_in_static_function{0};
 
 namespace stackstest {
 
 __attribute__((noinline)) void WaitInNamespacedFunction(ncclwatch::testing::Park& park) {
   park.Wait();
-  g_waits_in_namespaced_function = g_waits_in_namespaced_function + 1;
+  g_waits_in_namespaced_function.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace stackstest
 
 static __attribute__((noinline)) void WaitInStaticFunction(ncclwatch::testing::Park& park) {
   park.Wait();
-  g_waits_in_static_function = g_waits_in_static_function + 1;
+  g_waits_in_static_function.fetch_add(1, std::memory_order_relaxed);
 }
 
 namespace ncclwatch {
@@ -113,34 +115,38 @@ TEST_CASE("functions of an executable without -rdynamic are named", "[native]") 
 // exported libstdc++ member function. Released and joined on destruction.
 class FutureWaiter {
  public:
-  FutureWaiter() : thread_([future = promise_.get_future()] { future.wait(); }) {}
+  FutureWaiter()
+      : thread_([this, future = promise_.get_future()] {
+          tid_.store(static_cast<pid_t>(syscall(SYS_gettid)));
+          future.wait();
+        }) {}
   ~FutureWaiter() {
     promise_.set_value();
     thread_.join();
   }
   bool AwaitSleeping() {
     for (int i = 0; i < 500; ++i) {
-      for (pid_t tid : stacks_internal::ListThreadIds()) {
-        if (tid != static_cast<pid_t>(syscall(SYS_gettid)) && stacks_internal::ReadThreadState(tid) == 'S') {
-          return true;
-        }
-      }
+      if (tid_.load() != 0 && stacks_internal::ReadThreadState(tid_.load()) == 'S') return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return false;
   }
+  pid_t tid() const { return tid_.load(); }
 
  private:
+  std::atomic<pid_t> tid_{0};
   std::promise<void> promise_;
   std::thread thread_;
 };
 
 TEST_CASE("exported C++ functions of shared libraries are demangled", "[native][demangle]") {
-  FutureWaiter waiter;  // The only other thread of this test.
+  // Found by tid: a sanitizer runtime may have a thread of its own (TSan does).
+  FutureWaiter waiter;
   REQUIRE(waiter.AwaitSleeping());
   ProcessStacks stacks = CaptureProcessStacks(testing::EnvironmentOptions());
-  REQUIRE(stacks.threads.size() == 2);
-  const ThreadStack& thread = stacks.threads[1];
+  const ThreadStack* found = FindThread(stacks, waiter.tid());
+  REQUIRE(found != nullptr);
+  const ThreadStack& thread = *found;
   REQUIRE(thread.answered);
   for (const Frame& frame : thread.frames) UNSCOPED_INFO(frame.function << " in " << frame.module);
   const std::string expected = "std::__atomic_futex_unsigned_base::_M_futex_wait_until";
