@@ -322,7 +322,10 @@ JobSnapshot ReadJobSnapshot(const std::string& job_id, uid_t uid, size_t max_rec
   return snapshot;
 }
 
-std::vector<std::string> ListJobIds(uid_t uid) {
+namespace {
+
+// Job ids of `uid`'s entries for which `keep(entry)` holds.
+std::vector<std::string> JobIdsWhere(uid_t uid, bool (*keep)(const std::string& entry)) {
   const std::string prefix = std::string(kSegmentPrefix) + std::to_string(uid) + ".";
   std::set<std::string> jobs;
   for (const std::string& entry : ListShmEntries(prefix)) {
@@ -334,10 +337,14 @@ std::vector<std::string> ListJobIds(uid_t uid) {
     if (middle == std::string::npos || middle == 0) continue;
     const std::string job = rest.substr(0, middle);
     ParsedSegmentName parsed;
-    if (ParseSegmentEntry(entry, uid, job, &parsed) && IsOurs(entry)) jobs.insert(job);
+    if (ParseSegmentEntry(entry, uid, job, &parsed) && keep(entry)) jobs.insert(job);
   }
   return {jobs.begin(), jobs.end()};
 }
+
+}  // namespace
+
+std::vector<std::string> ListJobIds(uid_t uid) { return JobIdsWhere(uid, IsOurs); }
 
 int RemoveStaleSegments(const std::string& job_id, uid_t uid) {
   const std::string job = SanitizeJobId(job_id);
@@ -356,7 +363,8 @@ int RemoveStaleSegments(const std::string& job_id, uid_t uid) {
 int RemoveDeadJobs(const std::string& keep_job_id, uid_t uid) {
   const std::string keep = SanitizeJobId(keep_job_id);
   int removed = 0;
-  for (const std::string& job : ListJobIds(uid)) {
+  // Judged by name and owner, not by layout: what an older ncclwatch left is collected too.
+  for (const std::string& job : JobIdsWhere(uid, IsOursToRemove)) {
     if (job == keep) continue;
     bool any_alive = false;
     for (const std::string& entry : ListShmEntries(JobEntryPrefix(uid, job))) {

@@ -150,6 +150,26 @@ TEST_CASE("a segment of another layout version is refused, naming its version", 
   CHECK(warning.find("layout version " + std::to_string(kLayoutVersion - 1)) != std::string::npos);
   SetSegmentWarningSink(nullptr);
   writer->CloseAndUnlink();
+
+  // What an older ncclwatch's killed rank left is still collected.
+  const std::string old_job = UniqueJobId("oldlayoutdead");
+  const pid_t child = fork();
+  if (child == 0) {
+    SegmentOptions dead_options = OptionsForThisProcess(old_job, 16);
+    dead_options.uid = kPrivateUid;
+    dead_options.pid = getpid();
+    dead_options.process_start_ticks = ProcessStartTicks(getpid());
+    std::string child_error;
+    auto dead = SegmentWriter::Create(dead_options, &child_error);
+    if (dead) dead->header().layout_version = kLayoutVersion - 1;
+    _exit(dead ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  SetSegmentWarningSink([](const std::string&) {});
+  CHECK(RemoveDeadJobs("", kPrivateUid) == 1);
+  SetSegmentWarningSink(nullptr);
 }
 
 TEST_CASE("dead jobs are removed whole; jobs with a live process and the kept job stay", "[stale]") {
