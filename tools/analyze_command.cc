@@ -7,6 +7,7 @@
 
 #include "core/analyze/analyzer.h"
 #include "core/analyze/report.h"
+#include "core/analyze/resolution.h"
 #include "core/dump/dump_reader.h"
 #include "tools/commands.h"
 #include "tools/dump_input.h"
@@ -27,6 +28,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
   dump::DumpSet set;
   if (!ReadUsableDumps("analyze", options.dir, options.budget_bytes, &set)) return kExitUsage;
   analyze::Analysis analysis = analyze::Analyze(set);
+  analyze::ApplyResolutions(set, &analysis);
   if (options.json) {
     // error_handler_t::replace: a path in "rejected" may be invalid UTF-8, which the default
     // handler would throw on; JSON escapes every control character itself.
@@ -35,7 +37,8 @@ int RunAnalyze(const AnalyzeOptions& options) {
   } else {
     std::fputs(analyze::RenderTextReport(analysis).c_str(), stdout);  // escaped by the renderer
   }
-  return analysis.verdict.kind == "none" ? kExitOk : kExitIncident;
+  // A job whose every incident completed after all (slow, not hung) ended well.
+  return analysis.verdict.kind == "none" || analysis.verdict.resolved ? kExitOk : kExitIncident;
 }
 
 }  // namespace
@@ -48,8 +51,9 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_status) {
   cmd->add_flag("--json", options->json, "Print the stable JSON schema ncclwatch.analysis v1 instead of text");
   AddInputBudgetOption(cmd, &options->budget_bytes);
   cmd->footer(
-      "Exit status: 0 verdict none; 3 a hang/incident verdict (straggler, mismatch, collective_hang,\n"
-      "init_hang, sync_stuck, rank_exited); 2 bad usage or unusable input (missing directory, no dumps,\n"
+      "Exit status: 0 verdict none, or every incident resolved (each rank that dumped saw it complete);\n"
+      "3 a hang/incident verdict (straggler, mismatch, collective_hang, init_hang, sync_stuck,\n"
+      "rank_exited) not resolved; 2 bad usage or unusable input (missing directory, no dumps,\n"
       "every dump corrupt, truncated, foreign or of a future version, dumps over --max-input-bytes).");
   cmd->callback([options, exit_status] { *exit_status = RunAnalyze(*options); });
 }

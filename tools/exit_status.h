@@ -4,9 +4,9 @@
 
 namespace ncclwatch::tools {
 
-inline constexpr int kExitOk = 0;           // success; for analyze: verdict "none"
+inline constexpr int kExitOk = 0;           // success; for analyze: verdict "none" or resolved
 inline constexpr int kExitUsage = 2;        // bad usage or unusable input
-inline constexpr int kExitIncident = 3;     // analyze: a hang/incident verdict was found
+inline constexpr int kExitIncident = 3;     // analyze: a hang/incident verdict, not resolved
 inline constexpr int kExitExecFailed = 127; // run: CMD could not be executed
 
 }  // namespace ncclwatch::tools

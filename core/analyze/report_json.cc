@@ -17,7 +17,9 @@ json VerdictJson(const MergedVerdict& v) {
               {"ranks", v.ranks},
               {"other_ranks", v.other_ranks},
               {"summary", v.summary},
-              {"source", v.source}};
+              {"source", v.source},
+              {"resolved", v.resolved},
+              {"resolved_after_ns", v.resolved_after_ns}};
 }
 
 // One object per rank, built in one go: a communicator may have 2^20 ranks.

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/analyze/report.h"
+#include "core/format/duration.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
 #include "core/format/rank_list.h"
@@ -52,6 +53,10 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
         << '\n';
   }
   out << "  " << Esc(v.summary) << (v.source == "local" ? " (as reported by the ranks' own detectors)" : "") << '\n';
+  if (v.resolved) {
+    out << "  resolved after " << format::FormatDuration(v.resolved_after_ns)
+        << ": every rank that dumped saw the incident complete (slow, not hung)\n";
+  }
   out << "  read " << a.dumps_read << " dumps from " << a.hosts.size() << " host" << (a.hosts.size() == 1 ? "" : "s");
   if (!a.hosts.empty()) {
     out << ":";
