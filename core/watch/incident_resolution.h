@@ -1,0 +1,51 @@
+// When an incident this process dumped for is over: what it waits on (its key) is no longer
+// pending in the host's snapshot. A collective 7 s slow under a 3 s threshold is dumped as a
+// collective_hang and then completes; the watchdog then leaves a resolution note next to its
+// dump (core/dump/resolution.h) and logs one line.
+//
+// The key, by kind:
+//   straggler, collective_hang, rank_exited   #seq of the communicator completed
+//   init_hang                                 the communicator's init finished (not failed)
+//   sync_stuck                                the process's host sync that began at the
+//                                             incident's onset returned
+//   mismatch, none                            never resolved: calls that disagree are a bug
+//                                             of the job even when NCCL finished them
+// Communicator keys are judged on the ranks this process holds (where its own dump's stacks
+// came from); on those of the other processes on this host only when it holds none of that
+// communicator (it dumped for a peer's incident). Completion is the detector's own
+// (detect::EffectiveLastCompleted through CommFactsFromSnapshot). Communicators already
+// destroyed still count with their last published numbers. Nothing found: not resolved.
+#ifndef NCCLWATCH_CORE_WATCH_INCIDENT_RESOLUTION_H_
+#define NCCLWATCH_CORE_WATCH_INCIDENT_RESOLUTION_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/detect/verdict.h"
+#include "core/dump/dump.h"
+#include "core/shm/snapshot.h"
+
+namespace ncclwatch::watch {
+
+struct IncidentKey {
+  detect::VerdictKind kind = detect::VerdictKind::kNone;
+  uint64_t comm_hash = 0;
+  uint64_t seq = 0;
+  int32_t sync_pid = 0;        // sync_stuck: the blocked process
+  uint64_t sync_since_ns = 0;  // sync_stuck: when its sync began
+};
+
+// The key of the incident `incident_id` whose dump carries `verdict` (a local verdict or one
+// copied from a trigger file); sync_stuck's process and onset come from its id
+// ("sync_stuck-<pid>-<onset ns>"). nullopt for kinds that never resolve and malformed ids.
+std::optional<IncidentKey> IncidentKeyOf(const dump::LocalVerdict& verdict, const std::string& incident_id);
+
+// True when `key` is no longer pending in `snapshot`, judged from process `self` (see above).
+bool IncidentKeyResolved(const IncidentKey& key, const shm::JobSnapshot& snapshot, pid_t self);
+
+}  // namespace ncclwatch::watch
+
+#endif  // NCCLWATCH_CORE_WATCH_INCIDENT_RESOLUTION_H_
