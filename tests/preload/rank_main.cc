@@ -427,6 +427,48 @@ void RunPolling(int rank, int nranks) {
   REQUIRE_OK(ncclCommDestroy(comm));
 }
 
+// A polling job whose transport hangs: every rank issues AllReduce #2, which never completes
+// (NCCLSIM_FAULT=hang:seq=2), and polls it with cudaStreamQuery, leaving cudaErrorNotReady
+// pending ("STILL_PENDING"). Once released the error must still be pending, untouched by the
+// hooks; the rank then aborts the communicator, which releases its stream.
+void RunPollingHang(int rank, int nranks) {
+  ncclComm_t comm;
+  REQUIRE_OK(ncclCommInitRank(&comm, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank));
+  cudaStream_t s = NewStream(0);
+  Buffers b;
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 100, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 101, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(cudaStreamQuery(s) != cudaErrorNotReady);
+  REQUIRE_OK(cudaPeekAtLastError() != cudaErrorNotReady);
+  std::printf("STILL_PENDING\n");
+  ReadyAndWaitForRelease();
+  REQUIRE_OK(cudaPeekAtLastError() != cudaErrorNotReady);
+  REQUIRE_OK(ncclCommAbort(comm));
+  cudaGetLastError();
+}
+
+// Op sequences that diverge at #2: rank 1 issues a Broadcast where the others issue an
+// AllReduce. Under NCCLSIM_FAULT=mismatch_completes:seq=2 the pair completes anyway (as real
+// NCCL can, on corrupt data); #3 completes too ("COMPLETED 3"); #4 then waits until the
+// driver kills the ranks (NCCLSIM_FAULT hang:seq=4). No stdin: it runs under scripts/launch.
+void RunDiverge(int rank, int nranks) {
+  ncclComm_t comm;
+  REQUIRE_OK(ncclCommInitRank(&comm, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank));
+  cudaStream_t s = NewStream(0);
+  Buffers b;
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 100, ncclFloat, ncclSum, comm, s));
+  if (rank == 1) REQUIRE_OK(ncclBroadcast(b.send, b.recv, 100, ncclFloat, 0, comm, s));
+  else REQUIRE_OK(ncclAllReduce(b.send, b.recv, 100, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 100, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  std::printf("COMPLETED 3\n");
+  std::fflush(stdout);
+  REQUIRE_OK(ncclAllReduce(b.send, b.recv, 100, ncclFloat, ncclSum, comm, s));
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  REQUIRE_OK(ncclCommDestroy(comm));
+}
+
 // One process drives 4 ranks (ncclCommInitAll over 4 devices), one thread per rank. The
 // thread of rank 3 is a straggler: it issues AllReduce #2 only once released.
 void RunInitAll4() {
@@ -489,7 +531,7 @@ void RunManyComms(int rank, int nranks) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: preload_rank collectives|split|nonblocking|initall|threads|fork|capture|groupinit|api232|blocked|polling|initall4|manycomms\n");
+    std::fprintf(stderr, "usage: preload_rank collectives|split|nonblocking|initall|threads|fork|capture|groupinit|api232|blocked|polling|polling_hang|diverge|initall4|manycomms\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -519,6 +561,8 @@ int main(int argc, char** argv) {
   else if (scenario == "capture") RunCapture(rank, nranks);
   else if (scenario == "blocked") RunBlocked(rank, nranks);
   else if (scenario == "polling") RunPolling(rank, nranks);
+  else if (scenario == "polling_hang") RunPollingHang(rank, nranks);
+  else if (scenario == "diverge") RunDiverge(rank, nranks);
   else if (scenario == "manycomms") RunManyComms(rank, nranks);
   else return 2;
   return 0;

@@ -83,6 +83,44 @@ TEST_CASE("a job that leaves cudaErrorNotReady pending is tracked, and its strag
   CHECK(job.Finish(kTimeoutMs) == std::vector<int>{0, 0});
 }
 
+TEST_CASE("a polling job whose transport hangs is tracked, and its collective_hang named", "[watch_scale]") {
+  std::vector<std::string> env = DriverEnv();
+  env.push_back("NCCLSIM_FAULT=hang:seq=2");
+  RankJob job("polling_hang", 2, env);
+  REQUIRE(job.WaitReady(kTimeoutMs));
+  // Each rank checked cudaPeekAtLastError == cudaErrorNotReady after polling the hung #2.
+  CHECK(HasLine(job.rank(0), "STILL_PENDING"));
+  CHECK(HasLine(job.rank(1), "STILL_PENDING"));
+  const uint64_t hash = RootCommHash(job.unique_id(0).data(), 128);
+  const auto settled = [hash](const JobSnapshot& s) {
+    if (s.processes.size() != 2) return false;
+    for (const shm::ProcessView& p : s.processes) {
+      const CommView* c = FindComm(p, hash);
+      if (c == nullptr || c->last_enqueued_seq != 2 || c->last_completed_seq != 1) return false;
+    }
+    return true;
+  };
+  const JobSnapshot snap = job.SnapshotWhen(settled, kTimeoutMs);
+  REQUIRE(settled(snap));
+  for (const shm::ProcessView& p : snap.processes) {
+    const CommView& c = *FindComm(p, hash);
+    REQUIRE(c.records.size() == 2);
+    // Issued while the job polls: tracked (an event is pending), never counted complete.
+    CHECK((c.records[1].flags & shm::kRecordUntracked) == 0);
+    CHECK(c.records[1].complete_ns == 0);
+    CHECK(c.untracked_ops == 0);
+  }
+  const std::vector<detect::Verdict> verdicts = VerdictsLater(snap);
+  const detect::Verdict* v = FindVerdict(verdicts, hash);
+  REQUIRE(v != nullptr);
+  CHECK(v->kind == detect::VerdictKind::kCollectiveHang);
+  CHECK(v->culprit_ranks == std::vector<int>{0, 1});
+  CHECK(v->seq == 2);
+  CHECK(v->op == "AllReduce");
+  // After release each rank checks that cudaErrorNotReady is still pending, then aborts.
+  CHECK(job.Finish(kTimeoutMs) == std::vector<int>{0, 0});
+}
+
 TEST_CASE("one process driving 4 ranks publishes 4 ranks, and its straggler thread is named", "[watch_scale]") {
   RankJob job("initall4", 1, DriverEnv());
   REQUIRE(job.WaitReady(kTimeoutMs));
