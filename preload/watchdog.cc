@@ -11,12 +11,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "core/detect/detector.h"
 #include "core/detect/incident_tracker.h"
 #include "core/dump/dump_dir.h"
 #include "core/dump/dump_writer.h"
 #include "core/dump/process_facts.h"
+#include "core/dump/resolution.h"
+#include "core/format/duration.h"
+#include "core/format/hex.h"
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
 #include "core/shm/segment_name.h"
@@ -25,9 +31,10 @@
 #include "core/watch/dump_builder.h"
 #include "core/watch/dump_policy.h"
 #include "core/watch/dump_rate_limit.h"
-#include "core/watch/host_view_adapter.h"
+#include "core/watch/facts_from_snapshot.h"
 #include "core/watch/incident_grouping.h"
 #include "core/watch/incident_id.h"
+#include "core/watch/incident_resolution.h"
 #include "core/watch/trigger_file.h"
 #include "preload/bounded_stop.h"
 #include "preload/log.h"
@@ -78,6 +85,24 @@ std::string CulpritList(const detect::Verdict& v) {
 constexpr uint32_t kTriggerDumpsBurst = 1;
 constexpr uint32_t kAllDumpsBurst = 4;
 constexpr uint64_t kRefillNs = 60ull * 1000 * 1000 * 1000;
+// Incidents dumped and awaiting completion. Dumps are rate-limited to 4 a minute, and an
+// incident that never resolves is a real hang; past this many the oldest is forgotten.
+constexpr size_t kMaxOpenIncidents = 64;
+// At exit the tracker may not have published the last completions yet: it polls events
+// every 25 ms, so 4 looks 25 ms apart catch a collective that finished just before exit.
+constexpr int kFinalResolutionLooks = 4;
+constexpr auto kFinalResolutionInterval = std::chrono::milliseconds(25);
+
+// An incident this process dumped for, until its key completes (core/watch/incident_resolution.h).
+struct OpenIncident {
+  watch::IncidentKey key;
+  dump::Resolution note;   // identity and detection time; stamped when it resolves
+  std::string note_path;   // next to the dump
+  std::string kind;
+  uint64_t comm_hash = 0;
+  uint64_t seq = 0;
+  std::string op;
+};
 
 // One poll's worth of state, owned by the watchdog thread only.
 class Poller {
@@ -87,7 +112,7 @@ class Poller {
 
   void PollOnce() {
     snapshot_ = shm::ReadJobSnapshot(settings_.job_id, getuid(), watch::kRecordsPerCommInDump);
-    const detect::HostView view = watch::ToHostView(snapshot_);
+    const detect::JobFacts view = watch::FactsFromSnapshot(snapshot_);
     const std::vector<detect::Verdict> verdicts = detect::Classify(view, settings_.detect, shm::MonotonicNowNs());
     watch::GroupedVerdicts grouped = grouper_.Group(incidents_.Observe(verdicts), shm::MonotonicNowNs());
     for (const watch::Incident& incident : grouped.incidents) OnLocalIncident(incident);
@@ -96,6 +121,17 @@ class Poller {
       Log(LogLevel::kInfo, "related to the last incident: " + v.summary);
     }
     PollTriggers();
+    ResolveOpenIncidents();
+  }
+
+  // At exit (the watchdog stops before the tracker and the segment): a collective that
+  // completed just before the job ended is still recorded as resolved.
+  void FinalResolutionCheck() {
+    for (int look = 0; look < kFinalResolutionLooks && !open_.empty(); ++look) {
+      if (look > 0) std::this_thread::sleep_for(kFinalResolutionInterval);
+      snapshot_ = shm::ReadJobSnapshot(settings_.job_id, getuid(), watch::kRecordsPerCommInDump);
+      ResolveOpenIncidents();
+    }
   }
 
  private:
@@ -161,6 +197,32 @@ class Poller {
     return t;
   }
 
+  // Remembers a dumped incident until its key completes; kinds that never resolve are not kept.
+  void TrackIncident(const dump::RankDump& d) {
+    const std::optional<watch::IncidentKey> key = watch::IncidentKeyOf(d.verdict, d.incident.id);
+    if (!key) return;
+    if (open_.size() >= kMaxOpenIncidents) open_.erase(open_.begin());
+    open_.push_back(OpenIncident{*key, dump::ResolutionOf(d), dump::ResolutionPathFor(d, settings_.dump_dir),
+                                 d.verdict.kind, d.verdict.comm_hash, d.verdict.seq, d.verdict.op});
+  }
+
+  // Every rank that dumped records, next to its dump, that the incident completed after all.
+  void ResolveOpenIncidents() {
+    const pid_t self = getpid();
+    for (auto it = open_.begin(); it != open_.end();) {
+      if (!watch::IncidentKeyResolved(it->key, snapshot_, self)) {
+        ++it;
+        continue;
+      }
+      dump::Resolution stamped = it->note;
+      dump::StampResolutionTime(&stamped);
+      const dump::WriteResult result = dump::WriteResolution(stamped, it->note_path);
+      if (!result.ok()) ReportIoFailure(result.message);
+      LogResolved(*it, stamped);
+      it = open_.erase(it);
+    }
+  }
+
   bool WriteRankDump(const std::string& id, const char* trigger, dump::LocalVerdict verdict) {
     dump::RankDump d;
     dump::StampDetectionTime(&d.incident);
@@ -187,18 +249,34 @@ class Poller {
     }
     const dump::WriteResult result = dump::WriteDump(d, settings_.dump_dir);
     if (!result.ok()) ReportIoFailure(result.message);
+    if (result.ok()) TrackIncident(d);
     return result.ok();
   }
 
-  void LogIncident(const detect::Verdict& v, const std::string& related, bool written) {
-    if (!LogEnabled(LogLevel::kWarn)) return;
+  // "<host>:<pid>:<tid> [rank R] NCCLWATCH <level> ", NCCL's own prefix.
+  std::string LinePrefix(const char* level) const {
     int rank = -1;
     for (const shm::ProcessView& p : snapshot_.processes) {
       if (p.pid == getpid()) rank = p.global_rank;
     }
-    std::string line = settings_.host + ":" + std::to_string(getpid()) + ":" +
-                       std::to_string(static_cast<long>(syscall(SYS_gettid))) + " [rank " + std::to_string(rank) +
-                       "] NCCLWATCH WARN " + detect::ToString(v.kind) + " comm " + watch::HexHash(v.comm_hash) +
+    return settings_.host + ":" + std::to_string(getpid()) + ":" +
+           std::to_string(static_cast<long>(syscall(SYS_gettid))) + " [rank " + std::to_string(rank) +
+           "] NCCLWATCH " + level + " ";
+  }
+
+  // Shown wherever the incident line was (warn level): whoever saw the alarm sees it end.
+  void LogResolved(const OpenIncident& incident, const dump::Resolution& stamped) {
+    if (!LogEnabled(LogLevel::kWarn)) return;
+    LogRawLine(LogLevel::kWarn, LinePrefix("INFO") + "resolved after " +
+                                    format::FormatDuration(dump::ResolvedAfterNs(stamped)) + ": " + incident.kind +
+                                    " comm " + format::FormatHex(incident.comm_hash) + " #" +
+                                    std::to_string(incident.seq) + " " + incident.op + "; noted in " +
+                                    incident.note_path);
+  }
+
+  void LogIncident(const detect::Verdict& v, const std::string& related, bool written) {
+    if (!LogEnabled(LogLevel::kWarn)) return;
+    std::string line = LinePrefix("WARN") + detect::ToString(v.kind) + " comm " + format::FormatHex(v.comm_hash) +
                        " #" + std::to_string(v.seq) + " " + v.op + " culprit ranks " + CulpritList(v) +
                        (written ? "; dumps in " : "; dump FAILED, dir ") + settings_.dump_dir +
                        (related.empty() ? "" : " (" + related + ")");
@@ -223,6 +301,7 @@ class Poller {
   LibraryVersions versions_;
   bool io_failure_reported_ = false;
   bool dir_warning_logged_ = false;
+  std::vector<OpenIncident> open_;
 };
 
 std::string DefaultDumpDir(const std::string& job_id) {
@@ -285,6 +364,8 @@ void Watchdog::Run() {
       poller.PollOnce();
       lock.lock();
     }
+    lock.unlock();
+    poller.FinalResolutionCheck();
   } catch (...) {
     Log(LogLevel::kWarn, "watchdog stopped after an internal error; the job carries on unwatched");
   }
