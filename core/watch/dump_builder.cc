@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/watch/facts_from_snapshot.h"
+
 namespace ncclwatch::watch {
 namespace {
 
@@ -71,6 +73,8 @@ void AddPublishedState(const shm::ProcessView& self, size_t max_records, dump::R
     state.last_enqueued_seq = c.last_enqueued_seq;
     state.last_completed_seq = c.last_completed_seq;
     state.async_error = c.async_error;
+    state.left = shm::RankLeftComm(c.state);
+    state.untracked_ops = c.untracked_ops;
     const size_t first = c.records.size() > max_records ? c.records.size() - max_records : 0;
     for (size_t i = first; i < c.records.size(); ++i) state.records.push_back(ToDumpRecord(c.records[i]));
     out->comms.push_back(std::move(state));
@@ -112,6 +116,27 @@ void AddStacks(const ProcessStacks& stacks, dump::RankDump* out) {
     for (const PythonFrame& f : t.frames) thread.frames.push_back(dump::PythonFrame{f.file, f.line, f.function});
     out->python.threads.push_back(std::move(thread));
   }
+}
+
+std::vector<dump::RankDump> DumpsOfGoneProcesses(const shm::JobSnapshot& snapshot, const dump::RankDump& own,
+                                                 size_t max_records) {
+  std::vector<dump::RankDump> out;
+  for (const shm::ProcessView& p : snapshot.processes) {
+    if (p.pid == own.process.pid || (p.alive && !p.exited)) continue;
+    dump::RankDump d;
+    d.incident = own.incident;
+    d.verdict = own.verdict;
+    d.process.host = p.host;
+    d.process.pid = p.pid;
+    d.process.alive = false;
+    const detect::ExitFacts exit = ExitFactsFromSnapshot(p);
+    d.process.exit = dump::ProcessExit{exit.recorded, exit.status, exit.signal, exit.exit_ns};
+    AddPublishedState(p, max_records, &d);
+    d.written_by = dump::DumpWriter{own.process.pid, own.process.host, own.process.global_rank};
+    d.python.reason = "process gone; dump written on its behalf by pid " + std::to_string(own.process.pid);
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 }  // namespace ncclwatch::watch

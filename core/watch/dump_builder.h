@@ -7,6 +7,7 @@
 #define NCCLWATCH_CORE_WATCH_DUMP_BUILDER_H_
 
 #include <cstddef>
+#include <vector>
 
 #include "core/detect/verdict.h"
 #include "core/dump/dump.h"
@@ -23,12 +24,24 @@ dump::LocalVerdict ToLocalVerdict(const detect::Verdict& verdict);
 // A verdict learnt from another rank's trigger file; `since` is unknown there (0).
 dump::LocalVerdict ToLocalVerdict(const Trigger& trigger);
 
-// process.global/local rank, world size and device; comms (live or not, with their last
-// `max_records` collective and P2P records); host_syncs.
+// process.global/local rank, world size and device; comms (live or not, `left` when this
+// rank destroyed/finalized/aborted/revoked it, untracked_ops, with their last `max_records`
+// collective and P2P records); host_syncs. A process holding several ranks (ncclCommInitAll,
+// a group init over several devices) lists one comms[] entry per (communicator, rank).
 void AddPublishedState(const shm::ProcessView& self, size_t max_records, dump::RankDump* out);
 
 // threads, stack_errors, python.
 void AddStacks(const ProcessStacks& stacks, dump::RankDump* out);
+
+// The dumps a live rank writes, next to its own dump `own`, for every process of `snapshot`
+// that is gone (killed, crashed or exited: ProcessFacts::alive false), so that `analyze`
+// sees the exited ranks from the dumps alone: each has `own`'s incident and verdict, the gone
+// process's identity, `process.alive = false` and `process.exit`, its communicators
+// (including those it left) with their last `max_records` records, no stacks, and
+// `written_by` naming `own`'s process. Every live rank of the host writes the same file
+// names (DumpFileStem uses the gone process's rank and pid), so they replace each other.
+std::vector<dump::RankDump> DumpsOfGoneProcesses(const shm::JobSnapshot& snapshot, const dump::RankDump& own,
+                                                 size_t max_records);
 
 }  // namespace ncclwatch::watch
 

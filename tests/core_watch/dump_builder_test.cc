@@ -153,5 +153,63 @@ TEST_CASE("a built dump is a valid dump for the reader", "[builder]") {
   CHECK(back.comms[0].records.size() == 5);
 }
 
+TEST_CASE("gone processes get a dump written on their behalf; live ones and the writer do not", "[builder]") {
+  shm::JobSnapshot snap;
+  shm::ProcessView self = Process(100, 0);
+  self.comms.push_back(ReadyComm(0xfeed, 0, 4, 5, 4));
+  shm::ProcessView live = Process(101, 1);
+  live.comms.push_back(ReadyComm(0xfeed, 1, 4, 5, 4));
+  shm::ProcessView exited = Process(102, 2, /*alive=*/true);  // pid still finishing its exit
+  exited.exited = true;
+  exited.exit_how = shm::ExitHow::kStatus;
+  exited.exit_status = 0;
+  exited.exit_ns = 4'000'000'000ull;
+  shm::CommView left = ReadyComm(0xfeed, 2, 4, 4, 4);
+  left.state = shm::CommState::kDestroyed;
+  left.untracked_ops = 1;
+  exited.comms.push_back(left);
+  shm::ProcessView killed = Process(103, 3, /*alive=*/false);
+  killed.comms.push_back(ReadyComm(0xfeed, 3, 4, 5, 4));
+  snap.processes = {self, live, exited, killed};
+
+  dump::RankDump own;
+  own.incident.id = "rank_exited-0xfeed-5";
+  own.verdict.kind = "rank_exited";
+  own.verdict.culprit_ranks = {2, 3};
+  own.process.host = "hostA";
+  own.process.pid = 100;
+  own.process.global_rank = 0;
+  const std::vector<dump::RankDump> gone = DumpsOfGoneProcesses(snap, own, 64);
+  REQUIRE(gone.size() == 2);
+  const dump::RankDump& e = gone[0];
+  CHECK(e.process.pid == 102);
+  CHECK(e.process.global_rank == 2);
+  CHECK_FALSE(e.process.alive);
+  CHECK(e.process.exit.recorded);
+  CHECK(e.process.exit.status == 0);
+  CHECK(e.process.exit.exit_ns == 4'000'000'000ull);
+  REQUIRE(e.comms.size() == 1);
+  CHECK(e.comms[0].left);
+  CHECK(e.comms[0].untracked_ops == 1);
+  CHECK(e.comms[0].last_completed_seq == 4);
+  CHECK(e.comms[0].records.size() == 4);
+  CHECK(e.incident.id == own.incident.id);
+  CHECK(e.verdict.kind == "rank_exited");
+  CHECK(e.written_by.pid == 100);
+  CHECK(e.written_by.global_rank == 0);
+  CHECK(e.threads.empty());
+  CHECK_FALSE(e.python.available);
+  const dump::RankDump& k = gone[1];
+  CHECK(k.process.pid == 103);
+  CHECK_FALSE(k.process.alive);
+  CHECK_FALSE(k.process.exit.recorded);  // SIGKILL: no word
+  CHECK_FALSE(k.comms.at(0).left);
+
+  testing::TempDir dir;  // the file is the gone process's, not the writer's
+  const dump::WriteResult written = dump::WriteDump(e, dir.path());
+  REQUIRE(written.ok());
+  CHECK(written.json_path == dir.File("rank2-hostA-102-rank_exited-0xfeed-5.json"));
+}
+
 }  // namespace
 }  // namespace ncclwatch::watch
