@@ -10,7 +10,9 @@
 
 #include "core/settings/settings.h"
 #include "core/shm/process_info.h"
+#include "core/shm/reader.h"
 #include "core/shm/segment_file.h"
+#include "preload/exit_evidence.h"
 #include "preload/keep_errno.h"
 #include "preload/log.h"
 
@@ -43,13 +45,19 @@ void ForgetParentInChild() {
   if (LoadMode() == Mode::kActive) g_mode.store(static_cast<int>(Mode::kInert), std::memory_order_release);
 }
 
-void CloseAtExit() {
+// on_exit rather than atexit: the handler receives the exit status (also for a return from
+// main). The segment stays as exit evidence for the peers this rank may leave waiting; the
+// last live process of the job on this host removes the job's segments.
+void RecordExitAtExit(int status, void*) {
   Runtime* rt = g_runtime.load(std::memory_order_acquire);
   if (rt == nullptr || rt->owner_pid != getpid()) return;
+  const KeepErrno keep;
   try {
     if (rt->watchdog) rt->watchdog->Stop();
-    if (rt->tracker) rt->tracker->Stop();
-    rt->segment->CloseAndUnlink();
+    if (rt->tracker) rt->tracker->Stop();  // its last completions are published before the mark
+    rt->segment->RecordExit(shm::ExitHow::kStatus, status);
+    const shm::SegmentHeader& h = rt->segment->header();
+    shm::RemoveJobIfEnded(std::string(h.job_id, strnlen(h.job_id, sizeof h.job_id)));
   } catch (...) {
   }
 }
@@ -83,6 +91,7 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
     Log(LogLevel::kInfo, "CUDA runtime not found; GPU completion times will not be published");
   }
   Log(LogLevel::kInfo, "publishing to /dev/shm" + rt->segment->name());
+  ArmExitEvidence(&rt->segment->header(), rt->owner_pid);
   rt->watchdog = std::make_unique<Watchdog>(WatchdogSettingsOf(config, options.host));
   return rt;
 }
@@ -118,7 +127,7 @@ Runtime* ActivateForNewCommunicator() {
   static std::once_flag process_hooks_once;
   std::call_once(process_hooks_once, [] {
     pthread_atfork(nullptr, nullptr, ForgetParentInChild);
-    std::atexit(CloseAtExit);
+    on_exit(RecordExitAtExit, nullptr);
   });
   std::unique_ptr<Runtime> rt;
   try {

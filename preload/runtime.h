@@ -8,7 +8,8 @@
 //                 tracker thread.
 // A forked child returns to inert: it never publishes as its parent, makes no CUDA call,
 // and leaves the parent's segment alone; if it creates a communicator itself it becomes
-// active under its own pid. At clean exit the segment is closed and unlinked.
+// active under its own pid. At exit the segment records how the process left and stays as
+// evidence (exit_evidence.h) until the last live process of the job on the host leaves.
 #ifndef NCCLWATCH_PRELOAD_RUNTIME_H_
 #define NCCLWATCH_PRELOAD_RUNTIME_H_
 
