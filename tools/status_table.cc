@@ -46,6 +46,14 @@ bool BlockedInSync(const shm::ProcessView& p) {
   return false;
 }
 
+// ",EXITED(status 0)", ",EXITED(signal 6)" for a process that recorded how it left; ",DEAD" for
+// one gone without a word (killed, crashed).
+std::string GoneState(const shm::ProcessView& p) {
+  if (p.exited && p.exit_how == shm::ExitHow::kSignal) return ",EXITED(signal " + std::to_string(p.exit_signal) + ")";
+  if (p.exited) return ",EXITED(status " + std::to_string(p.exit_status) + ")";
+  return p.alive ? "" : ",DEAD";
+}
+
 std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_ns) {
   const shm::RecordView* current = Current(c);
   std::string op = current ? "#" + std::to_string(current->seq) + " " + shm::OpName(current->op)
@@ -56,7 +64,7 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
                                          : c.init_done_ns ? c.init_done_ns : c.init_start_ns;
   std::string state = LifecycleName(c.state);
   if (c.state == shm::CommState::kReady) state = c.last_enqueued_seq > c.last_completed_seq ? "in-flight" : "idle";
-  if (!p.alive) state += ",DEAD";
+  state += GoneState(p);
   if (BlockedInSync(p)) state += ",blocked-in-sync";
   if (c.async_error) state += ",async-error=" + std::to_string(c.async_error);
   if (c.untracked_ops) state += ",untracked=" + std::to_string(c.untracked_ops);
@@ -81,8 +89,9 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
   out += header;
   for (const auto& p : snapshot.processes) {
     if (p.comms.empty()) {
-      out += std::to_string(p.global_rank) + "     " + std::to_string(p.pid) + "  (no communicator yet)" +
-             (p.alive ? "" : " DEAD") + "\n";
+      std::string gone = GoneState(p);
+      if (!gone.empty()) gone[0] = ' ';
+      out += std::to_string(p.global_rank) + "     " + std::to_string(p.pid) + "  (no communicator yet)" + gone + "\n";
     }
     for (const auto& c : p.comms) out += Row(p, c, now_ns);
   }

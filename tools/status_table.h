@@ -14,7 +14,8 @@ namespace ncclwatch::tools {
 //   CURRENT  the oldest collective enqueued and not completed ("-" when none);
 //   AGE      how long CURRENT has been in flight, else since the last completion;
 //   STATE    the communicator's lifecycle state, "in-flight"/"idle" when ready, and
-//            "DEAD" / "blocked-in-sync" for the process.
+//            "EXITED(status N)" / "EXITED(signal N)" (it recorded how it left), "DEAD" (gone
+//            without a word) and "blocked-in-sync" for the process.
 // `now_ns` is CLOCK_MONOTONIC, as are the snapshot's times.
 std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns);
 
