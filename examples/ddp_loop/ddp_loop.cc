@@ -48,6 +48,10 @@ struct Options {
   int idle_threads = 0;
   int stuck_sync_rank = -1;
   int stuck_sync_step = -1;
+  int exit_rank = -1;
+  int exit_step = -1;
+  int abort_rank = -1;
+  int abort_step = -1;
   int quiet = 0;
 };
 
@@ -123,8 +127,12 @@ __attribute__((noinline)) void Forward(Job& job, int step) {
   }
 }
 
+// A crash in the middle of a step (a failed assertion, an out-of-memory abort): SIGABRT.
+__attribute__((noinline)) void CrashInBackward() { std::abort(); }
+
 __attribute__((noinline)) void Backward(Job& job, int step) {
   SimulateCompute(job, 0.5);
+  if (job.env.rank == job.opt.abort_rank && step == job.opt.abort_step) CrashInBackward();
   CheckCuda(job, cudaMemcpyAsync(job.grads, job.grads_init.data(), job.opt.count * sizeof(float),
                                  cudaMemcpyHostToDevice, job.stream), "cudaMemcpyAsync(grads)");
   size_t count = job.opt.count;
@@ -220,6 +228,8 @@ int Train(Job& job) {
   const int n = job.env.world_size;
   const float expected = n * (n + 1) / 2.0f;
   for (int step = 0; step < job.opt.steps; ++step) {
+    // Uneven inputs: this rank's data ran out; it tears down and exits 0 while the others go on.
+    if (job.env.rank == job.opt.exit_rank && step > job.opt.exit_step) break;
     LoadBatch(job, step);
     Forward(job, step);
     Backward(job, step);
@@ -291,6 +301,11 @@ void AddFlags(CLI::App& app, Options& o) {
                  "rank whose stream stops in a GPU op that never finishes (not NCCL) before the loss read-back");
   app.add_option("--stuck-sync-step", o.stuck_sync_step, "step at which it stops")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--exit-rank", o.exit_rank,
+                 "rank whose data runs out first (uneven inputs): it stops after --exit-step and exits cleanly");
+  app.add_option("--exit-step", o.exit_step, "the last step that rank runs");
+  app.add_option("--abort-rank", o.abort_rank, "rank that crashes (abort) in backward, before its gradient AllReduce");
+  app.add_option("--abort-step", o.abort_step, "step at which it crashes");
   app.add_flag("--quiet", o.quiet, "print nothing on success");
 }
 

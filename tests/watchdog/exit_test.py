@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Exit evidence and several ranks per process, end to end over the sim: exit_test.py NAME.
+
+A rank that leaves (cleanly, by abort, or killed) keeps its shared memory as evidence: the
+waiting peers' watchdogs say rank_exited naming it, write a dump on its behalf (process.alive
+false, process.exit, written_by), and `ncclwatch analyze` reaches rank_exited from the dumps
+alone, with the hint that tells the cause apart. A healthy job leaves no shared memory behind.
+One process driving 4 ranks (ncclCommInitAll) shows as 4 ranks. Jobs run as in
+scenario_test.py (its Job and checks). Exit 0 pass, 1 fail.
+"""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import shutil
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scenario_test as wd  # noqa: E402  Job, check, check_incident, analyze, ...
+
+check = wd.check
+NS = wd.NS
+RANK_BIN = os.path.join(wd.BUILD, "bin", "preload_rank")
+
+
+def hint_ids(report):
+    return [h.get("id") for h in report.get("hints", [])]
+
+
+def own_and_gone(dumps):
+    own = [d for d in dumps if "written_by" not in d]
+    gone = [d for d in dumps if "written_by" in d]
+    return own, gone
+
+
+def shm_entries(job_id):
+    return glob.glob(f"/dev/shm/ncclwatch.{os.getuid()}.{job_id}.*")
+
+
+def check_gone_dump(gone, rank, live_ranks, recorded, status=None, signal=None, left=None, completed=None):
+    """One dump on behalf of `rank` (written by a live rank), with how it left."""
+    mine = [d for d in gone if d["process"]["global_rank"] == rank]
+    if not check(len(mine) == 1, f"one dump written on behalf of rank {rank}, got {len(mine)}"):
+        return None
+    d = mine[0]
+    p = d["process"]
+    check(d["version"] >= 2, f"schema version {d['version']}")
+    check(p["alive"] is False, "the gone rank's dump says alive: false")
+    check(p["exit"]["recorded"] == recorded, f"exit recorded {p['exit']['recorded']}, expected {recorded}")
+    if status is not None:
+        check(p["exit"]["status"] == status and p["exit"]["signal"] == 0, f"exit status {p['exit']}")
+    if signal is not None:
+        check(p["exit"]["signal"] == signal, f"exit signal {p['exit']['signal']}, expected {signal}")
+    if recorded:
+        check(p["exit"]["exit_ns"] > 0, "exit time recorded")
+    check(d["written_by"]["global_rank"] in live_ranks, f"written by a live rank: {d['written_by']}")
+    check(not d["native_stacks"]["threads"], "no stacks of a gone process")
+    world = d["comms"][0] if d["comms"] else None
+    if check(world is not None, "the gone rank's communicator is in its dump"):
+        if left is not None:
+            check(world["left"] == left, f"comm left {world['left']}, expected {left}")
+        if completed is not None:
+            check(world["last_completed_seq"] == completed,
+                  f"gone rank completed #{world['last_completed_seq']}, expected #{completed}")
+        check(world["records"], "its last records are kept")
+    return d
+
+
+def check_log_names(job, rank):
+    lines = [line for line in job.output().splitlines() if "NCCLWATCH WARN rank_exited" in line]
+    check(lines and all(f"culprit ranks [{rank}]" in line for line in lines),
+          f"the live log says rank_exited culprit ranks [{rank}]: {lines[:2]}")
+
+
+def run_ddp(name, nranks, args, expect_dumps, env=None):
+    return wd.run_scenario(name, nranks, ["--tp", "1"] + args, expect_dumps=expect_dumps, env=env)
+
+
+def clean_exit():
+    # Uneven inputs: rank 1's data runs out after step 3; it destroys its communicator and exits
+    # 0, while ranks 0 and 2 issue step 4's gradient AllReduce and wait for it.
+    seq = wd.grad_allreduce_seq(4)
+    job = run_ddp("clean_exit", 3, ["--exit-rank", "1", "--exit-step", "3"], expect_dumps=3)
+    try:
+        dumps = wd.load_dumps(job)
+        own, gone = own_and_gone(dumps)
+        comm = wd.ddp_world_comm(job, dumps)
+        wd.check_incident(own, "rank_exited", comm, seq, "AllReduce", [1], [0, 2], bound_ns=wd.EXITED_BOUND_NS)
+        check_gone_dump(gone, 1, [0, 2], recorded=True, status=0, left=True,
+                        completed=wd.grad_allreduce_seq(3))
+        check_log_names(job, 1)
+        report = wd.analyze(job)
+        wd.check_analysis(report, "rank_exited", comm, seq, "AllReduce", [1])
+        check("uneven_inputs" in hint_ids(report), f"analyze hints {hint_ids(report)} include uneven_inputs")
+    finally:
+        job.cleanup()
+
+
+def abort():
+    # Rank 1 crashes (abort(), SIGABRT) in backward, before its gradient AllReduce of step 3.
+    seq = wd.grad_allreduce_seq(3)
+    job = run_ddp("abort", 3, ["--abort-rank", "1", "--abort-step", "3"], expect_dumps=3)
+    try:
+        dumps = wd.load_dumps(job)
+        own, gone = own_and_gone(dumps)
+        comm = wd.ddp_world_comm(job, dumps)
+        wd.check_incident(own, "rank_exited", comm, seq, "AllReduce", [1], [0, 2], bound_ns=wd.EXITED_BOUND_NS)
+        check_gone_dump(gone, 1, [0, 2], recorded=True, signal=6, left=False, completed=seq - 1)
+        check_log_names(job, 1)
+        report = wd.analyze(job)
+        wd.check_analysis(report, "rank_exited", comm, seq, "AllReduce", [1])
+        check("crash" in hint_ids(report), f"analyze hints {hint_ids(report)} include crash")
+    finally:
+        job.cleanup()
+
+
+def killed():
+    # Rank 1 is killed (SIGKILL, the sim's die fault) inside its gradient AllReduce of step 3:
+    # nothing is recorded, its segment stays with a dead pid.
+    seq = wd.grad_allreduce_seq(3)
+    job = run_ddp("killed", 3, [], expect_dumps=3, env={"NCCLSIM_FAULT": f"die:comm=0,seq={seq},rank=1"})
+    try:
+        dumps = wd.load_dumps(job)
+        own, gone = own_and_gone(dumps)
+        comm = wd.ddp_world_comm(job, dumps)
+        wd.check_incident(own, "rank_exited", comm, seq, "AllReduce", [1], [0, 2], bound_ns=wd.EXITED_BOUND_NS)
+        check_gone_dump(gone, 1, [0, 2], recorded=False, left=False)
+        report = wd.analyze(job)
+        wd.check_analysis(report, "rank_exited", comm, seq, "AllReduce", [1])
+        check("crash" in hint_ids(report), f"analyze hints {hint_ids(report)} include crash")
+    finally:
+        job.cleanup()
+
+
+def healthy_no_leftovers():
+    # Ranks that finish together: whichever leaves last removes every segment of the job, so a
+    # healthy job leaves nothing in /dev/shm, and says nothing. Three rounds, as the ranks race.
+    for round_ in range(3):
+        job = wd.Job(f"healthy_exit{round_}", 3, [wd.DDP_LOOP, "--quiet", "--steps", "8", "--step-ms", "5",
+                                                  "--tp", "1"])
+        try:
+            check(job.wait(lambda: job.proc.poll() is not None, 40), "the healthy job finished")
+            check(job.proc.returncode == 0, f"launcher exit {job.proc.returncode}")
+            left = shm_entries(job.job_id)
+            check(not left, f"round {round_}: no shared memory left behind: {left}")
+            check(not job.dump_files(), f"round {round_}: a healthy job dumps nothing")
+        finally:
+            job.stop()
+            job.cleanup()
+
+
+def init_all_4():
+    # One process drives 4 ranks (ncclCommInitAll, one thread per rank); the thread of rank 3
+    # straggles before AllReduce #2. The watchdog names communicator rank 3; the one dump of the
+    # process lists 4 ranks; `ncclwatch status` shows 4 distinct ranks.
+    tmp = tempfile.mkdtemp(prefix="ncclwatch-wd-initall4-")
+    job_id = f"wdtest-initall4-{os.getpid()}"
+    dump_dir = os.path.join(tmp, "dumps")
+    env = dict(os.environ, LD_PRELOAD=wd.PRELOAD, NCCLWATCH_JOB_ID=job_id, NCCLWATCH_DUMP_DIR=dump_dir,
+               NCCLWATCH_STALL_SEC=str(wd.STALL_SEC), NCCLWATCH_POLL_MS=str(wd.POLL_MS),
+               LD_LIBRARY_PATH=wd.SIM_LIB, NCCLSIM_DEVICES="4")
+    for var in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"):
+        env.pop(var, None)
+    log = open(os.path.join(tmp, "rank.log"), "w")
+    proc = subprocess.Popen([RANK_BIN, "initall4"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                            env=env, text=True)
+    try:
+        lines = iter(proc.stdout.readline, "")  # STREAM lines, then READY
+        check(any(line.strip() == "READY" for line in lines), "the 4-rank process is ready")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not glob.glob(os.path.join(dump_dir, "*.json")):
+            time.sleep(0.2)
+        status = subprocess.run([wd.CLI, "status", "--job", job_id], capture_output=True, text=True, timeout=30)
+        rows = [line.split() for line in status.stdout.splitlines() if line.split()[:2] == ["-1", str(proc.pid)]]
+        check(sorted(r[3] for r in rows) == ["0/4", "1/4", "2/4", "3/4"],
+              f"status shows 4 distinct ranks of one process: {status.stdout}")
+        dumps = [json.load(open(p)) for p in glob.glob(os.path.join(dump_dir, "*.json"))]
+        if check(len(dumps) == 1, f"one dump for the one process, got {len(dumps)}"):
+            d = dumps[0]
+            v = d["verdict"]
+            check(v["kind"] == "straggler" and v["culprit_ranks"] == [3] and v["seq"] == 2 and
+                  sorted(v["other_ranks"]) == [0, 1, 2], f"live verdict {v}")
+            check(sorted(c["rank"] for c in d["comms"]) == [0, 1, 2, 3] and
+                  all(c["nranks"] == 4 for c in d["comms"]), "the dump lists the process's 4 ranks")
+        report = subprocess.run([wd.CLI, "analyze", dump_dir, "--json"], capture_output=True, text=True, timeout=60)
+        try:
+            a = json.loads(report.stdout).get("verdict", {})
+        except ValueError:
+            a = {}
+        check(a.get("kind") == "straggler" and a.get("ranks") == [3] and a.get("seq") == 2,
+              f"analyze names the straggler rank 3 at #2: {a}")
+    finally:
+        proc.stdin.close()  # releases the straggler
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+    check(proc.returncode == 0, f"the 4-rank process exits 0 once released ({proc.returncode})")
+    check(not shm_entries(job_id), "no shared memory left after the process ended")
+    if not (wd.failures and os.environ.get("NCCLWATCH_TEST_KEEP")):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+SCENARIOS = {
+    "clean_exit": clean_exit,
+    "abort": abort,
+    "killed": killed,
+    "healthy_no_leftovers": healthy_no_leftovers,
+    "init_all_4": init_all_4,
+}
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print("usage: exit_test.py " + "|".join(SCENARIOS))
+        return 2
+    t0 = time.monotonic()
+    SCENARIOS[sys.argv[1]]()
+    print(f"{sys.argv[1]}: {'FAILED' if wd.failures else 'passed'} in {time.monotonic() - t0:.1f} s")
+    return 1 if wd.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
