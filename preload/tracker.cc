@@ -260,6 +260,13 @@ void Tracker::Run(int device) {
     }
     wake_.wait_for(lock, std::chrono::milliseconds(busy ? kBusyPollMs : kIdlePollMs), [this] { return stop_; });
   }
+  // One last look when stopped (at exit): a rank that synchronised before leaving publishes
+  // the completions it waited for, so its exit evidence shows its true last completed #N.
+  if (outstanding_.load(std::memory_order_relaxed) > 0) {
+    lock.unlock();
+    PollOnce(&bound_device);
+    lock.lock();
+  }
   stopped_ = true;
   wake_.notify_all();
 }
