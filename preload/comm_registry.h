@@ -16,13 +16,6 @@
 
 namespace ncclwatch::preload {
 
-// Work of a nonblocking communicator whose enqueue was still in progress: its completion
-// event may only be recorded once ncclCommGetAsyncError reports success.
-struct DeferredCompletion {
-  uint64_t stream;
-  RecordRange range;
-};
-
 struct CommEntry {
   shm::CommSlot slot;
   uint64_t handle = 0;
@@ -32,8 +25,10 @@ struct CommEntry {
   std::atomic<int> device{-1};
   std::atomic<int> split_count{0};  // NCCL's splitCount of this communicator
   std::atomic<bool> init_pending{false};  // nonblocking init not yet confirmed
+  // Work enqueued while a nonblocking communicator was still in progress: its completion
+  // event may only be recorded once ncclCommGetAsyncError reports success.
   std::mutex deferred_mu;
-  std::vector<DeferredCompletion> deferred;
+  std::vector<StreamRange> deferred;
 };
 
 class CommRegistry {

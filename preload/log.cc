@@ -8,6 +8,8 @@
 #include <spdlog/logger.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include "core/format/escape.h"
+
 namespace ncclwatch::preload {
 namespace {
 
@@ -25,23 +27,20 @@ spdlog::level::level_enum ToSpdlog(LogLevel level) {
 }
 
 // Not registered in spdlog's global registry: the host process may use spdlog too.
+spdlog::logger* NewStderrLogger(const char* name, const char* pattern) {
+  auto* logger = new spdlog::logger(name, std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger->set_pattern(pattern);
+  logger->set_level(spdlog::level::trace);
+  return logger;
+}
+
 spdlog::logger& Logger() {
-  static spdlog::logger* logger = [] {
-    auto* l = new spdlog::logger("ncclwatch", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-    l->set_pattern("[ncclwatch %P] %l: %v");
-    l->set_level(spdlog::level::trace);
-    return l;
-  }();
+  static spdlog::logger* logger = NewStderrLogger("ncclwatch", "[ncclwatch %P] %l: %v");
   return *logger;
 }
 
 spdlog::logger& RawLogger() {
-  static spdlog::logger* logger = [] {
-    auto* l = new spdlog::logger("ncclwatch-raw", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-    l->set_pattern("%v");
-    l->set_level(spdlog::level::trace);
-    return l;
-  }();
+  static spdlog::logger* logger = NewStderrLogger("ncclwatch-raw", "%v");
   return *logger;
 }
 
@@ -54,7 +53,7 @@ bool LogEnabled(LogLevel level) { return static_cast<int>(level) >= g_level.load
 void Log(LogLevel level, const std::string& message) {
   if (!LogEnabled(level)) return;
   try {
-    Logger().log(ToSpdlog(level), message);
+    Logger().log(ToSpdlog(level), format::EscapeForTerminal(message));
   } catch (...) {
     // Logging must never take the host down.
   }
@@ -63,7 +62,7 @@ void Log(LogLevel level, const std::string& message) {
 void LogRawLine(LogLevel level, const std::string& line) {
   if (!LogEnabled(level)) return;
   try {
-    RawLogger().log(ToSpdlog(level), line);
+    RawLogger().log(ToSpdlog(level), format::EscapeForTerminal(line));
   } catch (...) {
   }
 }

@@ -1,4 +1,6 @@
-// Diagnostics of the preload, on stderr, prefixed "[ncclwatch <pid>]".
+// Diagnostics of the preload, on stderr, prefixed "[ncclwatch <pid>]". Messages quote paths,
+// job ids and values from files and other processes: control characters are escaped
+// (core/format/escape.h), so a line never breaks or drives the terminal.
 // The level is NCCLWATCH_LOG_LEVEL (core/settings): off | error | warn (default) | info | debug.
 #ifndef NCCLWATCH_PRELOAD_LOG_H_
 #define NCCLWATCH_PRELOAD_LOG_H_

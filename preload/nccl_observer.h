@@ -1,7 +1,10 @@
-// What the NCCL hooks do around the real call. Every Begin* returns false when the call
-// must simply be forwarded (pass-through, inert, re-entrant call from inside NCCL, or an
-// unknown communicator); otherwise the matching End* must follow the real call.
+// What the NCCL hooks do around the real call (through the tracking kinds of
+// nccl_tracking.h). Every Begin* returns false when the call must simply be forwarded
+// (pass-through, inert, or a call NCCL makes from inside a hooked one); otherwise the
+// matching End* must follow the real call. An op on a communicator ncclwatch does not know
+// is still begun (it keeps NCCL's nested calls out) but publishes nothing.
 // None of these throw: an internal failure disables ncclwatch for the process.
+// Implemented in nccl_observer_{ops,groups,init,teardown}.cc.
 #ifndef NCCLWATCH_PRELOAD_NCCL_OBSERVER_H_
 #define NCCLWATCH_PRELOAD_NCCL_OBSERVER_H_
 
@@ -33,8 +36,7 @@ void EndOp(OpCall* call, ncclResult_t result) noexcept;
 // ---- Groups.
 enum class GroupEndKind { kLaunch, kSimulate };
 struct GroupCall {
-  Runtime* runtime = nullptr;
-  ThreadState* thread = nullptr;
+  Runtime* runtime = nullptr;  // nullptr while inert
   bool outermost = false;
 };
 bool BeginGroupStart(GroupCall* call) noexcept;

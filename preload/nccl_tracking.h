@@ -128,37 +128,45 @@ class ShrinkTracking : public InitTrackingBase {
   const ncclConfig_t* config_;
 };
 
-// Finalize, destroy, abort, revoke: NCCL's nested calls ignored, the state published after.
-class LifecycleTracking : public NoNewComms {
+// A call on one communicator whose effect is published once it returned; NCCL's nested calls
+// are ignored meanwhile. A subclass's End calls Leave() first.
+class AfterCallTracking : public NoNewComms {
  public:
-  LifecycleTracking(ncclComm_t comm, Teardown kind) : comm_(comm), kind_(kind) {}
+  explicit AfterCallTracking(ncclComm_t comm) : comm_(comm) {}
   ncclComm_t Comm() const { return comm_; }
   bool Begin() { return EnterObserved(&thread_); }
-  void End(ncclResult_t result) {
-    LeaveObserved(thread_);
-    ObserveTeardown(comm_, kind_, result);
-  }
+
+ protected:
+  void Leave() { LeaveObserved(thread_); }
 
  private:
   ncclComm_t comm_;
-  Teardown kind_;
   ThreadState* thread_ = nullptr;
 };
 
-class AsyncErrorTracking : public NoNewComms {
+// Finalize, destroy, abort, revoke, suspend, resume: the communicator's state.
+class LifecycleTracking : public AfterCallTracking {
  public:
-  AsyncErrorTracking(ncclComm_t comm, ncclResult_t* async_error) : comm_(comm), async_error_(async_error) {}
-  ncclComm_t Comm() const { return comm_; }
-  bool Begin() { return EnterObserved(&thread_); }
+  LifecycleTracking(ncclComm_t comm, Teardown kind) : AfterCallTracking(comm), kind_(kind) {}
   void End(ncclResult_t result) {
-    LeaveObserved(thread_);
-    ObserveAsyncError(comm_, result, async_error_);
+    Leave();
+    ObserveTeardown(Comm(), kind_, result);
   }
 
  private:
-  ncclComm_t comm_;
+  Teardown kind_;
+};
+
+class AsyncErrorTracking : public AfterCallTracking {
+ public:
+  AsyncErrorTracking(ncclComm_t comm, ncclResult_t* async_error) : AfterCallTracking(comm), async_error_(async_error) {}
+  void End(ncclResult_t result) {
+    Leave();
+    ObserveAsyncError(Comm(), result, async_error_);
+  }
+
+ private:
   ncclResult_t* async_error_;
-  ThreadState* thread_ = nullptr;
 };
 
 // ncclGetUniqueId: the id is copied when an ncclCommInitAll is asking for it.

@@ -25,19 +25,12 @@ struct GroupedOp {
   uint64_t enqueue_ns;
 };
 
-// The records one group published for one (communicator, stream): completed together.
-struct GroupSpan {
-  CommEntry* comm;
-  uint64_t stream;
-  RecordRange range;
-};
-
 struct ThreadState {
   uint64_t generation = 0;
   int pid = 0;  // the process that created this state (a forked child inherits it)
   int tid = 0;
   std::vector<GroupedOp> grouped_ops;
-  std::vector<GroupSpan> group_spans;  // between the outermost GroupEnd and its return
+  std::vector<StreamRange> group_ranges;  // between the outermost GroupEnd and its return
   // Communicators created inside a group: NCCL initialises them at the outermost GroupEnd.
   std::vector<CommEntry*> grouped_inits;
   shm::SyncSlot* sync_slot = nullptr;

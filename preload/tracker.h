@@ -66,8 +66,6 @@ class Tracker {
   // Returns the shm::kRecord* flags to add to the targets' records (0 when tracked).
   uint32_t RecordCompletion(int device, uint64_t stream, const CompletionTarget* targets, int count);
 
-  uint64_t outstanding() const { return outstanding_.load(std::memory_order_relaxed); }
-
  private:
   enum SlotState : uint32_t { kFree = 0, kClaimed = 1, kPending = 2 };
   struct EventSlot {

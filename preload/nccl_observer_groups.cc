@@ -1,0 +1,80 @@
+// ncclGroupStart / ncclGroupEnd / ncclGroupSimulateEnd: ops and inits issued inside a group
+// are published at the outermost GroupEnd, when NCCL launches them.
+#include <vector>
+
+#include "preload/nccl_observer.h"
+#include "preload/nccl_observer_internal.h"
+
+namespace ncclwatch::preload {
+namespace {
+
+// Adds `ref` to the range of its (communicator, stream): a group's records on one stream
+// complete together.
+void AddToRanges(std::vector<StreamRange>* ranges, CommEntry* comm, uint64_t stream, const shm::RecordRef& ref) {
+  for (StreamRange& records : *ranges) {
+    if (records.comm == comm && records.stream == stream) {
+      records.range.Extend(ref);
+      return;
+    }
+  }
+  ranges->push_back({comm, stream, RecordRange::Of(ref)});
+}
+
+}  // namespace
+
+// The group depth is counted even while ncclwatch is inert, so that a group opened before
+// the first communicator is known: hence no BeginObserved here.
+bool BeginGroupStart(GroupCall* call) noexcept {
+  if (PassThroughOnly()) return false;
+  HookDepths& depths = ThisThreadDepths();
+  if (depths.reentry > 0) return false;
+  ++depths.reentry;
+  call->runtime = ActiveRuntime();
+  return true;
+}
+
+void EndGroupStart(GroupCall*, ncclResult_t result) noexcept {
+  HookDepths& depths = ThisThreadDepths();
+  --depths.reentry;
+  if (result == ncclSuccess) ++depths.group;
+}
+
+bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept {
+  if (!BeginGroupStart(call)) return false;
+  call->outermost = ThisThreadDepths().group == 1;
+  if (!call->outermost || call->runtime == nullptr) return true;
+  Guarded("BeginGroupEnd", [&] {
+    ThreadState* ts = ThisThread(call->runtime->generation);
+    ts->group_ranges.clear();
+    if (kind == GroupEndKind::kLaunch) {
+      // Published before the launch, so that a rank stuck inside GroupEnd shows its ops.
+      for (const GroupedOp& g : ts->grouped_ops) {
+        const shm::RecordRef ref = g.comm->slot.Append(g.op, shm::kRecordInGroup, g.enqueue_ns);
+        AddToRanges(&ts->group_ranges, g.comm, g.op.stream, ref);
+      }
+    }
+    // GroupSimulateEnd launches nothing: its ops are dropped, no seq is consumed.
+    ts->grouped_ops.clear();
+  });
+  return true;
+}
+
+void EndGroupEnd(GroupCall* call, ncclResult_t result) noexcept {
+  HookDepths& depths = ThisThreadDepths();
+  --depths.reentry;
+  // NCCL leaves the group level even when the end fails.
+  if (depths.group > 0) --depths.group;
+  if (!call->outermost) return;
+  // A communicator created inside the group may have activated ncclwatch meanwhile.
+  Runtime* rt = call->runtime != nullptr ? call->runtime : ActiveRuntime();
+  if (rt == nullptr || PassThroughOnly()) return;
+  Guarded("EndGroupEnd", [&] {
+    ThreadState* ts = ThisThread(rt->generation);
+    for (const StreamRange& records : ts->group_ranges) Settle(rt, records, result);
+    ts->group_ranges.clear();
+    for (CommEntry* entry : ts->grouped_inits) SettleGroupedInit(rt, entry, result);
+    ts->grouped_inits.clear();
+  });
+}
+
+}  // namespace ncclwatch::preload

@@ -1,0 +1,77 @@
+// Shared by the observer's files (nccl_observer_{ops,groups,init,teardown}.cc); not for
+// hooks, which use nccl_observer.h.
+//
+// The guard is written once: BeginObserved decides whether a call is observed, Guarded
+// contains an internal failure (ncclwatch switches to pass-through with one warning and the
+// job's call goes on untouched).
+#ifndef NCCLWATCH_PRELOAD_NCCL_OBSERVER_INTERNAL_H_
+#define NCCLWATCH_PRELOAD_NCCL_OBSERVER_INTERNAL_H_
+
+#include <nccl.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "preload/comm_registry.h"
+#include "preload/record_range.h"
+#include "preload/runtime.h"
+#include "preload/thread_state.h"
+
+namespace ncclwatch::preload {
+
+inline uint64_t Handle(ncclComm_t comm) { return reinterpret_cast<uint64_t>(comm); }
+
+// Runs `body`; if it throws, disables ncclwatch (the warning names `where`) and returns a
+// value-initialised result (false for a Begin*).
+template <typename Body>
+auto Guarded(const char* where, Body&& body) noexcept {
+  using Result = decltype(body());
+  try {
+    return body();
+  } catch (...) {
+    DisableAfterInternalError(where);
+    if constexpr (!std::is_void_v<Result>) return Result{};
+  }
+}
+
+enum class Activation {
+  kIfActive,  // observed only once a communicator made ncclwatch active
+  kActivate,  // the call creates a communicator: the first one activates ncclwatch
+};
+
+// The start of every observed call. Returns false, having done nothing, when the call must
+// only be forwarded: pass-through, inert (kIfActive), or a call NCCL makes from inside a
+// hooked one. Otherwise runs `body(runtime, thread)` and counts the thread as inside a
+// hooked call until the matching LeaveObserved().
+template <typename Body>
+bool BeginObserved(Activation activation, const char* where, Body&& body) noexcept {
+  if (PassThroughOnly()) return false;
+  Runtime* rt = activation == Activation::kActivate ? ActivateForNewCommunicator() : ActiveRuntime();
+  if (rt == nullptr) return false;
+  return Guarded(where, [&] {
+    HookDepths& depths = ThisThreadDepths();
+    if (depths.reentry > 0) return false;
+    body(rt, ThisThread(rt->generation));
+    ++depths.reentry;
+    return true;
+  });
+}
+
+// ---- Completion of published records (nccl_observer_ops.cc).
+// What follows NCCL's answer for records published before the call: a completion event on
+// success, deferral while a nonblocking enqueue is in progress, the failed flag otherwise.
+void Settle(Runtime* rt, const StreamRange& records, ncclResult_t result);
+// Records the completion events deferred while `entry`'s enqueue was in progress.
+void FlushDeferred(Runtime* rt, CommEntry* entry);
+
+// ---- Communicator creation (nccl_observer_init.cc).
+// The communicator finished initialising: publish what it says about itself.
+void CompleteInit(Runtime* rt, CommEntry* entry, ncclComm_t comm, bool adopt_rank);
+// Neither split nor shrunk: its rank may stand for the process (SegmentHeader::global_rank).
+bool IsRootComm(const CommEntry& entry);
+// An init issued inside a group, after the outermost GroupEnd returned `result`.
+void SettleGroupedInit(Runtime* rt, CommEntry* entry, ncclResult_t result);
+
+}  // namespace ncclwatch::preload
+
+#endif  // NCCLWATCH_PRELOAD_NCCL_OBSERVER_INTERNAL_H_

@@ -1,0 +1,76 @@
+// Collectives, P2P and one-sided ops: one ring record each, and its completion.
+#include <mutex>
+
+#include "core/shm/process_info.h"
+#include "preload/nccl_observer.h"
+#include "preload/nccl_observer_internal.h"
+
+namespace ncclwatch::preload {
+namespace {
+
+void AddFlags(const StreamRange& records, uint32_t flags) {
+  if (flags == 0) return;
+  for (uint64_t index = records.range.first_ring_index; index <= records.range.last_ring_index; ++index) {
+    records.comm->slot.AddFlags({index, 0, false}, flags);
+  }
+}
+
+void TrackCompletion(Runtime* rt, const StreamRange& records) {
+  uint32_t flags = shm::kRecordUntracked;
+  if (rt->tracker) {
+    const CompletionTarget target{records.comm->slot, records.range};
+    flags = rt->tracker->RecordCompletion(records.comm->device.load(std::memory_order_relaxed), records.stream,
+                                          &target, 1);
+  }
+  AddFlags(records, flags);
+}
+
+}  // namespace
+
+void Settle(Runtime* rt, const StreamRange& records, ncclResult_t result) {
+  if (result == ncclSuccess) {
+    TrackCompletion(rt, records);
+  } else if (result == ncclInProgress) {
+    AddFlags(records, shm::kRecordInProgress);
+    std::lock_guard<std::mutex> lock(records.comm->deferred_mu);
+    records.comm->deferred.push_back(records);
+  } else {
+    AddFlags(records, shm::kRecordFailed);
+  }
+}
+
+void FlushDeferred(Runtime* rt, CommEntry* entry) {
+  std::lock_guard<std::mutex> lock(entry->deferred_mu);
+  for (const StreamRange& records : entry->deferred) TrackCompletion(rt, records);
+  entry->deferred.clear();
+}
+
+bool BeginOp(ncclComm_t comm, const shm::OpFingerprint& op, OpCall* call) noexcept {
+  return BeginObserved(Activation::kIfActive, "BeginOp", [&](Runtime* rt, ThreadState* ts) {
+    call->runtime = rt;
+    call->thread = ts;
+    call->op = op;
+    call->comm = rt->comms.Find(Handle(comm));
+    call->enqueue_ns = shm::MonotonicNowNs();
+    if (call->comm != nullptr && ThisThreadDepths().group == 0) {
+      call->record = call->comm->slot.Append(op, 0, call->enqueue_ns);
+      call->published = true;
+    }
+  });
+}
+
+void EndOp(OpCall* call, ncclResult_t result) noexcept {
+  --ThisThreadDepths().reentry;
+  if (call->comm == nullptr) return;
+  Guarded("EndOp", [&] {
+    if (!call->published) {  // inside a group: NCCL enqueues at the outermost GroupEnd
+      if (result == ncclSuccess || result == ncclInProgress) {
+        call->thread->grouped_ops.push_back({call->comm, call->op, call->enqueue_ns});
+      }
+      return;
+    }
+    Settle(call->runtime, {call->comm, call->op.stream, RecordRange::Of(call->record)}, result);
+  });
+}
+
+}  // namespace ncclwatch::preload
