@@ -276,8 +276,11 @@ def straggler():
                   any("RestoreDataLoaderState" in n for n in names),
                   "straggler's stack shows RestoreDataLoaderState -> SkipSamplesToResumePosition")
         check_analysis(analyze(job), "straggler", comm, seq, "AllReduce", [2])
-        check("NCCLWATCH WARN straggler" in job.output() and job.dump_dir in job.output(),
-              "one concise incident line on stderr naming kind and dump dir")
+        # The log line names the incident the dumps (JSON) describe: kind, commId, #seq, op, dir.
+        incident_lines = [line for line in job.output().splitlines()
+                          if f"NCCLWATCH WARN straggler comm {comm} #{seq} AllReduce " in line]
+        check(incident_lines and all(job.dump_dir in line for line in incident_lines),
+              "one concise incident line on stderr naming kind, comm, seq, op and dump dir")
         check(len(glob.glob(os.path.join(job.dump_dir, "*.trigger"))) == 1, "one trigger file for the incident")
         check(len(glob.glob(os.path.join(job.dump_dir, "*.txt"))) == 4, "a .txt next to every .json")
     finally:
