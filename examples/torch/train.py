@@ -11,6 +11,13 @@ Planted faults, for ncclwatch's tests and demo (all off by default):
       rank R spends T s in its data loader before step S ("restoring the data-loader position
       after a resume", field report 2). The time goes to Python: RestoreDataLoaderState ->
       skip_samples_to_resume_position.
+  --uneven-rank R --uneven-steps N
+      uneven inputs: rank R's data runs out after N steps; it leaves the loop, destroys its
+      process group and exits 0 while the others go on (what DDP's Join context manager is for).
+  --extra-forward-rank R --extra-forward-step S
+      after step S, rank R alone runs one more forward (a validation pass on rank 0 only); with
+      broadcast_buffers that forward issues collectives the others do not (field report 5). Then
+      rank R destroys its process group and exits 0.
   NCCLSIM_FAULT (the sim's own fault injection) plants transport and init hangs.
 
 The model is elementwise (scale, shift, tanh, BatchNorm): the sim runs no kernels, and keeping
@@ -108,6 +115,10 @@ def main():
     parser.add_argument("--straggler-rank", type=int, default=-1)
     parser.add_argument("--straggler-step", type=int, default=-1)
     parser.add_argument("--straggler-sec", type=float, default=0.0)
+    parser.add_argument("--uneven-rank", type=int, default=-1)
+    parser.add_argument("--uneven-steps", type=int, default=-1)
+    parser.add_argument("--extra-forward-rank", type=int, default=-1)
+    parser.add_argument("--extra-forward-step", type=int, default=-1)
     parser.add_argument("--pg-timeout-sec", type=float, default=0.0,
                         help="ProcessGroupNCCL timeout (default: torch's own, 10 min)")
     args = parser.parse_args()
@@ -122,13 +133,23 @@ def main():
     torch.manual_seed(0)
     model = wrap(Net(args.width, args.depth).to(device), args, device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    for step in range(args.steps):
+    steps = args.uneven_steps if rank == args.uneven_rank else args.steps
+    for step in range(steps):
         x = load_batch(args, rank, step, device)
         loss = model(x).square().mean()
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
         loss.item()  # the host waits for the step, as a training loop's logging does
+        if rank == args.extra_forward_rank and step == args.extra_forward_step:
+            with torch.no_grad():
+                model(x).square().mean().item()  # validation on this rank only
+            steps = step + 1
+            break
+    if steps != args.steps:  # left early: no final barrier, the others are still training
+        say(f"rank {rank} leaves after {steps} steps")
+        dist.destroy_process_group()
+        return
     dist.barrier()
     say(f"rank {rank} done: {args.steps} steps")
     dist.destroy_process_group()

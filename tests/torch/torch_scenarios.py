@@ -21,6 +21,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.environ["NCCLWATCH_SOURCE_DIR"], "tests", "watchdog"))
 import scenario_test as wd  # noqa: E402  shared checks: check, check_incident, analyze, ...
+import exit_test as ex  # noqa: E402  checks of a rank that left: split_dumps, check_gone_rank
 
 check = wd.check
 BUILD, SOURCE = wd.BUILD, wd.SOURCE
@@ -235,6 +236,57 @@ def fsdp2_init_hang():
         job.cleanup()
 
 
+# --- ranks that leave ----------------------------------------------------------------------
+
+def rank_leaves(name, args, gone_rank, hint):
+    """gone_rank destroys its process group and exits 0 while the other rank trains on.
+
+    Oracle: the sim's COLL lines. The gone rank issued k collectives on the world communicator,
+    so the survivor waits in #k+1 (its own (k+1)-th op). Checked: the survivor's dump and log say
+    rank_exited naming gone_rank at #k+1; the gone rank's one dump (on its behalf once it is gone,
+    with its exit status 0; its own while it still shuts down) shows its communicator left after
+    #k; analyze says the same, with `hint`."""
+    live_rank = 1 - gone_rank
+    job = run(name, 2, ["--steps", "1000"] + args, expect_dumps=2)
+    try:
+        comm = world_comm(job)
+        issued = issued_collectives(job, comm)
+        pids = rank_pids(job, comm)
+        gone_ops = issued.get(pids.get(gone_rank), [])
+        live_ops = issued.get(pids.get(live_rank), [])
+        seq = len(gone_ops) + 1
+        check(gone_ops and len(live_ops) >= seq, f"rank {live_rank} issued #{seq} (issued {len(live_ops)})")
+        op = live_ops[seq - 1] if len(live_ops) >= seq else None
+        dumps = wd.load_dumps(job)
+        waiters, gone = ex.split_dumps(dumps, gone_rank)
+        wd.check_incident(waiters, "rank_exited", comm, seq, op, [gone_rank], [live_rank], bound_ns=LATENCY_BOUND_NS)
+        check(f"rank {gone_rank} leaves after" in job.output(), "the gone rank left by itself")
+        ex.check_gone_rank(gone, gone_rank, [live_rank], recorded=True, status=0, left=True, may_dump_itself=True)
+        if gone is not None:
+            world = [c for c in gone["comms"] if c["comm"] == comm]
+            check(len(world) == 1 and world[0]["last_enqueued_seq"] == seq - 1,
+                  f"its world communicator, left after #{seq - 1}: {world}")
+        lines = [line for line in job.output().splitlines() if "NCCLWATCH WARN rank_exited" in line]
+        check(lines and all(f"culprit ranks [{gone_rank}]" in line for line in lines),
+              f"the live log names rank {gone_rank}: {lines[:2]}")
+        report = wd.analyze(job)
+        wd.check_analysis(report, "rank_exited", comm, seq, op, [gone_rank])
+        check(hint in hint_ids(report), f"analyze hints {hint}: {hint_ids(report)}")
+    finally:
+        job.cleanup()
+
+
+def uneven_inputs():
+    """DDP with uneven inputs: rank 1's data runs out after 3 steps."""
+    rank_leaves("uneven_inputs", ["--uneven-rank", "1", "--uneven-steps", "3"], 1, "uneven_inputs")
+
+
+def extra_forward_exit():
+    """Rank 0 alone runs a validation forward after step 3 (broadcast_buffers), then exits."""
+    rank_leaves("extra_forward_exit", ["--extra-forward-rank", "0", "--extra-forward-step", "3"], 0,
+                "partial_collective")
+
+
 SCENARIOS = {
     "healthy_ddp": lambda: healthy("ddp", 2),
     "healthy_fsdp2": lambda: healthy("fsdp2", 2),
@@ -242,6 +294,8 @@ SCENARIOS = {
     "transport_hang": transport_hang,
     "first_broadcast_hang": first_broadcast_hang,
     "fsdp2_init_hang": fsdp2_init_hang,
+    "uneven_inputs": uneven_inputs,
+    "extra_forward_exit": extra_forward_exit,
 }
 
 

@@ -30,24 +30,38 @@ def hint_ids(report):
     return [h.get("id") for h in report.get("hints", [])]
 
 
-def own_and_gone(dumps):
-    own = [d for d in dumps if "written_by" not in d]
-    gone = [d for d in dumps if "written_by" in d]
-    return own, gone
+def split_dumps(dumps, culprit):
+    """(the other ranks' dumps, the culprit's one dump or None)."""
+    theirs = [d for d in dumps if d["process"]["global_rank"] == culprit]
+    check(len(theirs) == 1, f"one dump of rank {culprit} (its own or on its behalf), got {len(theirs)}")
+    return [d for d in dumps if d["process"]["global_rank"] != culprit], (theirs[0] if len(theirs) == 1 else None)
 
 
 def shm_entries(job_id):
     return glob.glob(f"/dev/shm/ncclwatch.{os.getuid()}.{job_id}.*")
 
 
-def check_gone_dump(gone, rank, live_ranks, recorded, status=None, signal=None, left=None, completed=None):
-    """One dump on behalf of `rank` (written by a live rank), with how it left."""
-    mine = [d for d in gone if d["process"]["global_rank"] == rank]
-    if not check(len(mine) == 1, f"one dump written on behalf of rank {rank}, got {len(mine)}"):
-        return None
-    d = mine[0]
+def check_gone_rank(d, rank, live_ranks, recorded, status=None, signal=None, left=None, completed=None,
+                    may_dump_itself=False):
+    """The dump of a rank that left. Written on its behalf by a live rank once it is gone; a rank
+    that leaves cleanly may still be alive (interpreter shutdown) when the incident is declared,
+    and then dumps itself, its stacks at exit included, with its communicator `left`."""
+    if d is None:
+        return
     p = d["process"]
     check(d["version"] >= 2, f"schema version {d['version']}")
+    world = d["comms"][0] if d["comms"] else None
+    if check(world is not None, f"rank {rank}'s communicator is in its dump"):
+        if left is not None:
+            check(world["left"] == left, f"comm left {world['left']}, expected {left}")
+        if completed is not None:
+            check(world["last_completed_seq"] == completed,
+                  f"rank {rank} completed #{world['last_completed_seq']}, expected #{completed}")
+        check(world["records"], "its last records are kept")
+    if "written_by" not in d:
+        check(may_dump_itself, f"rank {rank} had left, yet dumped as a live process: {p}")
+        check(p.get("alive", True) and d["native_stacks"]["threads"], "its own dump, with its stacks at exit")
+        return
     check(p["alive"] is False, "the gone rank's dump says alive: false")
     check(p["exit"]["recorded"] == recorded, f"exit recorded {p['exit']['recorded']}, expected {recorded}")
     if status is not None:
@@ -58,15 +72,6 @@ def check_gone_dump(gone, rank, live_ranks, recorded, status=None, signal=None, 
         check(p["exit"]["exit_ns"] > 0, "exit time recorded")
     check(d["written_by"]["global_rank"] in live_ranks, f"written by a live rank: {d['written_by']}")
     check(not d["native_stacks"]["threads"], "no stacks of a gone process")
-    world = d["comms"][0] if d["comms"] else None
-    if check(world is not None, "the gone rank's communicator is in its dump"):
-        if left is not None:
-            check(world["left"] == left, f"comm left {world['left']}, expected {left}")
-        if completed is not None:
-            check(world["last_completed_seq"] == completed,
-                  f"gone rank completed #{world['last_completed_seq']}, expected #{completed}")
-        check(world["records"], "its last records are kept")
-    return d
 
 
 def check_log_names(job, rank):
@@ -86,11 +91,11 @@ def clean_exit():
     job = run_ddp("clean_exit", 3, ["--exit-rank", "1", "--exit-step", "3"], expect_dumps=3)
     try:
         dumps = wd.load_dumps(job)
-        own, gone = own_and_gone(dumps)
+        waiters, gone = split_dumps(dumps, 1)
         comm = wd.ddp_world_comm(job, dumps)
-        wd.check_incident(own, "rank_exited", comm, seq, "AllReduce", [1], [0, 2], bound_ns=wd.EXITED_BOUND_NS)
-        check_gone_dump(gone, 1, [0, 2], recorded=True, status=0, left=True,
-                        completed=wd.grad_allreduce_seq(3))
+        wd.check_incident(waiters, "rank_exited", comm, seq, "AllReduce", [1], [0, 2], bound_ns=wd.EXITED_BOUND_NS)
+        check_gone_rank(gone, 1, [0, 2], recorded=True, status=0, left=True, completed=wd.grad_allreduce_seq(3),
+                        may_dump_itself=True)
         check_log_names(job, 1)
         report = wd.analyze(job)
         wd.check_analysis(report, "rank_exited", comm, seq, "AllReduce", [1])
@@ -105,10 +110,10 @@ def abort():
     job = run_ddp("abort", 3, ["--abort-rank", "1", "--abort-step", "3"], expect_dumps=3)
     try:
         dumps = wd.load_dumps(job)
-        own, gone = own_and_gone(dumps)
+        waiters, gone = split_dumps(dumps, 1)
         comm = wd.ddp_world_comm(job, dumps)
-        wd.check_incident(own, "rank_exited", comm, seq, "AllReduce", [1], [0, 2], bound_ns=wd.EXITED_BOUND_NS)
-        check_gone_dump(gone, 1, [0, 2], recorded=True, signal=6, left=False, completed=seq - 1)
+        wd.check_incident(waiters, "rank_exited", comm, seq, "AllReduce", [1], [0, 2], bound_ns=wd.EXITED_BOUND_NS)
+        check_gone_rank(gone, 1, [0, 2], recorded=True, signal=6, left=False, completed=seq - 1)
         check_log_names(job, 1)
         report = wd.analyze(job)
         wd.check_analysis(report, "rank_exited", comm, seq, "AllReduce", [1])
@@ -124,10 +129,10 @@ def killed():
     job = run_ddp("killed", 3, [], expect_dumps=3, env={"NCCLSIM_FAULT": f"die:comm=0,seq={seq},rank=1"})
     try:
         dumps = wd.load_dumps(job)
-        own, gone = own_and_gone(dumps)
+        waiters, gone = split_dumps(dumps, 1)
         comm = wd.ddp_world_comm(job, dumps)
-        wd.check_incident(own, "rank_exited", comm, seq, "AllReduce", [1], [0, 2], bound_ns=wd.EXITED_BOUND_NS)
-        check_gone_dump(gone, 1, [0, 2], recorded=False, left=False)
+        wd.check_incident(waiters, "rank_exited", comm, seq, "AllReduce", [1], [0, 2], bound_ns=wd.EXITED_BOUND_NS)
+        check_gone_rank(gone, 1, [0, 2], recorded=False, left=False)
         report = wd.analyze(job)
         wd.check_analysis(report, "rank_exited", comm, seq, "AllReduce", [1])
         check("crash" in hint_ids(report), f"analyze hints {hint_ids(report)} include crash")
