@@ -1,6 +1,8 @@
 #include "core/format/rank_list.h"
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
 #include <cstdint>
 
 namespace ncclwatch::format {
@@ -40,6 +42,51 @@ std::string FormatRangeList(const std::vector<RankRange>& ranges) {
 }
 
 std::string FormatRangeList(std::vector<int> ranks) { return FormatRangeList(ToRanges(std::move(ranks))); }
+
+namespace {
+
+// A rank: decimal digits only, at most INT_MAX.
+std::optional<int> ParseRank(std::string_view text) {
+  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value > INT_MAX) return std::nullopt;
+  return static_cast<int>(value);
+}
+
+std::optional<RankRange> ParseRange(std::string_view item) {
+  const size_t dash = item.find('-');
+  const std::optional<int> first = ParseRank(item.substr(0, dash));
+  if (!first) return std::nullopt;
+  if (dash == std::string_view::npos) return RankRange{*first, *first};
+  const std::optional<int> last = ParseRank(item.substr(dash + 1));
+  if (!last || *last < *first) return std::nullopt;
+  return RankRange{*first, *last};
+}
+
+}  // namespace
+
+std::optional<std::vector<int>> ParseRangeList(std::string_view text, size_t max_ranks) {
+  if (text == "-") return std::vector<int>{};
+  std::vector<RankRange> ranges;
+  size_t count = 0;
+  while (true) {
+    const size_t comma = text.find(',');
+    const std::optional<RankRange> range = ParseRange(text.substr(0, comma));
+    if (!range) return std::nullopt;
+    count += CountRanks({*range});
+    if (count > max_ranks) return std::nullopt;
+    ranges.push_back(*range);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  std::vector<int> ranks;
+  ranks.reserve(count);
+  for (const RankRange& r : ranges) {
+    for (int64_t rank = r.first; rank <= r.last; ++rank) ranks.push_back(static_cast<int>(rank));
+  }
+  return ranks;
+}
 
 std::string FormatRanks(const std::vector<RankRange>& ranges) {
   if (ranges.empty()) return "no rank";

@@ -6,7 +6,9 @@
 #define NCCLWATCH_CORE_FORMAT_RANK_LIST_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ncclwatch::format {
@@ -27,6 +29,13 @@ size_t CountRanks(const std::vector<RankRange>& ranges);
 // "0-2,5" for {0,1,2,5}; "-" when empty. Ranges print in the order given.
 std::string FormatRangeList(const std::vector<RankRange>& ranges);
 std::string FormatRangeList(std::vector<int> ranks);
+
+// The ranks a FormatRangeList text names, in the order written ("0-2,5" -> {0,1,2,5}; "-"
+// -> {}); a plain comma-separated list ("5,2") reads too. nullopt for anything else (empty
+// items, spaces, signs, a range written backwards, a number above INT_MAX) and when the text
+// names more than `max_ranks` ranks: a few bytes ("0-2147483647") can name 2^31 of them, so
+// the count is checked before anything is allocated.
+std::optional<std::vector<int>> ParseRangeList(std::string_view text, size_t max_ranks);
 
 // "rank 5" / "ranks 0-2,5" / "no rank".
 std::string FormatRanks(const std::vector<RankRange>& ranges);

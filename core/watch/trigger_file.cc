@@ -11,6 +11,7 @@
 
 #include "core/dump/dump_writer.h"
 #include "core/format/hex.h"
+#include "core/format/rank_list.h"
 
 namespace ncclwatch::watch {
 namespace {
@@ -26,22 +27,12 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::string JoinRanks(const std::vector<int>& ranks) {
-  std::string out;
-  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? "," : "") + std::to_string(ranks[i]);
-  return out;
-}
+// Ranks of one communicator: 2^20 is far above any job, and bounds what a file of 64 KiB
+// can make a reader allocate ("0-2147483647" names 2^31 ranks).
+constexpr size_t kMaxRanksPerList = size_t{1} << 20;
 
-std::vector<int> SplitRanks(const std::string& text) {
-  std::vector<int> ranks;
-  std::istringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    char* end = nullptr;
-    const long value = std::strtol(item.c_str(), &end, 10);
-    if (end != item.c_str() && *end == '\0') ranks.push_back(static_cast<int>(value));
-  }
-  return ranks;
+std::vector<int> ParseRanks(const std::string& text) {
+  return format::ParseRangeList(text, kMaxRanksPerList).value_or(std::vector<int>{});
 }
 
 constexpr size_t kMaxTriggerBytes = 65536;
@@ -87,8 +78,8 @@ std::string FormatTrigger(const Trigger& t) {
       << "comm=" << format::FormatHex(t.verdict.comm_hash) << "\n"
       << "seq=" << t.verdict.seq << "\n"
       << "op=" << OneLine(t.verdict.op) << "\n"
-      << "culprits=" << JoinRanks(t.verdict.culprit_ranks) << "\n"
-      << "others=" << JoinRanks(t.verdict.other_ranks) << "\n"
+      << "culprits=" << format::FormatRangeList(t.verdict.culprit_ranks) << "\n"
+      << "others=" << format::FormatRangeList(t.verdict.other_ranks) << "\n"
       << "partial=" << (t.verdict.partial ? 1 : 0) << "\n"
       << "host=" << OneLine(t.host) << "\n"
       << "pid=" << t.pid << "\n"
@@ -112,8 +103,8 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
     else if (key == "comm") t.verdict.comm_hash = format::ParseHex(value).value_or(0);
     else if (key == "seq") t.verdict.seq = std::strtoull(value.c_str(), nullptr, 10);
     else if (key == "op") t.verdict.op = value;
-    else if (key == "culprits") t.verdict.culprit_ranks = SplitRanks(value);
-    else if (key == "others") t.verdict.other_ranks = SplitRanks(value);
+    else if (key == "culprits") t.verdict.culprit_ranks = ParseRanks(value);
+    else if (key == "others") t.verdict.other_ranks = ParseRanks(value);
     else if (key == "partial") t.verdict.partial = value == "1";
     else if (key == "host") t.host = value;
     else if (key == "pid") t.pid = static_cast<int32_t>(std::strtol(value.c_str(), nullptr, 10));

@@ -5,7 +5,8 @@
 // 0600), never modified afterwards. Text, one "key=value" per line after a first line
 // "ncclwatch.trigger 1":
 //   incident=<id>  job=<job id>  kind=<verdict kind>  comm=<0x hash>  seq=<N>  op=<op>
-//   culprits=<comma-separated communicator ranks>  others=<same>  partial=<0|1>
+//   culprits=<communicator ranks as core/format/rank_list.h writes them: "0-2,5", "-" for
+//   none; a plain "2,5" of older writers reads too>  others=<same>  partial=<0|1>
 //   host=<declaring host>  pid=<declaring pid>  summary=<one line>
 // Unknown keys are ignored; a file without the header or without incident= is ignored.
 //

@@ -40,6 +40,24 @@ TEST_CASE("a trigger survives formatting and parsing", "[trigger]") {
   CHECK(t->verdict.summary == "rank 2 has not joined #5");  // kept on one line
 }
 
+TEST_CASE("a trigger's rank lists are written as runs and read back bounded", "[trigger]") {
+  Trigger sample = Sample("x");
+  sample.verdict.culprit_ranks = {4, 5, 6, 7, 9};
+  sample.verdict.other_ranks = {};
+  const std::string text = FormatTrigger(sample);
+  CHECK(text.find("\nculprits=4-7,9\n") != std::string::npos);
+  CHECK(text.find("\nothers=-\n") != std::string::npos);
+  const std::optional<Trigger> t = ParseTrigger(text);
+  REQUIRE(t);
+  CHECK(t->verdict.culprit_ranks == std::vector<int>{4, 5, 6, 7, 9});
+  CHECK(t->verdict.other_ranks.empty());
+  // An older writer's plain list reads; a list naming 2^31 ranks is dropped, not expanded.
+  const std::optional<Trigger> old = ParseTrigger("ncclwatch.trigger 1\nincident=x\nculprits=2,5\nothers=0-2147483647\n");
+  REQUIRE(old);
+  CHECK(old->verdict.culprit_ranks == std::vector<int>{2, 5});
+  CHECK(old->verdict.other_ranks.empty());
+}
+
 TEST_CASE("text that is not a trigger is rejected", "[trigger]") {
   CHECK_FALSE(ParseTrigger(""));
   CHECK_FALSE(ParseTrigger("incident=x\n"));                      // no header

@@ -46,6 +46,24 @@ TEST_CASE("rank lists collapse runs and count distinct ranks", "[format][ranks]"
   CHECK(FormatRangeList(std::vector<int>{max - 1, max}) == std::to_string(max - 1) + "-" + std::to_string(max));
 }
 
+TEST_CASE("rank lists parse back, strictly and within a bound", "[format][ranks]") {
+  using Ranks = std::vector<int>;
+  for (const Ranks& ranks : {Ranks{}, Ranks{3}, Ranks{0, 1, 2, 5}, Ranks{0, 1, 3}, Ranks{7, 9, 10, 11, 40}}) {
+    CHECK(ParseRangeList(FormatRangeList(ranks), 100) == ranks);
+  }
+  CHECK(ParseRangeList("5,2", 100) == Ranks{5, 2});  // plain lists, in the order written
+  CHECK(ParseRangeList("2147483646-2147483647", 100) == Ranks{2147483646, 2147483647});
+  for (const char* bad : {"", ",", "1,", ",1", "1,,2", " 1", "1 ", "+1", "-1", "1-", "3-1", "1-2-3", "a", "0x1",
+                          "2147483648", "1-2147483648", "--"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(ParseRangeList(bad, 100).has_value());
+  }
+  CHECK(ParseRangeList("0-99", 100).has_value());
+  CHECK_FALSE(ParseRangeList("0-100", 100).has_value());
+  CHECK_FALSE(ParseRangeList("0-49,50-100", 100).has_value());
+  CHECK_FALSE(ParseRangeList("0-2147483647", size_t{1} << 20).has_value());  // refused before allocating
+}
+
 TEST_CASE("2^20 consecutive ranks format as one range", "[format][ranks]") {
   std::vector<int> ranks(1 << 20);
   for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int>(ranks.size() - 1 - i);
