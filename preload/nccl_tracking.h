@@ -89,10 +89,13 @@ class InitTrackingBase {
   int count_;
 };
 
+// A communicator made from a unique id (InitRank*, and CommGrow, whose existing ranks also
+// pass the communicator it grows: `parent`, for routing to its library).
 class RootInitTracking : public InitTrackingBase {
  public:
-  RootInitTracking(const ncclUniqueId* id, int nranks, int rank, const ncclConfig_t* config, ncclComm_t* out)
-      : InitTrackingBase(nullptr, out, 1), id_(id), nranks_(nranks), rank_(rank), config_(config) {}
+  RootInitTracking(const ncclUniqueId* id, int nranks, int rank, const ncclConfig_t* config, ncclComm_t* out,
+                   ncclComm_t parent = nullptr)
+      : InitTrackingBase(parent, out, 1), id_(id), nranks_(nranks), rank_(rank), config_(config) {}
   bool Begin() { return BeginRootInit(id_, nranks_, rank_, config_, &call_); }
 
  private:
@@ -194,18 +197,10 @@ class PassThrough : public NoNewComms {
 };
 
 // ncclCommGrow: a new communicator; existing ranks pass `parent`, only the root the id.
-class GrowTracking : public InitTrackingBase {
- public:
-  GrowTracking(ncclComm_t parent, const ncclUniqueId* id, int nranks, int rank, const ncclConfig_t* config,
-               ncclComm_t* out)
-      : InitTrackingBase(parent, out, 1), id_(id), nranks_(nranks), rank_(rank), config_(config) {}
-  bool Begin() { return BeginRootInit(id_, nranks_, rank_, config_, &call_); }
-
- private:
-  const ncclUniqueId* id_;
-  int nranks_, rank_;
-  const ncclConfig_t* config_;
-};
+inline RootInitTracking GrowTracking(ncclComm_t parent, const ncclUniqueId* id, int nranks, int rank,
+                                     const ncclConfig_t* config, ncclComm_t* out) {
+  return RootInitTracking(id, nranks, rank, config, out, parent);
+}
 
 // ncclWaitSignal's record: the peer when it waits on one peer (else -1), and the total
 // number of signals awaited as its count.
