@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/format/escape.h"
+#include "core/shm/process_info.h"
 #include "core/shm/reader.h"
 #include "tools/commands.h"
 #include "tools/exit_status.h"
@@ -26,12 +27,6 @@ struct StatusOptions {
 volatile sig_atomic_t g_stop = 0;
 void RequestStop(int) { g_stop = 1; }
 
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 // Empty when there is nothing to show.
 std::string Render(const StatusOptions& options) {
   std::vector<std::string> jobs = options.job.empty() ? shm::ListJobIds() : std::vector<std::string>{options.job};
@@ -39,7 +34,7 @@ std::string Render(const StatusOptions& options) {
   for (const auto& job : jobs) {
     shm::JobSnapshot snapshot = shm::ReadJobSnapshot(job);
     if (snapshot.processes.empty()) continue;
-    out += RenderStatusTable(snapshot, MonotonicNs()) + "\n";
+    out += RenderStatusTable(snapshot, shm::MonotonicNowNs()) + "\n";
   }
   return out;
 }
