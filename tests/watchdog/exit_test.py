@@ -100,65 +100,48 @@ def run_ddp(name, nranks, args, expect_dumps, gone_state, env=None):
     return job
 
 
-def clean_exit():
-    # Uneven inputs: rank 1's data runs out after step 3; it destroys its communicator and exits
-    # 0, while ranks 0 and 2 issue step 4's gradient AllReduce and wait for it.
-    seq = wd.grad_allreduce_seq(4)
-    job = run_ddp("clean_exit", 3, ["--exit-rank", "1", "--exit-step", "3"], expect_dumps=3,
-                  gone_state="EXITED(status 0)")
+def rank_1_leaves(name, args, seq, gone_state, hint, env=None, **gone):
+    """3 ranks; rank 1 leaves while ranks 0 and 2 wait in #seq (an AllReduce): their dumps and
+    log say rank_exited naming rank 1, status shows it as gone_state, its one dump carries `gone`
+    (check_gone_rank), and analyze agrees, with `hint`."""
+    job = run_ddp(name, 3, args, expect_dumps=3, gone_state=gone_state, env=env)
     try:
         dumps = wd.load_dumps(job)
-        waiters, gone = split_dumps(dumps, 1)
+        waiters, gone_dump = split_dumps(dumps, 1)
         comm = wd.ddp_world_comm(job, dumps)
         wd.check_incident(waiters, "rank_exited", comm, seq, "AllReduce", [1], [0, 2], bound_ns=wd.EXITED_BOUND_NS)
-        check_gone_rank(gone, 1, [0, 2], recorded=True, status=0, left=True, completed=wd.grad_allreduce_seq(3),
-                        may_dump_itself=True)
+        check_gone_rank(gone_dump, 1, [0, 2], **gone)
         check_log_names(job, 1)
         report = wd.analyze(job)
         wd.check_analysis(report, "rank_exited", comm, seq, "AllReduce", [1])
-        check("uneven_inputs" in hint_ids(report), f"analyze hints {hint_ids(report)} include uneven_inputs")
+        check(hint in hint_ids(report), f"analyze hints {hint_ids(report)} include {hint}")
     finally:
         job.cleanup()
+
+
+def clean_exit():
+    # Uneven inputs: rank 1's data runs out after step 3; it destroys its communicator and exits
+    # 0, while ranks 0 and 2 issue step 4's gradient AllReduce and wait for it.
+    rank_1_leaves("clean_exit", ["--exit-rank", "1", "--exit-step", "3"], wd.grad_allreduce_seq(4),
+                  "EXITED(status 0)", "uneven_inputs", recorded=True, status=0, left=True,
+                  completed=wd.grad_allreduce_seq(3), may_dump_itself=True)
 
 
 def abort():
     # Rank 1 crashes (abort(), SIGABRT) in backward, before its gradient AllReduce of step 3.
+    # Dying within a tracker poll (25 ms) of its last completion, it may not have published it:
+    # only what it issued is exact.
     seq = wd.grad_allreduce_seq(3)
-    job = run_ddp("abort", 3, ["--abort-rank", "1", "--abort-step", "3"], expect_dumps=3,
-                  gone_state="EXITED(signal 6)")
-    try:
-        dumps = wd.load_dumps(job)
-        waiters, gone = split_dumps(dumps, 1)
-        comm = wd.ddp_world_comm(job, dumps)
-        wd.check_incident(waiters, "rank_exited", comm, seq, "AllReduce", [1], [0, 2], bound_ns=wd.EXITED_BOUND_NS)
-        # Dying within a tracker poll (25 ms) of its last completion, it may not have published
-        # it: only what it issued is exact.
-        check_gone_rank(gone, 1, [0, 2], recorded=True, signal=6, left=False, enqueued=seq - 1)
-        check_log_names(job, 1)
-        report = wd.analyze(job)
-        wd.check_analysis(report, "rank_exited", comm, seq, "AllReduce", [1])
-        check("crash" in hint_ids(report), f"analyze hints {hint_ids(report)} include crash")
-    finally:
-        job.cleanup()
+    rank_1_leaves("abort", ["--abort-rank", "1", "--abort-step", "3"], seq, "EXITED(signal 6)", "crash",
+                  recorded=True, signal=6, left=False, enqueued=seq - 1)
 
 
 def killed():
     # Rank 1 is killed (SIGKILL, the sim's die fault) inside its gradient AllReduce of step 3:
     # nothing is recorded, its segment stays with a dead pid.
     seq = wd.grad_allreduce_seq(3)
-    job = run_ddp("killed", 3, [], expect_dumps=3, gone_state="DEAD",
-                  env={"NCCLSIM_FAULT": f"die:comm=0,seq={seq},rank=1"})
-    try:
-        dumps = wd.load_dumps(job)
-        waiters, gone = split_dumps(dumps, 1)
-        comm = wd.ddp_world_comm(job, dumps)
-        wd.check_incident(waiters, "rank_exited", comm, seq, "AllReduce", [1], [0, 2], bound_ns=wd.EXITED_BOUND_NS)
-        check_gone_rank(gone, 1, [0, 2], recorded=False, left=False)
-        report = wd.analyze(job)
-        wd.check_analysis(report, "rank_exited", comm, seq, "AllReduce", [1])
-        check("crash" in hint_ids(report), f"analyze hints {hint_ids(report)} include crash")
-    finally:
-        job.cleanup()
+    rank_1_leaves("killed", [], seq, "DEAD", "crash", env={"NCCLSIM_FAULT": f"die:comm=0,seq={seq},rank=1"},
+                  recorded=False, left=False, enqueued=seq)
 
 
 def healthy_no_leftovers():
