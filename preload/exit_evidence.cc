@@ -1,12 +1,14 @@
 #include "preload/exit_evidence.h"
 
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 
 #include "core/shm/segment_writer.h"
+#include "preload/hook_macros.h"
 
 namespace ncclwatch::preload {
 namespace {
@@ -20,7 +22,7 @@ std::atomic<pid_t> g_owner{0};
 void OnFatalSignal(int signal_number, siginfo_t*, void*) {
   const int saved_errno = errno;
   shm::SegmentHeader* header = g_header.load(std::memory_order_acquire);
-  if (header != nullptr && getpid() == g_owner.load(std::memory_order_relaxed)) {
+  if (header != nullptr && getpid() == ncclwatch::preload::g_owner.load(std::memory_order_relaxed)) {
     shm::SegmentWriter::RecordExitIn(header, shm::ExitHow::kSignal, signal_number);
   }
   // Give the signal back to its default action: it is pending (blocked while we run) and
@@ -57,3 +59,15 @@ void ArmExitEvidence(shm::SegmentHeader* header, pid_t owner) {
 }
 
 }  // namespace ncclwatch::preload
+
+// _exit(status) skips the on_exit handlers (Python's os._exit, a forked worker's end): the status
+// is recorded here. Async-signal-safe, as _exit must be (jobs call it from signal handlers): atomic
+// stores only, no cleanup (the job's last live process or `ncclwatch gc` removes the segment).
+// Then exactly what glibc's _exit does: the exit_group system call.
+NCCLWATCH_EXPORT void _exit(int status) {
+    ncclwatch::shm::SegmentHeader* header = ncclwatch::preload::g_header.load(std::memory_order_acquire);
+  if (header != nullptr && getpid() == ncclwatch::preload::g_owner.load(std::memory_order_relaxed)) {
+    ncclwatch::shm::SegmentWriter::RecordExitIn(header, ncclwatch::shm::ExitHow::kStatus, status);
+  }
+  for (;;) syscall(SYS_exit_group, status);
+}

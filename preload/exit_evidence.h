@@ -3,6 +3,8 @@
 //
 //   * exit(status), a return from main: an on_exit handler (it receives the status) records
 //     ExitHow::kStatus, after the watchdog and tracker threads stopped;
+//   * _exit(status) (Python's os._exit), which skips on_exit handlers: the exported _exit hook
+//     records ExitHow::kStatus (async-signal-safe, no cleanup), then ends the process as glibc does;
 //   * a fatal signal (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTERM) whose disposition was
 //     the default when ncclwatch activated: a handler records ExitHow::kSignal and gives the
 //     signal back (default disposition restored, signal re-raised), so the process dies

@@ -98,6 +98,9 @@ def main():
     p.add_argument("--straggler-rank", type=int, default=-1)
     p.add_argument("--straggler-step", type=int, default=-1)
     p.add_argument("--straggler-sec", type=float, default=30)
+    p.add_argument("--os-exit-rank", type=int, default=-1,
+                   help="rank that leaves with os._exit(7) (no atexit handlers) at --os-exit-step")
+    p.add_argument("--os-exit-step", type=int, default=-1)
     args = p.parse_args()
 
     rank = int(os.environ.get("RANK", "0"))
@@ -122,6 +125,8 @@ def main():
     check("ncclCommInitRank", nccl.ncclCommInitRank(ctypes.byref(comm), world, uid, rank))
 
     for step in range(args.steps):
+        if rank == args.os_exit_rank and step == args.os_exit_step:
+            os._exit(7)
         if rank == args.straggler_rank and step == args.straggler_step:
             restore_data_loader_state(args.straggler_sec)
         time.sleep(args.step_ms / 1000.0)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# libncclwatch.so exports exactly the hooked API and dlsym, unversioned, and depends on nothing
+# libncclwatch.so exports exactly the hooked API, dlsym and _exit, unversioned, and depends on nothing
 # but the C runtime (static libstdc++/libgcc, no libunwind, abseil, CUDA or NCCL).
 # usage: exports_check.sh LIBNCCLWATCH
 set -u
 lib=$1
 fail=0
-expected="dlsym cudaDeviceSynchronize cudaEventSynchronize cudaStreamSynchronize cudaStreamSynchronize_ptsz
+expected="dlsym _exit cudaDeviceSynchronize cudaEventSynchronize cudaStreamSynchronize cudaStreamSynchronize_ptsz
 ncclAllGather ncclAllReduce ncclAlltoAll ncclBcast ncclBroadcast ncclCommAbort ncclCommDestroy
 ncclCommFinalize ncclCommGetAsyncError ncclCommInitAll ncclCommInitRank ncclCommInitRankConfig
 ncclCommInitRankScalable ncclCommRevoke ncclCommShrink ncclCommSplit ncclGather ncclGetUniqueId

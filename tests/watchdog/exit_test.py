@@ -84,10 +84,10 @@ def check_log_names(job, rank):
           f"the live log says rank_exited culprit ranks [{rank}]: {lines[:2]}")
 
 
-def run_ddp(name, nranks, args, expect_dumps, gone_state, env=None):
-    """Runs ddp_loop until the dumps are in; `ncclwatch status` must show rank 1 as gone_state
-    (EXITED(status 0), EXITED(signal 6), DEAD) while the others still wait."""
-    cmd = [wd.DDP_LOOP, "--quiet", "--steps", "1000", "--step-ms", "20", "--tp", "1"] + args
+def run_ddp(name, nranks, args, expect_dumps, gone_state, env=None, cmd=None):
+    """Runs ddp_loop (or `cmd`) until the dumps are in; `ncclwatch status` must show rank 1 as
+    gone_state (EXITED(status 0), EXITED(signal 6), DEAD) while the others still wait."""
+    cmd = cmd or [wd.DDP_LOOP, "--quiet", "--steps", "1000", "--step-ms", "20", "--tp", "1"] + args
     job = wd.Job(name, nranks, cmd, env=env)
     try:
         job.wait(lambda: len(job.dump_files()) >= expect_dumps, 25)
@@ -100,11 +100,11 @@ def run_ddp(name, nranks, args, expect_dumps, gone_state, env=None):
     return job
 
 
-def rank_1_leaves(name, args, seq, gone_state, hint, env=None, **gone):
+def rank_1_leaves(name, args, seq, gone_state, hint, env=None, cmd=None, **gone):
     """3 ranks; rank 1 leaves while ranks 0 and 2 wait in #seq (an AllReduce): their dumps and
     log say rank_exited naming rank 1, status shows it as gone_state, its one dump carries `gone`
     (check_gone_rank), and analyze agrees, with `hint`."""
-    job = run_ddp(name, 3, args, expect_dumps=3, gone_state=gone_state, env=env)
+    job = run_ddp(name, 3, args, expect_dumps=3, gone_state=gone_state, env=env, cmd=cmd)
     try:
         dumps = wd.load_dumps(job)
         waiters, gone_dump = split_dumps(dumps, 1)
@@ -142,6 +142,19 @@ def killed():
     seq = wd.grad_allreduce_seq(3)
     rank_1_leaves("killed", [], seq, "DEAD", "crash", env={"NCCLSIM_FAULT": f"die:comm=0,seq={seq},rank=1"},
                   recorded=False, left=False, enqueued=seq)
+
+
+def os_exit():
+    # A Python rank leaves with os._exit(7) at step 3 (no atexit or on_exit handler runs): the
+    # preload's _exit hook records the status.
+    id_dir = tempfile.mkdtemp(prefix="ncclwatch-wd-os_exit-id-")
+    try:
+        cmd = [sys.executable, wd.PY_RANK, "--lib-dir", wd.SIM_LIB, "--id-dir", id_dir, "--steps", "1000",
+               "--os-exit-rank", "1", "--os-exit-step", "3"]
+        rank_1_leaves("os_exit", [], 4, "EXITED(status 7)", "crash", cmd=cmd, recorded=True, status=7,
+                      left=False, enqueued=3)
+    finally:
+        shutil.rmtree(id_dir, ignore_errors=True)
 
 
 def healthy_no_leftovers():
@@ -219,6 +232,7 @@ SCENARIOS = {
     "clean_exit": clean_exit,
     "abort": abort,
     "killed": killed,
+    "os_exit": os_exit,
     "healthy_no_leftovers": healthy_no_leftovers,
     "init_all_4": init_all_4,
 }
