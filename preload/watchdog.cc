@@ -115,7 +115,7 @@ class Poller {
     const detect::JobFacts view = watch::FactsFromSnapshot(snapshot_);
     const std::vector<detect::Verdict> verdicts = detect::Classify(view, settings_.detect, shm::MonotonicNowNs());
     watch::GroupedVerdicts grouped = grouper_.Group(incidents_.Observe(verdicts), shm::MonotonicNowNs());
-    for (const watch::Incident& incident : grouped.incidents) OnLocalIncident(incident);
+    for (const watch::IncidentVerdicts& incident : grouped.incidents) OnLocalIncident(incident);
     for (const detect::Verdict& v : grouped.late_related) {
       policy_.Claim(watch::IncidentIdOf(v));
       Log(LogLevel::kInfo, "related to the last incident: " + v.summary);
@@ -159,7 +159,7 @@ class Poller {
                              std::to_string(limited) + " over the rate limit of 1 dump per minute)");
   }
 
-  void OnLocalIncident(const watch::Incident& incident) {
+  void OnLocalIncident(const watch::IncidentVerdicts& incident) {
     const detect::Verdict& v = incident.primary;
     for (const detect::Verdict& r : incident.related) policy_.Claim(watch::IncidentIdOf(r));
     const std::string id = watch::IncidentIdOf(v);

@@ -9,9 +9,9 @@ constexpr int kRanksPerHost = 8;
 constexpr uint64_t kRecordsPerComm = 64;
 constexpr uint64_t kWorldSeq = 100000;
 
-dump::CommState Comm(uint64_t hash, int rank, int nranks, uint64_t last_enqueued, uint64_t last_completed,
+dump::CommDump Comm(uint64_t hash, int rank, int nranks, uint64_t last_enqueued, uint64_t last_completed,
                      const char* op) {
-  dump::CommState c;
+  dump::CommDump c;
   c.comm_hash = hash;
   c.rank = rank;
   c.nranks = nranks;
@@ -54,7 +54,7 @@ void AddThreads(dump::RankDump& d) {
     d.threads.push_back(std::move(thread));
   }
   d.python.available = true;
-  dump::PythonThread main_thread;
+  PythonThread main_thread;
   main_thread.thread_id = 139'900'000'000ull + static_cast<uint64_t>(d.process.pid);
   main_thread.current = true;
   for (int f = 0; f < 15; ++f) {

@@ -11,7 +11,10 @@
 
 namespace ncclwatch::analyze {
 
-struct MergedVerdict {
+// The verdict as `analyze` reports it: the one classifier's first detect::Verdict
+// (core/detect/verdict.h) with its culprits expanded to a full rank list, plus whether the
+// incident resolved. Kept apart from detect::Verdict because it is the report's schema.
+struct ReportedVerdict {
   // straggler|mismatch|collective_hang|init_hang|sync_stuck|rank_exited|none
   std::string kind = "none";
   uint64_t comm_hash = 0;   // 0 for sync_stuck and none
@@ -21,7 +24,7 @@ struct MergedVerdict {
   std::vector<int> ranks;   // culprits (global ranks for sync_stuck)
   std::vector<int> other_ranks;  // involved, not blamed (e.g. the waiters)
   std::string summary;
-  std::string source;       // "merged" (derived from all dumps) or "local" (adopted from a rank's own verdict)
+  std::string source;       // "merged": derived from the facts of every dump
   // Every incident in the dumps is over: each rank that dumped saw it complete (resolution.h).
   bool resolved = false;
   uint64_t resolved_after_ns = 0;  // the longest detection -> completion; 0 when not resolved
@@ -80,7 +83,7 @@ struct Hint {
 };
 
 struct Analysis {
-  MergedVerdict verdict;
+  ReportedVerdict verdict;
   size_t dumps_read = 0;
   std::vector<std::string> rejected;     // one-line errors of unusable files
   std::vector<std::string> hosts;

@@ -25,8 +25,8 @@ constexpr size_t kMaxStackGroups = 8;
 
 // The report's verdict from the classifier's. Culprits without a dump are expanded here,
 // for the reported verdict only: O(nranks), up to 2^20.
-MergedVerdict ToMergedVerdict(const detect::Verdict& v) {
-  MergedVerdict out;
+ReportedVerdict ToReportedVerdict(const detect::Verdict& v) {
+  ReportedVerdict out;
   out.kind = detect::ToString(v.kind);
   out.comm_hash = v.comm_hash;
   out.nranks = v.nranks;
@@ -47,7 +47,7 @@ MergedVerdict ToMergedVerdict(const detect::Verdict& v) {
 }
 
 // Culprit rank -> its dump (global ranks for sync_stuck).
-std::vector<std::pair<int, const dump::RankDump*>> CulpritDumps(const MergedVerdict& v, const CommTable* table,
+std::vector<std::pair<int, const dump::RankDump*>> CulpritDumps(const ReportedVerdict& v, const CommTable* table,
                                                                 const std::vector<const dump::RankDump*>& dumps,
                                                                 size_t* without) {
   std::unordered_map<int, const dump::RankDump*> by_global_rank;
@@ -131,7 +131,7 @@ Analysis Analyze(const dump::DumpSet& set) {
     if (!tables.empty()) a.missing_ranks = tables.front().MissingRanks();
     return a;
   }
-  a.verdict = ToMergedVerdict(verdicts.front());
+  a.verdict = ToReportedVerdict(verdicts.front());
   const CommTable* table = nullptr;
   for (const auto& t : tables) {
     if (a.verdict.comm_hash != 0 && t.comm_hash == a.verdict.comm_hash) table = &t;

@@ -16,7 +16,7 @@ namespace ncclwatch::analyze {
 
 struct RankEntry {
   const dump::RankDump* dump = nullptr;
-  const dump::CommState* comm = nullptr;
+  const dump::CommDump* comm = nullptr;
   // The highest #N complete on this rank, as the classifier's facts have it
   // (analyze::EffectiveLastCompleted, facts_from_dumps.h).
   uint64_t last_completed = 0;

@@ -17,7 +17,7 @@ constexpr size_t kMaxFramesPerThread = 12;
 constexpr size_t kMaxThreadsPerRank = 6;
 
 std::string StateOf(const RankEntry& entry, uint64_t seq) {
-  const dump::CommState& c = *entry.comm;
+  const dump::CommDump& c = *entry.comm;
   if (c.init_done_ns == 0) return "init not done";
   if (seq == 0) return c.last_enqueued_seq > entry.last_completed ? "in flight" : "idle";
   std::string n = "#" + std::to_string(seq);
@@ -89,7 +89,7 @@ std::string Signature(const std::vector<ThreadStackView>& views) {
 
 }  // namespace
 
-std::vector<RankRow> BuildRankRows(const CommTable& table, const MergedVerdict& verdict) {
+std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict& verdict) {
   std::vector<RankRow> rows;
   rows.reserve(table.nranks);
   for (int r = 0; r < table.nranks; ++r) {

@@ -11,7 +11,7 @@ namespace ncclwatch::analyze {
 
 // Every rank of the communicator, with or without a dump. States:
 //   "no dump", "init not done", "not joined #S", "waiting in #S", "completed #S", "idle".
-std::vector<RankRow> BuildRankRows(const CommTable& table, const MergedVerdict& verdict);
+std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict& verdict);
 
 // The collectives from #seq-2 to #seq+2, one cell per rank with a dump.
 std::vector<FingerprintRow> BuildFingerprints(const CommTable& table, uint64_t seq);

@@ -24,7 +24,7 @@ detect::RecordFacts ToRecordFacts(const dump::CollectiveRecord& r) {
 
 // The dump's collectives in ascending #N, the first record of each number only (a hostile
 // dump may repeat or reorder them).
-std::vector<detect::RecordFacts> CollectiveRecords(const dump::CommState& comm) {
+std::vector<detect::RecordFacts> CollectiveRecords(const dump::CommDump& comm) {
   std::vector<detect::RecordFacts> records;
   std::unordered_set<uint64_t> seen;
   for (const dump::CollectiveRecord& r : comm.records) {
@@ -35,7 +35,7 @@ std::vector<detect::RecordFacts> CollectiveRecords(const dump::CommState& comm) 
   return records;
 }
 
-detect::CommFacts ToCommFacts(const dump::CommState& comm) {
+detect::CommFacts ToCommFacts(const dump::CommDump& comm) {
   detect::CommFacts out;
   out.comm_hash = comm.comm_hash;
   out.rank = comm.rank;
@@ -75,7 +75,7 @@ detect::ProcessFacts ToProcessFacts(const dump::RankDump& d) {
   for (const dump::HostSync& sync : d.host_syncs) {
     if (sync.since_ns != 0) out.syncs.push_back(ToSyncFacts(sync));
   }
-  for (const dump::CommState& comm : d.comms) out.comms.push_back(ToCommFacts(comm));
+  for (const dump::CommDump& comm : d.comms) out.comms.push_back(ToCommFacts(comm));
   return out;
 }
 
@@ -93,7 +93,7 @@ detect::JobFacts FactsFromDumps(const std::vector<const dump::RankDump*>& dumps)
   return facts;
 }
 
-uint64_t EffectiveLastCompleted(const dump::CommState& comm) {
+uint64_t EffectiveLastCompleted(const dump::CommDump& comm) {
   return detect::EffectiveLastCompleted(comm.last_completed_seq, CollectiveRecords(comm));
 }
 

@@ -23,7 +23,7 @@ bool IsPointToPoint(const std::string& op);
 detect::JobFacts FactsFromDumps(const std::vector<const dump::RankDump*>& dumps);
 
 // The rank's completion as the live producer computes it (detect/completion.h).
-uint64_t EffectiveLastCompleted(const dump::CommState& comm);
+uint64_t EffectiveLastCompleted(const dump::CommDump& comm);
 
 }  // namespace ncclwatch::analyze
 

@@ -156,14 +156,14 @@ void InitTransport(const HintInput& in, std::vector<Hint>* hints) {
   hints->push_back(std::move(h));
 }
 
-const dump::CommState* CommOf(const dump::RankDump& d, uint64_t comm_hash) {
+const dump::CommDump* CommOf(const dump::RankDump& d, uint64_t comm_hash) {
   for (const auto& c : d.comms) {
     if (c.comm_hash == comm_hash) return &c;
   }
   return nullptr;
 }
 
-const dump::CollectiveRecord* RecordAt(const dump::CommState& c, uint64_t seq) {
+const dump::CollectiveRecord* RecordAt(const dump::CommDump& c, uint64_t seq) {
   for (const auto& r : c.records) {
     if (r.seq == seq) return &r;
   }
@@ -187,7 +187,7 @@ std::string CrashEvidence(int rank, const dump::RankDump& d) {
 
 // rank_exited: a crash, uneven inputs, or a collective only some ranks issue.
 void RankExited(const HintInput& in, std::vector<Hint>* hints) {
-  const MergedVerdict& v = *in.verdict;
+  const ReportedVerdict& v = *in.verdict;
   std::vector<std::string> crashes;
   bool issued_before = false;  // an exited rank issued the very call the others wait in, earlier
   for (const auto& [rank, d] : in.culprits) {
@@ -195,13 +195,13 @@ void RankExited(const HintInput& in, std::vector<Hint>* hints) {
   }
   const dump::CollectiveRecord* waited = nullptr;
   for (const auto* d : in.dumps) {
-    const dump::CommState* c = CommOf(*d, v.comm_hash);
+    const dump::CommDump* c = CommOf(*d, v.comm_hash);
     if (c && std::find(v.other_ranks.begin(), v.other_ranks.end(), c->rank) != v.other_ranks.end()) {
       if ((waited = RecordAt(*c, v.seq))) break;
     }
   }
   for (const auto& [rank, d] : in.culprits) {
-    const dump::CommState* c = CommOf(*d, v.comm_hash);
+    const dump::CommDump* c = CommOf(*d, v.comm_hash);
     if (!c || !waited) continue;
     for (const auto& r : c->records) issued_before |= SameCall(r, *waited);
   }

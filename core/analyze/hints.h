@@ -24,7 +24,7 @@
 namespace ncclwatch::analyze {
 
 struct HintInput {
-  const MergedVerdict* verdict = nullptr;
+  const ReportedVerdict* verdict = nullptr;
   std::vector<std::pair<int, const dump::RankDump*>> culprits;  // culprit rank -> its dump
   std::vector<const dump::RankDump*> dumps;                     // every dump analysed
   const std::vector<FingerprintRow>* fingerprints = nullptr;

@@ -8,7 +8,7 @@ namespace {
 
 using nlohmann::json;
 
-json VerdictJson(const MergedVerdict& v) {
+json VerdictJson(const ReportedVerdict& v) {
   return json{{"kind", v.kind},
               {"comm", v.comm_hash ? json(format::FormatHex(v.comm_hash)) : json(nullptr)},
               {"nranks", v.nranks},

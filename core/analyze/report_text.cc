@@ -52,7 +52,7 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
     out << "  culprits: " << FormatRanks(v.ranks) << (v.kind == "sync_stuck" ? " (global)" : GlobalRanksNote(a))
         << '\n';
   }
-  out << "  " << Esc(v.summary) << (v.source == "local" ? " (as reported by the ranks' own detectors)" : "") << '\n';
+  out << "  " << Esc(v.summary) << '\n';
   if (v.resolved) {
     out << "  resolved after " << format::FormatDuration(v.resolved_after_ns)
         << ": every rank that dumped saw the incident complete (slow, not hung)\n";

@@ -94,7 +94,7 @@ struct Track {
 };
 
 // `culprits` holds v.ranks: a set, since both it and the dumps can number 2^20.
-bool IsCulprit(const dump::RankDump& d, const MergedVerdict& v, const std::unordered_set<int>& culprits) {
+bool IsCulprit(const dump::RankDump& d, const ReportedVerdict& v, const std::unordered_set<int>& culprits) {
   if (v.kind == "none") return false;
   if (v.kind == "sync_stuck") return culprits.count(d.process.global_rank) != 0;
   for (const auto& c : d.comms) {
@@ -109,7 +109,7 @@ json Meta(const char* name, int pid, int tid, json args) {
 
 }  // namespace
 
-nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const MergedVerdict& verdict) {
+nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const ReportedVerdict& verdict) {
   Offsets offsets = WallClockOffsets(dumps);
   DumpsByHost by_host;
   for (const auto* d : dumps) by_host[d->process.host].push_back(d);

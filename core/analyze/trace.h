@@ -24,7 +24,7 @@
 
 namespace ncclwatch::analyze {
 
-nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const MergedVerdict& verdict);
+nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const ReportedVerdict& verdict);
 
 }  // namespace ncclwatch::analyze
 

@@ -79,7 +79,7 @@ UserFrames NativeUserFrames(const dump::NativeThread& thread, size_t max_frames)
   return out;
 }
 
-std::vector<std::string> PythonUserFrames(const dump::PythonThread& thread, size_t max_frames) {
+std::vector<std::string> PythonUserFrames(const PythonThread& thread, size_t max_frames) {
   std::vector<std::string> out;
   for (const auto& f : thread.frames) {
     if (out.size() >= max_frames) break;

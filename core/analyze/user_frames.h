@@ -24,7 +24,7 @@ bool IsSystemFrame(const dump::NativeFrame& frame);
 
 UserFrames NativeUserFrames(const dump::NativeThread& thread, size_t max_frames);
 // Python frames are all user frames: "function (file:line)".
-std::vector<std::string> PythonUserFrames(const dump::PythonThread& thread, size_t max_frames);
+std::vector<std::string> PythonUserFrames(const PythonThread& thread, size_t max_frames);
 
 // True when a word of `text` (split at non-alphanumerics and camelCase) starts with load,
 // dataloader, batch, resum, restor or skip: data loading or restoring state.

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "core/stacks/process_stacks.h"
+
 namespace ncclwatch::dump {
 
 inline constexpr char kSchemaName[] = "ncclwatch.dump";
@@ -103,7 +105,7 @@ struct CollectiveRecord {
   bool never_completes = false;
 };
 
-struct CommState {
+struct CommDump {
   uint64_t comm_hash = 0;
   int rank = -1;
   int nranks = 0;
@@ -144,18 +146,8 @@ struct NativeThread {
   std::vector<NativeFrame> frames;  // innermost first
 };
 
-struct PythonFrame {
-  std::string file;
-  int line = 0;
-  std::string function;
-};
-
-struct PythonThread {
-  uint64_t thread_id = 0;
-  bool current = false;
-  std::vector<PythonFrame> frames;  // innermost first
-};
-
+// Python frames and threads are core/stacks' own types (process_stacks.h): the dump keeps
+// exactly what the capture produced.
 struct PythonStacks {
   bool available = false;
   std::string reason;     // why not available (empty when available)
@@ -169,7 +161,7 @@ struct RankDump {
   ProcessInfo process;
   DumpWriter written_by;  // set (pid != 0) only for a dump written on behalf of a gone process
   Environment environment;
-  std::vector<CommState> comms;
+  std::vector<CommDump> comms;
   std::vector<HostSync> host_syncs;
   std::vector<NativeThread> threads;
   std::vector<std::string> stack_errors;  // degradations of native capture

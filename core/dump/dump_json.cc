@@ -28,7 +28,7 @@ json ToJson(const CollectiveRecord& r) {
               {"never_completes", r.never_completes}};
 }
 
-json ToJson(const CommState& c) {
+json ToJson(const CommDump& c) {
   json records = json::array();
   for (const auto& r : c.records) records.push_back(ToJson(r));
   return json{{"comm", FormatHex(c.comm_hash)},
@@ -310,7 +310,7 @@ void Read(const Node& n, CollectiveRecord* out) {
   n.Get("never_completes", &out->never_completes);  // absent before 2026-11: false
 }
 
-void Read(const Node& n, CommState* out) {
+void Read(const Node& n, CommDump* out) {
   n.GetHex("comm", &out->comm_hash, true);
   n.Get("rank", &out->rank, true);
   n.Get("nranks", &out->nranks, true);

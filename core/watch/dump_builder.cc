@@ -63,7 +63,7 @@ void AddPublishedState(const shm::ProcessView& self, size_t max_records, dump::R
   for (const shm::CommView& c : self.comms) {
     if (c.nranks <= 0 || c.rank < 0 || c.rank >= c.nranks) continue;  // schema requires a valid rank
     if (out->process.device < 0) out->process.device = c.device;
-    dump::CommState state;
+    dump::CommDump state;
     state.comm_hash = c.comm_hash;
     state.rank = c.rank;
     state.nranks = c.nranks;
@@ -109,13 +109,7 @@ void AddStacks(const ProcessStacks& stacks, dump::RankDump* out) {
   } else if (!out->python.available) {
     out->python.reason = stacks.python_error.empty() ? "no Python thread state found" : stacks.python_error;
   }
-  for (const PythonThread& t : stacks.python) {
-    dump::PythonThread thread;
-    thread.thread_id = t.thread_id;
-    thread.current = t.current;
-    for (const PythonFrame& f : t.frames) thread.frames.push_back(dump::PythonFrame{f.file, f.line, f.function});
-    out->python.threads.push_back(std::move(thread));
-  }
+  out->python.threads = stacks.python;  // one type from capture to dump
 }
 
 std::vector<dump::RankDump> DumpsOfGoneProcesses(const shm::JobSnapshot& snapshot, const dump::RankDump& own,

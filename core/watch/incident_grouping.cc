@@ -22,7 +22,7 @@ GroupedVerdicts IncidentGrouper::Group(std::vector<detect::Verdict> new_verdicts
     return std::make_tuple(detect::Priority(a.kind), -a.nranks, a.since_ns) <
            std::make_tuple(detect::Priority(b.kind), -b.nranks, b.since_ns);
   });
-  Incident incident;
+  IncidentVerdicts incident;
   incident.primary = std::move(fresh.front());
   incident.related.assign(std::make_move_iterator(fresh.begin() + 1), std::make_move_iterator(fresh.end()));
   out.incidents.push_back(std::move(incident));

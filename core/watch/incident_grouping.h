@@ -24,14 +24,14 @@
 
 namespace ncclwatch::watch {
 
-struct Incident {
+struct IncidentVerdicts {
   detect::Verdict primary;
   std::vector<detect::Verdict> related;
 };
 
 struct GroupedVerdicts {
   // At most one: the incident declared by this poll.
-  std::vector<Incident> incidents;
+  std::vector<IncidentVerdicts> incidents;
   // Consequences of an incident declared by an earlier poll.
   std::vector<detect::Verdict> late_related;
 };

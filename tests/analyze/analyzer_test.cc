@@ -350,7 +350,7 @@ TEST_CASE("a mismatch outranks a straggler on another communicator", "[analyze]"
   auto job = testing::HealthyJob(4, 0);
   for (auto& d : job) {
     Issue(d, 10, 9);
-    dump::CommState tp = Comm(d);
+    dump::CommDump tp = Comm(d);
     // Two tp groups, ranks 0-1 and 2-3: two communicators, two hashes.
     tp.comm_hash = d.process.global_rank < 2 ? kTpComm + 1 : kTpComm;
     tp.nranks = 2;

@@ -46,7 +46,7 @@ inline dump::RankDump MakeRankDump(int rank, int nranks, int ranks_per_host = 8)
   d.environment.cuda_runtime_version = 13000;
   d.python.available = false;
   d.python.reason = "not a Python process";
-  dump::CommState& world = d.comms.emplace_back();
+  dump::CommDump& world = d.comms.emplace_back();
   world.comm_hash = kWorldComm;
   world.rank = rank;
   world.nranks = nranks;
@@ -56,7 +56,7 @@ inline dump::RankDump MakeRankDump(int rank, int nranks, int ranks_per_host = 8)
   return d;
 }
 
-inline dump::CommState& Comm(dump::RankDump& d, uint64_t hash = kWorldComm) {
+inline dump::CommDump& Comm(dump::RankDump& d, uint64_t hash = kWorldComm) {
   for (auto& c : d.comms) {
     if (c.comm_hash == hash) return c;
   }
@@ -65,7 +65,7 @@ inline dump::CommState& Comm(dump::RankDump& d, uint64_t hash = kWorldComm) {
 
 // Issues #1..#through of `op` on `c`; #1..#completed_through complete. Collective #s
 // completes at the same job-wide instant on every rank (base + s ms + 0.5 ms).
-inline void Issue(dump::RankDump& d, dump::CommState& c, uint64_t through, uint64_t completed_through,
+inline void Issue(dump::RankDump& d, dump::CommDump& c, uint64_t through, uint64_t completed_through,
                   const std::string& op = "AllReduce") {
   uint64_t base = HostClockBase(std::stoi(d.process.host.substr(4)));
   c.records.clear();
@@ -117,10 +117,10 @@ inline void AddBlockedMainThread(dump::RankDump& d, const std::string& user_func
   d.threads.push_back(std::move(t));
 }
 
-inline void AddPythonStack(dump::RankDump& d, std::vector<dump::PythonFrame> innermost_first) {
+inline void AddPythonStack(dump::RankDump& d, std::vector<PythonFrame> innermost_first) {
   d.python.available = true;
   d.python.reason.clear();
-  dump::PythonThread t;
+  PythonThread t;
   t.thread_id = 140000000000ull + static_cast<uint64_t>(d.process.pid);
   t.current = true;
   t.frames = std::move(innermost_first);

@@ -47,7 +47,7 @@ analyze::Analysis AnalyzeJob(const std::vector<dump::RankDump>& job) {
 
 // One record of `op` numbered `seq` on the world communicator, joined and not completed.
 void SetLastRecord(dump::RankDump& d, uint64_t seq, const std::string& op) {
-  dump::CommState& c = testing::Comm(d);
+  dump::CommDump& c = testing::Comm(d);
   dump::CollectiveRecord r;
   r.seq = seq;
   r.op = op;

@@ -37,7 +37,7 @@ dump::RankDump DumpOf(const detect::ProcessFacts& p) {
     d.host_syncs.push_back(dump::HostSync{p.pid, s.blocked_since_ns, detect::ToString(s.target), s.handle});
   }
   for (const detect::CommFacts& c : p.comms) {
-    dump::CommState& out = d.comms.emplace_back();
+    dump::CommDump& out = d.comms.emplace_back();
     out.comm_hash = c.comm_hash;
     out.rank = c.rank;
     out.nranks = c.nranks;
