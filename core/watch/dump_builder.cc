@@ -1,6 +1,7 @@
 #include "core/watch/dump_builder.h"
 
 #include <algorithm>
+#include <set>
 
 #include "core/watch/facts_from_snapshot.h"
 
@@ -114,9 +115,16 @@ void AddStacks(const ProcessStacks& stacks, dump::RankDump* out) {
 
 std::vector<dump::RankDump> DumpsOfGoneProcesses(const shm::JobSnapshot& snapshot, const dump::RankDump& own,
                                                  size_t max_records) {
+  std::set<uint64_t> shared;  // the writer's communicators: a gone process of an earlier
+  for (const dump::CommDump& c : own.comms) shared.insert(c.comm_hash);  // attempt shares none
+  const auto shares_a_comm = [&shared](const shm::ProcessView& p) {
+    return std::any_of(p.comms.begin(), p.comms.end(), [&shared](const shm::CommView& c) {
+      return shared.count(c.comm_hash) != 0;
+    });
+  };
   std::vector<dump::RankDump> out;
   for (const shm::ProcessView& p : snapshot.processes) {
-    if (p.pid == own.process.pid || (p.alive && !p.exited)) continue;
+    if (p.pid == own.process.pid || (p.alive && !p.exited) || !shares_a_comm(p)) continue;
     dump::RankDump d;
     d.incident = own.incident;
     d.verdict = own.verdict;

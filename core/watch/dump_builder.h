@@ -34,7 +34,8 @@ void AddPublishedState(const shm::ProcessView& self, size_t max_records, dump::R
 void AddStacks(const ProcessStacks& stacks, dump::RankDump* out);
 
 // The dumps a live rank writes, next to its own dump `own`, for every process of `snapshot`
-// that is gone (killed, crashed or exited: ProcessFacts::alive false), so that `analyze`
+// that is gone (killed, crashed or exited: ProcessFacts::alive false) and held a rank of one of
+// `own`'s communicators (not, e.g., a worker of an earlier elastic attempt), so that `analyze`
 // sees the exited ranks from the dumps alone: each has `own`'s incident and verdict, the gone
 // process's identity, `process.alive = false` and `process.exit`, its communicators
 // (including those it left) with their last `max_records` records, no stacks, and

@@ -153,7 +153,7 @@ TEST_CASE("a built dump is a valid dump for the reader", "[builder]") {
   CHECK(back.comms[0].records.size() == 5);
 }
 
-TEST_CASE("gone processes get a dump written on their behalf; live ones and the writer do not", "[builder]") {
+TEST_CASE("gone processes sharing a communicator get a dump on their behalf; others do not", "[builder]") {
   shm::JobSnapshot snap;
   shm::ProcessView self = Process(100, 0);
   self.comms.push_back(ReadyComm(0xfeed, 0, 4, 5, 4));
@@ -170,7 +170,9 @@ TEST_CASE("gone processes get a dump written on their behalf; live ones and the 
   exited.comms.push_back(left);
   shm::ProcessView killed = Process(103, 3, /*alive=*/false);
   killed.comms.push_back(ReadyComm(0xfeed, 3, 4, 5, 4));
-  snap.processes = {self, live, exited, killed};
+  shm::ProcessView earlier_attempt = Process(104, 1, /*alive=*/false);  // same job id, old communicator
+  earlier_attempt.comms.push_back(ReadyComm(0xbeef, 1, 4, 9, 9));
+  snap.processes = {self, live, exited, killed, earlier_attempt};
 
   dump::RankDump own;
   own.incident.id = "rank_exited-0xfeed-5";
@@ -179,6 +181,7 @@ TEST_CASE("gone processes get a dump written on their behalf; live ones and the 
   own.process.host = "hostA";
   own.process.pid = 100;
   own.process.global_rank = 0;
+  AddPublishedState(self, 64, &own);
   const std::vector<dump::RankDump> gone = DumpsOfGoneProcesses(snap, own, 64);
   REQUIRE(gone.size() == 2);
   const dump::RankDump& e = gone[0];
