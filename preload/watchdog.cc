@@ -250,7 +250,16 @@ class Poller {
     const dump::WriteResult result = dump::WriteDump(d, settings_.dump_dir);
     if (!result.ok()) ReportIoFailure(result.message);
     if (result.ok()) TrackIncident(d);
+    // The gone ranks' facts next to ours, so that analyze reaches rank_exited from the dumps.
+    if (result.ok()) WriteDumpsOfGoneProcesses(d);
     return result.ok();
+  }
+
+  void WriteDumpsOfGoneProcesses(const dump::RankDump& own) {
+    for (const dump::RankDump& gone : watch::DumpsOfGoneProcesses(snapshot_, own, watch::kRecordsPerCommInDump)) {
+      const dump::WriteResult written = dump::WriteDump(gone, settings_.dump_dir);
+      if (!written.ok()) ReportIoFailure(written.message);
+    }
   }
 
   // "<host>:<pid>:<tid> [rank R] NCCLWATCH <level> ", NCCL's own prefix.

@@ -4,10 +4,12 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_set>
 
+#include "core/analyze/facts_from_dumps.h"
 #include "core/analyze/user_frames.h"
 #include "core/format/rank_list.h"
 
@@ -185,13 +187,47 @@ std::string CrashEvidence(int rank, const dump::RankDump& d) {
   return "";
 }
 
+// The exited rank's calls by #N, from #1; empty when its kept history does not start at #1.
+std::vector<const dump::CollectiveRecord*> CallsFromFirst(const dump::CommDump& c) {
+  std::map<uint64_t, const dump::CollectiveRecord*> by_seq;
+  for (const auto& r : c.records) {
+    if (!IsPointToPoint(r.op)) by_seq.emplace(r.seq, &r);
+  }
+  std::vector<const dump::CollectiveRecord*> calls;
+  for (const auto& [seq, r] : by_seq) {
+    if (seq != calls.size() + 1) return {};  // a gap, or the start fell out of the ring
+    calls.push_back(r);
+  }
+  return calls;
+}
+
+// Whether `calls` (#1..#L) end on a whole training step: after a prologue (e.g. DDP's initial
+// parameter broadcast) they repeat with some period P >= 2 and stop after a whole number of
+// periods. A rank whose data ran out stops there (uneven inputs); a rank that ran an extra
+// forward and left stops inside a period (the extra calls look like the start of a step).
+// nullopt when no period with at least two whole repetitions is found.
+std::optional<bool> EndsOnWholeStep(const std::vector<const dump::CollectiveRecord*>& calls) {
+  const size_t n = calls.size();
+  size_t best_period = 0, best_length = 0;  // the period whose repetition covers the most calls
+  for (size_t period = 2; 2 * period <= n && period <= 64; ++period) {
+    // The longest suffix [start, n) in which call i equals call i + period.
+    size_t start = n - period;
+    while (start > 0 && SameCall(*calls[start - 1], *calls[start - 1 + period])) --start;
+    if (n - start >= 2 * period && n - start > best_length) best_period = period, best_length = n - start;
+  }
+  if (best_period == 0) return std::nullopt;
+  return best_length % best_period == 0;
+}
+
 // rank_exited: a crash, uneven inputs, or a collective only some ranks issue.
 void RankExited(const HintInput& in, std::vector<Hint>* hints) {
   const ReportedVerdict& v = *in.verdict;
   std::vector<std::string> crashes;
-  bool issued_before = false;  // an exited rank issued the very call the others wait in, earlier
+  std::optional<bool> whole_step;  // of the first exited rank whose history can tell
   for (const auto& [rank, d] : in.culprits) {
     if (std::string crash = CrashEvidence(rank, *d); !crash.empty()) crashes.push_back(crash);
+    const dump::CommDump* c = CommOf(*d, v.comm_hash);
+    if (c && !whole_step) whole_step = EndsOnWholeStep(CallsFromFirst(*c));
   }
   const dump::CollectiveRecord* waited = nullptr;
   for (const auto* d : in.dumps) {
@@ -200,32 +236,28 @@ void RankExited(const HintInput& in, std::vector<Hint>* hints) {
       if ((waited = RecordAt(*c, v.seq))) break;
     }
   }
-  for (const auto& [rank, d] : in.culprits) {
-    const dump::CommDump* c = CommOf(*d, v.comm_hash);
-    if (!c || !waited) continue;
-    for (const auto& r : c->records) issued_before |= SameCall(r, *waited);
-  }
   Hint h;
+  const std::string waited_text = "the others wait in #" + std::to_string(v.seq) + " " + (waited ? waited->op : v.op);
   if (!crashes.empty()) {
     h.id = "crash";
     h.advice = "A rank died while the others were still in the job: look at its log and exit status (the "
                "stack at its exit, OOM killer in dmesg, a Python exception); the waiting ranks are victims.";
     h.evidence = crashes;
-  } else if (waited && waited->op != "Broadcast" && issued_before) {
+  } else if (whole_step.value_or(false)) {
     h.id = "uneven_inputs";
-    h.advice = "The ranks that exited finished cleanly while the others wait in one more call of the kind they "
-               "all issued every step: the ranks ran different numbers of steps (uneven inputs). Give every rank "
-               "the same number of batches (DistributedSampler with drop_last=True), or wrap the loop in DDP's "
-               "Join context manager (torch.distributed.algorithms.Join).";
-    h.evidence.push_back("the others wait in #" + std::to_string(v.seq) + " " + waited->op +
-                         ", a call the exited ranks issued before (same count, datatype, op and root)");
+    h.advice = "The ranks that exited finished cleanly after a whole number of steps while the others started one "
+               "more: the ranks ran different numbers of steps (uneven inputs). Give every rank the same number of "
+               "batches (DistributedSampler with drop_last=True), or wrap the loop in DDP's Join context manager "
+               "(torch.distributed.algorithms.Join).";
+    h.evidence.push_back(waited_text + "; the exited ranks' calls stop at the end of their repeating step");
   } else {
     h.id = "partial_collective";
-    h.advice = "The others wait in a collective that the exited ranks never issued: a collective on some ranks "
-               "only, such as a forward pass on rank 0 only (validation) with DDP broadcast_buffers=True (use "
-               "broadcast_buffers=False or run it on every rank), or a rank-dependent branch before exit.";
-    h.evidence.push_back("the others wait in #" + std::to_string(v.seq) + " " + (waited ? waited->op : v.op) +
-                         (issued_before ? "" : ", which the exited ranks never issued in their kept history"));
+    h.advice = "The exited ranks stopped in the middle of their repeating step, after calls the others matched with "
+               "calls of their own: a collective on some ranks only, such as a forward pass on one rank only "
+               "(validation) with DDP broadcast_buffers=True (use broadcast_buffers=False, or run it on every "
+               "rank), or a rank-dependent branch before exit.";
+    h.evidence.push_back(waited_text + (whole_step ? "; the exited ranks' calls stop inside their repeating step"
+                                                   : "; no repeating step in the exited ranks' kept history"));
   }
   h.evidence.insert(h.evidence.begin(), v.summary);
   hints->push_back(std::move(h));

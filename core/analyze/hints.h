@@ -7,10 +7,11 @@
 //   init_transport         init_hang
 //   crash                  rank_exited where an exited rank died by a signal, with a non-zero
 //                          status, or without recording an exit (killed)
-//   uneven_inputs          rank_exited after clean exits, the others waiting in a call (not a
-//                          Broadcast) the exited ranks issued before: different step counts
-//   partial_collective     any other rank_exited: a collective only some ranks issue (a
-//                          rank-0-only forward with broadcast_buffers, field report 5)
+//   uneven_inputs          rank_exited after clean exits whose calls end on a whole repeating
+//                          step (after a prologue): the ranks ran different step counts
+//   partial_collective     any other rank_exited: the exited ranks stopped inside their step,
+//                          a collective only some ranks issue (a rank-0-only forward with
+//                          broadcast_buffers, field report 5)
 //   old_kernel             any verdict, on a host with a kernel older than 5.5
 #ifndef NCCLWATCH_CORE_ANALYZE_HINTS_H_
 #define NCCLWATCH_CORE_ANALYZE_HINTS_H_

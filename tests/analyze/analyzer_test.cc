@@ -246,18 +246,31 @@ TEST_CASE("rank_exited comes from the exited rank's facts, in the dump its peer 
   CHECK(AnyContains(a.notes, "rank 5 exited with status 0 after #9"));
 }
 
-// A 2-rank job where rank 1 exited after #9 while rank 0 waits in #10.
-std::vector<dump::RankDump> ExitedJob(const std::string& waited_op) {
+// A DDP-like 2-rank job: two parameter broadcasts, then steps of [buffer Broadcast, 3 AllReduce].
+// Rank 1 issued `exited_calls` calls and exited; rank 0 issued one more and waits in it.
+std::vector<dump::RankDump> ExitedJob(uint64_t exited_calls) {
   auto job = testing::HealthyJob(2, 0);
-  for (auto& d : job) Issue(d, 9, 9);
-  dump::CollectiveRecord extra = Comm(job[0]).records.back();
-  extra.seq = 10;
-  extra.op = waited_op;
-  extra.redop = waited_op == "AllReduce" ? 0 : -1;
-  extra.root = waited_op == "Broadcast" ? 0 : -1;
-  extra.complete_ns = 0;
-  Comm(job[0]).records.push_back(extra);
-  Comm(job[0]).last_enqueued_seq = 10;
+  const auto call = [](uint64_t seq) {
+    dump::CollectiveRecord r;
+    r.seq = seq;
+    const bool broadcast = seq <= 2 || (seq - 3) % 4 == 0;
+    r.op = broadcast ? "Broadcast" : "AllReduce";
+    r.count = seq <= 2 ? 4096 : broadcast ? 16 : 1024;
+    r.datatype = 7;
+    r.redop = broadcast ? -1 : 0;
+    r.root = broadcast ? 0 : -1;
+    r.enqueue_ns = 1'000'000 * seq;
+    r.complete_ns = r.enqueue_ns + 1000;
+    return r;
+  };
+  for (int rank = 0; rank < 2; ++rank) {
+    dump::CommDump& c = Comm(job[rank]);
+    const uint64_t issued = rank == 0 ? exited_calls + 1 : exited_calls;
+    for (uint64_t seq = 1; seq <= issued; ++seq) c.records.push_back(call(seq));
+    if (rank == 0) c.records.back().complete_ns = 0;
+    c.last_enqueued_seq = issued;
+    c.last_completed_seq = exited_calls;
+  }
   job[1].process.alive = false;
   job[1].process.exit.recorded = true;
   job[1].written_by.pid = job[0].process.pid;
@@ -265,22 +278,24 @@ std::vector<dump::RankDump> ExitedJob(const std::string& waited_op) {
 }
 
 TEST_CASE("rank_exited hints tell a crash, uneven inputs and a one-sided collective apart", "[analyze][hints]") {
-  SECTION("clean exit, the survivor waits in one more step's AllReduce: uneven inputs") {
-    analyze::Analysis a = AnalyzeJob(ExitedJob("AllReduce"));
+  SECTION("clean exit after whole steps, the survivor starts one more: uneven inputs") {
+    analyze::Analysis a = AnalyzeJob(ExitedJob(2 + 3 * 4));
     CHECK(a.verdict.kind == "rank_exited");
     CHECK(a.verdict.ranks == Ranks{1});
+    CHECK(a.verdict.op == "Broadcast");
     CHECK(FindHint(a, "uneven_inputs"));
     CHECK_FALSE(FindHint(a, "crash"));
     CHECK_FALSE(FindHint(a, "partial_collective"));
   }
-  SECTION("clean exit, the survivor waits in a Broadcast: a collective on some ranks only") {
-    analyze::Analysis a = AnalyzeJob(ExitedJob("Broadcast"));
+  SECTION("clean exit inside a step (an extra forward's Broadcast), the survivor goes on: partial collective") {
+    analyze::Analysis a = AnalyzeJob(ExitedJob(2 + 3 * 4 + 1));
     CHECK(a.verdict.kind == "rank_exited");
+    CHECK(a.verdict.op == "AllReduce");
     CHECK(FindHint(a, "partial_collective"));
     CHECK_FALSE(FindHint(a, "uneven_inputs"));
   }
   SECTION("no exit recorded: killed or crashed") {
-    auto job = ExitedJob("AllReduce");
+    auto job = ExitedJob(2 + 3 * 4);
     job[1].process.exit.recorded = false;
     analyze::Analysis a = AnalyzeJob(job);
     const analyze::Hint* hint = FindHint(a, "crash");
@@ -289,7 +304,7 @@ TEST_CASE("rank_exited hints tell a crash, uneven inputs and a one-sided collect
     CHECK_FALSE(FindHint(a, "uneven_inputs"));
   }
   SECTION("a non-zero exit status is a crash too") {
-    auto job = ExitedJob("AllReduce");
+    auto job = ExitedJob(2 + 3 * 4);
     job[1].process.exit.status = 1;
     analyze::Analysis a = AnalyzeJob(job);
     const analyze::Hint* hint = FindHint(a, "crash");
