@@ -30,8 +30,8 @@ bool ParseSyncStuckId(const std::string& id, IncidentKey* key) {
       !ParseDecimal(id.substr(dash + 1), &since) || pid == 0 || pid > INT32_MAX || since == 0) {
     return false;
   }
-  key->sync_pid = static_cast<int32_t>(pid);
-  key->sync_since_ns = since;
+  key->pid = static_cast<int32_t>(pid);
+  key->since_ns = since;
   return true;
 }
 
@@ -70,9 +70,9 @@ bool InitFinished(const IncidentKey& key, const shm::JobSnapshot& snapshot, pid_
 
 bool SyncReturned(const IncidentKey& key, const shm::JobSnapshot& snapshot) {
   for (const shm::ProcessView& p : snapshot.processes) {
-    if (p.pid != key.sync_pid) continue;
+    if (p.pid != key.pid) continue;
     for (const shm::SyncView& s : p.sync_slots) {
-      if (s.blocked_since_ns == key.sync_since_ns) return false;
+      if (s.blocked_since_ns == key.since_ns) return false;
     }
     return true;
   }

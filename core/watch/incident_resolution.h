@@ -24,19 +24,16 @@
 #include <optional>
 #include <string>
 
+#include "core/detect/incident_tracker.h"
 #include "core/detect/verdict.h"
 #include "core/dump/dump.h"
 #include "core/shm/snapshot.h"
 
 namespace ncclwatch::watch {
 
-struct IncidentKey {
-  detect::VerdictKind kind = detect::VerdictKind::kNone;
-  uint64_t comm_hash = 0;
-  uint64_t seq = 0;
-  int32_t sync_pid = 0;        // sync_stuck: the blocked process
-  uint64_t sync_since_ns = 0;  // sync_stuck: when its sync began
-};
+// An incident's key is the detector's own (detect::IncidentKey, core/detect/incident_tracker.h):
+// for sync_stuck, pid and since_ns are the blocked process and when its sync began.
+using detect::IncidentKey;
 
 // The key of the incident `incident_id` whose dump carries `verdict` (a local verdict or one
 // copied from a trigger file); sync_stuck's process and onset come from its id

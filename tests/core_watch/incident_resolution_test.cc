@@ -87,8 +87,8 @@ TEST_CASE("init_hang resolves when init finished, not when it failed", "[resolut
 
 TEST_CASE("sync_stuck resolves when the sync that began at the onset returns", "[resolution]") {
   const IncidentKey key = KeyOf("sync_stuck", 0, "sync_stuck-100-5000");
-  CHECK(key.sync_pid == kSelf);
-  CHECK(key.sync_since_ns == 5000);
+  CHECK(key.pid == kSelf);
+  CHECK(key.since_ns == 5000);
   shm::JobSnapshot s = TwoRanks(4, 4);
   shm::SyncView sync;
   sync.blocked_since_ns = 5000;
