@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/format/hex.h"
+#include "core/format/rank_list.h"
+#include "core/format/rank_list.h"
 
 namespace ncclwatch::analyze {
 namespace {
@@ -107,6 +109,21 @@ json Meta(const char* name, int pid, int tid, json args) {
   return json{{"ph", "M"}, {"name", name}, {"pid", pid}, {"tid", tid}, {"ts", 0}, {"args", std::move(args)}};
 }
 
+// "rank G" for a process holding one rank; a process driving several ranks (ncclCommInitAll,
+// a group init over several devices) shows the ranks of its largest communicator, "ranks 0-3".
+std::string TrackName(const dump::RankDump& d) {
+  const dump::CommDump* largest = nullptr;
+  for (const auto& c : d.comms) {
+    if (!largest || c.nranks > largest->nranks) largest = &c;
+  }
+  std::vector<int> ranks;
+  for (const auto& c : d.comms) {
+    if (largest && c.comm_hash == largest->comm_hash) ranks.push_back(c.rank);
+  }
+  if (ranks.size() < 2) return "rank " + std::to_string(d.process.global_rank);
+  return format::FormatRanks(ranks);
+}
+
 }  // namespace
 
 nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const ReportedVerdict& verdict) {
@@ -141,8 +158,7 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
   for (size_t i = 0; i < tracks.size(); ++i) {
     const auto& d = *tracks[i].dump;
     int pid = static_cast<int>(i) + 1;
-    std::string name = "rank " + std::to_string(d.process.global_rank) + " (" + d.process.host + ":" +
-                       std::to_string(d.process.pid) + ")";
+    std::string name = TrackName(d) + " (" + d.process.host + ":" + std::to_string(d.process.pid) + ")";
     if (tracks[i].culprit) name += " CULPRIT " + verdict.kind;
     events.push_back(Meta("process_name", pid, 0, {{"name", name}}));
     events.push_back(Meta("process_sort_index", pid, 0, {{"sort_index", static_cast<int>(i)}}));

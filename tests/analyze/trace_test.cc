@@ -105,3 +105,23 @@ TEST_CASE("an incomplete collective spans until the incident", "[trace]") {
   }
   CHECK(incomplete == 2);
 }
+
+TEST_CASE("a process driving 4 ranks is one track named for its 4 ranks, one thread track per rank", "[trace]") {
+  auto job = testing::HealthyJob(4, 0);
+  dump::RankDump process = job[0];  // one process (ncclCommInitAll) holding ranks 0-3
+  process.comms.clear();
+  for (auto& d : job) {
+    testing::Issue(d, 6, 5);
+    process.comms.push_back(testing::Comm(d));
+  }
+  Traced t = TraceOf({process});
+  std::vector<std::string> process_names, thread_names;
+  for (const auto& e : t.trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") process_names.push_back(e["args"]["name"]);
+    if (e["ph"] == "M" && e["name"] == "thread_name") thread_names.push_back(e["args"]["name"]);
+  }
+  REQUIRE(process_names.size() == 1);
+  CHECK(process_names[0].rfind("ranks 0-3 (node0:1000)", 0) == 0);
+  REQUIRE(thread_names.size() == 4);
+  for (int r = 0; r < 4; ++r) CHECK(thread_names[r] == "comm 0xfeedface12345678 rank " + std::to_string(r) + "/4");
+}
