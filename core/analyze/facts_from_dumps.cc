@@ -19,6 +19,7 @@ detect::RecordFacts ToRecordFacts(const dump::CollectiveRecord& r) {
   out.enqueue_ns = r.enqueue_ns;
   out.complete_ns = r.complete_ns;
   out.never_completes = r.never_completes;
+  out.untracked = r.untracked;
   return out;
 }
 

@@ -14,6 +14,19 @@ bool Supersedes(const CommMember& candidate, const CommMember& current) {
 
 }  // namespace
 
+bool CommMember::waits() const {
+  if (!alive() || !has_pending()) return false;
+  // Pending ops without a record (aged out of the ring) count as tracked: only a record can
+  // say an op is untracked.
+  uint64_t pending_records = 0;
+  for (const RecordFacts& r : comm->records) {
+    if (r.seq <= comm->last_completed_seq || r.seq > comm->last_enqueued_seq) continue;
+    if (!r.untracked) return true;
+    ++pending_records;
+  }
+  return pending_records < comm->last_enqueued_seq - comm->last_completed_seq;
+}
+
 std::vector<format::RankRange> CommGroup::NotVisibleRanges() const {
   std::vector<format::RankRange> ranges;
   int next = 0;  // lowest rank not yet accounted for; members are sorted by rank

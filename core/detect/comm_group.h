@@ -23,6 +23,10 @@ struct CommMember {
   bool alive() const { return process->alive && !comm->left; }
   // Issued collectives that are not known complete.
   bool has_pending() const { return comm->last_enqueued_seq > comm->last_completed_seq; }
+  // Alive and known to wait: some pending collective is tracked (or has no record left to say
+  // otherwise). Pending ops that are all untracked (completion unknown) are no evidence of a
+  // wait, so they raise no alarm; a tracked op pending behind them is.
+  bool waits() const;
 };
 
 struct CommGroup {

@@ -13,9 +13,9 @@ namespace ncclwatch::detect {
 
 // The highest #N to count as complete on one rank, given the counter the rank published and
 // its recent records (collectives only, any order). Completion events fire in stream order,
-// so any record seen complete raises the answer to its #N; a record whose own completion
-// is never published (never_completes: captured, untracked or failed) right after the
-// answer counts as complete too, or it would look pending forever.
+// so any record seen complete raises the answer to its #N; a record that owes no completion
+// (never_completes: captured or failed) right after the answer counts as complete too, or it
+// would look pending forever. An untracked record never does: its completion is unknown.
 uint64_t EffectiveLastCompleted(uint64_t published_last_completed,
                                 const std::vector<RecordFacts>& records);
 

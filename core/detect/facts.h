@@ -43,9 +43,13 @@ struct RecordFacts {
   int root = -1;          // -1 for ops without a root
   uint64_t enqueue_ns = 0;
   uint64_t complete_ns = 0;  // 0 while not known complete
-  // Its own completion is never published (issued while capturing, untracked, or the call
-  // failed); see EffectiveLastCompleted in completion.h.
+  // No completion is owed: captured into a graph (it runs when the graph does) or the call
+  // failed (it never ran). See EffectiveLastCompleted in completion.h.
   bool never_completes = false;
+  // No completion event could be recorded: whether it completed is unknown. Never counted
+  // complete by itself (a later op seen complete still implies it: stream order), and a rank
+  // whose oldest pending op is unknown is not counted as waiting.
+  bool untracked = false;
 };
 
 // One communicator as seen from one rank (one process may hold several ranks of one

@@ -16,7 +16,7 @@ uint64_t OldestPendingSeq(const CommMember& member) {
 // Unknown enqueue time counts as waiting (the record aged out: it is old); offline, a
 // pending collective in a dump has waited long enough by definition.
 bool IsWaiting(const CommMember& member, const RuleContext& context, uint64_t grace) {
-  if (!member.alive() || !member.has_pending()) return false;
+  if (!member.waits()) return false;
   if (context.offline()) return true;
   std::optional<uint64_t> since = EnqueueTimeAtOrAfter(*member.comm, OldestPendingSeq(member));
   return !since || Age(context.now_ns, *since) >= grace;

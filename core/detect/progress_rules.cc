@@ -49,7 +49,7 @@ std::optional<Verdict> StragglerWithoutFacts(const RuleContext& context, uint64_
   const CommGroup& group = context.group;
   bool live_waits = false;
   for (const CommMember& member : group.members) {
-    live_waits |= member.alive() && member.comm->last_completed_seq < seq;
+    live_waits |= member.waits() && member.comm->last_completed_seq < seq;
   }
   if (!live_waits) return std::nullopt;
   Verdict verdict = StartVerdict(VerdictKind::kStraggler, group, seq);
@@ -74,7 +74,7 @@ std::optional<Verdict> CheckStraggler(const RuleContext& context) {
   // collectives, and the oldest wait is what the job is stuck on.)
   uint64_t seq = 0;
   for (const CommMember& member : group.members) {
-    if (!member.alive() || !member.has_pending()) continue;
+    if (!member.waits()) continue;
     const uint64_t pending = member.comm->last_completed_seq + 1;
     if (seq == 0 || pending < seq) seq = pending;
   }
@@ -121,7 +121,7 @@ std::optional<Verdict> CheckCollectiveHang(const RuleContext& context) {
   std::optional<uint64_t> all_joined;
   bool live_rank_waits = false;
   for (const CommMember& member : group.members) {
-    live_rank_waits |= member.alive() && member.comm->last_completed_seq < seq;
+    live_rank_waits |= member.waits() && member.comm->last_completed_seq < seq;
     std::optional<uint64_t> joined = EnqueueTimeAtOrAfter(*member.comm, seq);
     if (joined && (!all_joined || *joined > *all_joined)) all_joined = joined;
   }

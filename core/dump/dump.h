@@ -103,6 +103,9 @@ struct CollectiveRecord {
   // Its completion is never published (captured, untracked or failed): kept so that
   // `analyze` computes completion as the live detector does (detect/completion.h).
   bool never_completes = false;
+  // No completion event could be recorded: its completion is unknown, never counted complete
+  // (detect::RecordFacts::untracked).
+  bool untracked = false;
 };
 
 struct CommDump {

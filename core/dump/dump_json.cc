@@ -25,7 +25,8 @@ json ToJson(const CollectiveRecord& r) {
               {"datatype", r.datatype}, {"redop", r.redop}, {"root", r.root},
               {"peer", r.peer},       {"stream", FormatHex(r.stream)},
               {"enqueue_ns", r.enqueue_ns}, {"complete_ns", r.complete_ns},
-              {"never_completes", r.never_completes}};
+              {"never_completes", r.never_completes},
+              {"untracked", r.untracked}};
 }
 
 json ToJson(const CommDump& c) {
@@ -308,6 +309,7 @@ void Read(const Node& n, CollectiveRecord* out) {
   n.Get("enqueue_ns", &out->enqueue_ns);
   n.Get("complete_ns", &out->complete_ns);
   n.Get("never_completes", &out->never_completes);  // absent before 2026-11: false
+  n.Get("untracked", &out->untracked);  // absent before schema 2's untracked: false (it was folded into never_completes)
 }
 
 void Read(const Node& n, CommDump* out) {

@@ -179,6 +179,11 @@ inline constexpr uint32_t kRecordFailed = 1u << 2;      // NCCL returned an erro
 inline constexpr uint32_t kRecordUntracked = 1u << 3;   // no completion event could be recorded
 inline constexpr uint32_t kRecordInProgress = 1u << 4;  // nonblocking: enqueue still pending
 
+// What the flags say about a record's completion, for every reader (facts, dumps, status):
+// captured or failed owes no completion; untracked's completion is unknown.
+inline constexpr bool OwesNoCompletion(uint32_t flags) { return (flags & (kRecordCaptured | kRecordFailed)) != 0; }
+inline constexpr bool CompletionUnknown(uint32_t flags) { return (flags & kRecordUntracked) != 0; }
+
 struct alignas(64) RingRecord {
   std::atomic<uint32_t> version;
   std::atomic<uint32_t> op_and_types;  // PackOpAndTypes: op | datatype << 8 | redop << 16

@@ -20,7 +20,8 @@ dump::CollectiveRecord ToDumpRecord(const shm::RecordView& r) {
   out.stream = r.stream;
   out.enqueue_ns = r.enqueue_ns;
   out.complete_ns = r.complete_ns;
-  out.never_completes = (r.flags & (shm::kRecordCaptured | shm::kRecordUntracked | shm::kRecordFailed)) != 0;
+  out.never_completes = shm::OwesNoCompletion(r.flags);
+  out.untracked = shm::CompletionUnknown(r.flags);
   return out;
 }
 

@@ -14,11 +14,6 @@ bool IsWatched(shm::CommState state) {
   return state == shm::CommState::kInitializing || state == shm::CommState::kReady;
 }
 
-// A record whose completion will never be published.
-bool NeverCompletes(const shm::RecordView& r) {
-  return (r.flags & (shm::kRecordCaptured | shm::kRecordUntracked | shm::kRecordFailed)) != 0;
-}
-
 detect::RecordFacts ToRecordView(const shm::RecordView& r) {
   detect::RecordFacts out;
   out.seq = r.seq;
@@ -29,7 +24,8 @@ detect::RecordFacts ToRecordView(const shm::RecordView& r) {
   out.root = shm::HasRoot(r.op) ? r.root_or_peer : -1;
   out.enqueue_ns = r.enqueue_ns;
   out.complete_ns = r.complete_ns;
-  out.never_completes = NeverCompletes(r);
+  out.never_completes = shm::OwesNoCompletion(r.flags);
+  out.untracked = shm::CompletionUnknown(r.flags);
   return out;
 }
 

@@ -60,6 +60,7 @@ dump::RankDump DumpOf(const detect::ProcessFacts& p) {
       rec.enqueue_ns = r.enqueue_ns;
       rec.complete_ns = r.complete_ns;
       rec.never_completes = r.never_completes;
+      rec.untracked = r.untracked;
     }
   }
   return dump::FromJson(dump::ToJson(d));  // what a reader gets back from the file

@@ -38,3 +38,11 @@ TEST_CASE("the published counter is kept when no record says more", "[completion
   CHECK(EffectiveLastCompleted(9, {}) == 9);
   CHECK(EffectiveLastCompleted(9, {Record(8, true)}) == 9);
 }
+
+TEST_CASE("an untracked record is never counted complete by itself", "[completion]") {
+  RecordFacts untracked = Record(4, false);
+  untracked.untracked = true;
+  CHECK(EffectiveLastCompleted(3, {untracked, Record(5, false)}) == 3);
+  // A later record seen complete implies it (completion events fire in stream order).
+  CHECK(EffectiveLastCompleted(3, {untracked, Record(5, true)}) == 5);
+}

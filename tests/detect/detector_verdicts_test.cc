@@ -116,6 +116,24 @@ TEST_CASE("collective_hang: all ranks joined #N and it never completes", "[verdi
   CHECK(Mentions(v, "stream sync"));
 }
 
+TEST_CASE("an untracked collective is unknown, not a wait: no alarm until a tracked one waits", "[verdicts]") {
+  JobFacts view = HealthyJob(kComm, 2, 56);
+  const uint64_t base = 200 * kSec;
+  for (int rank = 0; rank < 2; ++rank) {
+    Issue(CommOf(view, rank), 57, base);
+    CommOf(view, rank).records.back().untracked = true;  // no event could be recorded for #57
+    CommOf(view, rank).untracked_ops = 1;
+  }
+  CHECK(Classify(view, kConfig, base + 600 * kSec).empty());
+  // #58 is tracked and pending behind it: now the ranks wait, in #57 (oldest not known complete).
+  for (int rank = 0; rank < 2; ++rank) Issue(CommOf(view, rank), 58, base + kSec);
+  std::vector<Verdict> verdicts = Classify(view, kConfig, base + 600 * kSec);
+  REQUIRE(verdicts.size() == 1);
+  CHECK(verdicts[0].kind == VerdictKind::kCollectiveHang);
+  CHECK(verdicts[0].seq == 57);
+  CHECK(Mentions(verdicts[0], "could not be tracked; their completion is unknown"));
+}
+
 TEST_CASE("collective_hang names only the ranks that did not complete", "[verdicts]") {
   JobFacts view = HealthyJob(kComm, 3, 5);
   Issue(CommOf(view, 0), 6, 100 * kSec, 100 * kSec + kMs, "Broadcast", 8, 0);
