@@ -42,8 +42,9 @@
 #    short preload tests (dlsym lookups, missing NCCL, RTLD_LOCAL) in short mode.
 #  * TSan: what is multi-threaded: the shm segment (lock-free writers and readers), the CUDA
 #    runtime sim (stream threads, events, host functions) and the stack sampler (signal handler,
-#    answer slots) in short mode; in full mode the other sims, the detector and the watchdog's
-#    logic too. Its findings in core/stacks were fixed: the handler no longer uses libunwind's
+#    answer slots) in short mode; in full mode the other sims, the detector, the watchdog's
+#    logic and the preload end to end (watchdog_* scenarios, preload_*, example.*: the
+#    sanitized libncclwatch.so in TSan-instrumented ranks) too. Its findings in core/stacks were fixed: the handler no longer uses libunwind's
 #    unw_backtrace (TLS malloc'ed on a thread's first capture, and a thread-exit destructor that
 #    crashed under TSan), capture_test's shared counters are atomic, and the capture lock is no
 #    timed_mutex (TSan does not see pthread_mutex_clocklock).
@@ -137,8 +138,8 @@ ncclwatch_sanitize_tsan() {
     ncclwatch_sanitize_ctest "$build" -R '^(core_shm|sim_cudart\.unit|stacks_test)$'
   else
     cmake --build "$build" -j "${BUILD_JOBS:-2}"
-    echo "sanitize: TSan (build-tsan): core_shm, sim_*, detect_*, core_watch_*, stacks_*"
-    ncclwatch_sanitize_ctest "$build" -R '^(core_shm|sim_.*|detect_.*|core_watch_.*|stacks_.*)$' \
+    echo "sanitize: TSan (build-tsan): core_shm, sim_*, detect_*, core_watch_*, stacks_*, watchdog_*, preload_*, example.*"
+    ncclwatch_sanitize_ctest "$build" -R '^(core_shm|sim_.*|detect_.*|core_watch_.*|stacks_.*|watchdog_.*|preload_.*|example\..*)$' \
       -E "$ncclwatch_sanitize_not_covered"
   fi
 }
