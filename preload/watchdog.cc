@@ -247,17 +247,19 @@ class Poller {
       dir_warning_logged_ = true;
       Log(LogLevel::kWarn, dir.warning);
     }
-    const dump::WriteResult result = dump::WriteDump(d, settings_.dump_dir);
+    // Through the directory fd that was checked, never the path again (a swapped directory
+    // cannot redirect the write).
+    const dump::WriteResult result = dump::WriteDump(d, dir.directory);
     if (!result.ok()) ReportIoFailure(result.message);
     if (result.ok()) TrackIncident(d);
     // The gone ranks' facts next to ours, so that analyze reaches rank_exited from the dumps.
-    if (result.ok()) WriteDumpsOfGoneProcesses(d);
+    if (result.ok()) WriteDumpsOfGoneProcesses(d, dir.directory);
     return result.ok();
   }
 
-  void WriteDumpsOfGoneProcesses(const dump::RankDump& own) {
+  void WriteDumpsOfGoneProcesses(const dump::RankDump& own, const dump::DumpDirectory& dir) {
     for (const dump::RankDump& gone : watch::DumpsOfGoneProcesses(snapshot_, own, watch::kRecordsPerCommInDump)) {
-      const dump::WriteResult written = dump::WriteDump(gone, settings_.dump_dir);
+      const dump::WriteResult written = dump::WriteDump(gone, dir);
       if (!written.ok()) ReportIoFailure(written.message);
     }
   }

@@ -31,8 +31,13 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 // can make a reader allocate ("0-2147483647" names 2^31 ranks).
 constexpr size_t kMaxRanksPerList = size_t{1} << 20;
 
+// A verdict's rank lists are sets: sorted, each rank once, whatever the writer repeated, so a
+// trigger reads back as it is written (FormatRangeList writes each rank once).
 std::vector<int> ParseRanks(const std::string& text) {
-  return format::ParseRangeList(text, kMaxRanksPerList).value_or(std::vector<int>{});
+  std::vector<int> ranks = format::ParseRangeList(text, kMaxRanksPerList).value_or(std::vector<int>{});
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
 }
 
 constexpr size_t kMaxTriggerBytes = 65536;

@@ -56,6 +56,14 @@ TEST_CASE("a trigger's rank lists are written as runs and read back bounded", "[
   REQUIRE(old);
   CHECK(old->verdict.culprit_ranks == std::vector<int>{2, 5});
   CHECK(old->verdict.other_ranks.empty());
+  // Rank lists are sets: a repeated or unordered list reads sorted, each rank once, so it reads
+  // back the same after formatting (found by fuzz_trigger_file; seed fuzz/corpus/trigger_file/repeated_rank).
+  const std::optional<Trigger> repeated = ParseTrigger("ncclwatch.trigger 1\nincident=x\nculprits=5,1,1\n");
+  REQUIRE(repeated);
+  CHECK(repeated->verdict.culprit_ranks == std::vector<int>{1, 5});
+  const std::optional<Trigger> again = ParseTrigger(FormatTrigger(*repeated));
+  REQUIRE(again);
+  CHECK(again->verdict.culprit_ranks == repeated->verdict.culprit_ranks);
 }
 
 TEST_CASE("text that is not a trigger is rejected", "[trigger]") {
