@@ -13,8 +13,9 @@
 #    (2) verify_asan_link_order=0: LD_PRELOAD puts libncclwatch.so ahead of the libasan.so the
 #    program links; it is the same runtime, only ASan's order check objects.
 #  * Not run sanitized (ncclwatch_sanitize_not_covered), each for a reason:
-#    - python hosts: watchdog_python_rank, preload_reach_ctypes_straggler, stacks_python_* and
-#      the torch label. CPython is not instrumented, so the runtime would have to be preloaded
+#    - python hosts: watchdog_python_rank, watchdog_exit_os_exit (its ranks are Python, for
+#      os._exit), preload_reach_ctypes_straggler, sim_cudart.error_texts (ctypes loads the sim
+#      into python3), stacks_python_* and the torch label. CPython is not instrumented, so the runtime would have to be preloaded
 #      into the interpreter ahead of libncclwatch.so, and LSan then reports the interpreter's
 #      own allocations still held at exit.
 #    - preload_inert: it preloads into /bin/true, bash, python3 and gcc (uninstrumented, as above)
@@ -99,7 +100,7 @@ ncclwatch_sanitize_ctest() {
 }
 
 # Uninstrumented hosts and valgrind (see above): never run sanitized.
-ncclwatch_sanitize_not_covered='^(watchdog_python_rank|watchdog_failed_init_no_leak|preload_reach_ctypes_straggler|preload_inert|preload_exports|preload_e2e|preload_fidelity|stacks_python_.*)$'
+ncclwatch_sanitize_not_covered='^(watchdog_python_rank|watchdog_exit_os_exit|sim_cudart\.error_texts|watchdog_failed_init_no_leak|preload_reach_ctypes_straggler|preload_inert|preload_exports|preload_e2e|preload_fidelity|stacks_python_.*)$'
 
 # ASan+UBSan over the unit tests, the CLI and the corpus replays (short), or everything that can
 # run instrumented (full).

@@ -109,8 +109,7 @@ bool ShmSegment::WaitAllAttached(const std::function<bool()>& stop) {
 }
 
 void ShmSegment::Unlink() {
-  if (unlinked_) return;
-  unlinked_ = true;
+  if (unlinked_.exchange(true)) return;
   shm_unlink(name_.c_str());
 }
 

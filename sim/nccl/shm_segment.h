@@ -43,7 +43,8 @@ class ShmSegment {
   int nranks_;
   SegmentLayout layout_;
   std::atomic<void*> base_{nullptr};  // read by Abort from other threads
-  bool unlinked_ = false;
+  // Abort (any thread) and the end of init (the rank's thread) may both unlink: once.
+  std::atomic<bool> unlinked_{false};
 };
 
 // "/ncclsim.<uid>.<16 hex digits of the comm hash>".
