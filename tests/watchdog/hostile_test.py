@@ -80,6 +80,10 @@ def remove(path, sleeper):
     sleeper.wait()
 
 
+def warnings_about(job, path):
+    return [line for line in job.output().splitlines() if path in line and "owned by uid 65534" in line]
+
+
 def foreign_segment():
     if os.geteuid() != 0:
         print("SKIP: creating a segment owned by another uid needs root")
@@ -99,7 +103,13 @@ def foreign_segment():
         forged.clear()
         path, sleeper = forge_from(source, job, OTHER_UID)
         forged.append((path, sleeper))
-        time.sleep(2.0)  # ten polls of every rank's watchdog
+        # Until both ranks' watchdogs have polled and warned (ten polls take 2 s in a release
+        # build; instrumented builds run the ranks several times slower), then two more seconds
+        # of polls, which must not warn again.
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline and len(warnings_about(job, path)) < 2:
+            time.sleep(0.1)
+        time.sleep(2.0)
         rc, out, warnings = status(job)
         st.check(rc == 0 and str(sleeper.pid) not in out, "the copy owned by uid 65534 is not in status")
         st.check(path in warnings and "owned by uid 65534" in warnings, "status warns about it")
@@ -107,8 +117,7 @@ def foreign_segment():
         job.stop()
         for p, s in forged:
             remove(p, s)
-    log = job.output()
-    warned = [line for line in log.splitlines() if path in line and "owned by uid 65534" in line]
+    warned = warnings_about(job, path)
     st.check(len(warned) == 2, f"each of the 2 ranks warns once about {path} (got {len(warned)})")
     st.check(not job.dump_files(), "nothing dumped")
     job.cleanup()
