@@ -5,10 +5,14 @@
 //     ExitHow::kStatus, after the watchdog and tracker threads stopped;
 //   * _exit(status) (Python's os._exit), which skips on_exit handlers: the exported _exit hook
 //     records ExitHow::kStatus (async-signal-safe, no cleanup), then ends the process as glibc does;
-//   * a fatal signal (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTERM) whose disposition was
-//     the default when ncclwatch activated: a handler records ExitHow::kSignal and gives the
-//     signal back (default disposition restored, signal re-raised), so the process dies
-//     exactly as it would have; a signal the job handles itself is never touched;
+//   * a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL) whose disposition was the default when
+//     ncclwatch activated: a handler records ExitHow::kSignal and gives the signal back
+//     (default disposition restored, signal re-raised), so the process dies exactly as it
+//     would have; one the job handles itself is never touched;
+//   * a teardown signal (SIGTERM, SIGINT, SIGABRT) that is not ignored: the same handler first
+//     runs the last gasp (last_gasp.h, bounded), then passes the signal on: to the job's own
+//     handler when it had one (called with the same arguments; it decides, and nothing is
+//     recorded), else to the default action as above;
 //   * SIGKILL, or a death our handler cannot run in: nothing is recorded, the segment stays
 //     kLive with a dead pid, which readers take for a crash.
 // The segment is kept as evidence; the last live process of the job on this host removes every

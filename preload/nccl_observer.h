@@ -72,6 +72,9 @@ void ObserveUniqueId(const ncclUniqueId* id, ncclResult_t result) noexcept;
 // kSuspend/kResume (NCCL 2.29) are not teardown but share its shape: a state change.
 enum class Teardown { kFinalize, kDestroy, kAbort, kRevoke, kSuspend, kResume };
 void ObserveTeardown(ncclComm_t comm, Teardown kind, ncclResult_t result) noexcept;
+// Before the call: an abort or revoke flags the communicator's pending ops as aborted first,
+// since tearing down its kernels completes their events.
+void ObserveTeardownStart(ncclComm_t comm, Teardown kind) noexcept;
 void ObserveAsyncError(ncclComm_t comm, ncclResult_t call_result, const ncclResult_t* async_error) noexcept;
 
 // Guards calls that only need NCCL's nested calls ignored (teardown, async error).

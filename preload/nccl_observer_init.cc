@@ -70,14 +70,19 @@ shm::CommIdentity IdentityOf(const CommEntry& entry) {
   return id;
 }
 
-// A new entry with a claimed slot, or nullptr when all slots are in use.
+// A new entry with a claimed slot, or nullptr when all slots are in use or /dev/shm cannot
+// back another one (one warning for either; the communicator itself is created as usual).
 CommEntry* NewEntry(Runtime* rt, uint64_t start_ns) {
-  shm::CommSlot slot = rt->segment->ClaimCommSlot();
+  std::string reservation_error;
+  shm::CommSlot slot = rt->segment->ClaimCommSlot(&reservation_error);
   if (!slot.valid()) {
     static std::atomic<bool> warned{false};
     if (!warned.exchange(true)) {
-      Log(LogLevel::kWarn, "more than " + std::to_string(shm::kMaxComms) +
-                               " live communicators in this process; the extra ones are not watched");
+      Log(LogLevel::kWarn, reservation_error.empty()
+                               ? "more than " + std::to_string(shm::kMaxComms) +
+                                     " live communicators in this process; the extra ones are not watched"
+                               : reservation_error + "; this communicator and later ones that find no room are "
+                                                     "not watched (the job carries on)");
     }
     return nullptr;
   }

@@ -1,6 +1,7 @@
 // The communicator's state after Finalize, Destroy, Abort, Revoke, Suspend and Resume, and
 // what ncclCommGetAsyncError reports (which also completes nonblocking inits and enqueues).
 #include "core/shm/process_info.h"
+#include "preload/last_gasp.h"
 #include "preload/nccl_observer.h"
 #include "preload/nccl_observer_internal.h"
 
@@ -42,6 +43,21 @@ void ObserveTeardown(ncclComm_t comm, Teardown kind, ncclResult_t result) noexce
         rt->comms.Erase(entry->handle);
         break;
     }
+  });
+}
+
+void ObserveTeardownStart(ncclComm_t comm, Teardown kind) noexcept {
+  if (kind != Teardown::kAbort && kind != Teardown::kRevoke) return;
+  Runtime* rt = ActiveRuntime();
+  if (rt == nullptr) return;
+  CommEntry* entry = rt->comms.Find(Handle(comm));
+  if (entry == nullptr) return;
+  Guarded("ObserveTeardownStart", [&] {
+    // The evidence first, while the ops still read as pending; then they are marked aborted.
+    if (LastGaspWorthy(entry->slot.OldestPendingEnqueueNs(), shm::MonotonicNowNs())) {
+      RunLastGasp(kind == Teardown::kAbort ? kLastGaspCommAbort : kLastGaspCommRevoke);
+    }
+    entry->slot.MarkPendingAborted();
   });
 }
 

@@ -151,6 +151,11 @@ class AfterCallTracking : public NoNewComms {
 class LifecycleTracking : public AfterCallTracking {
  public:
   LifecycleTracking(ncclComm_t comm, Teardown kind) : AfterCallTracking(comm), kind_(kind) {}
+  bool Begin() {
+    if (!AfterCallTracking::Begin()) return false;
+    ObserveTeardownStart(Comm(), kind_);
+    return true;
+  }
   void End(ncclResult_t result) {
     Leave();
     ObserveTeardown(Comm(), kind_, result);

@@ -11,6 +11,7 @@
 #include "core/settings/settings.h"
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
+#include "core/shm/run_identity.h"
 #include "core/shm/segment_file.h"
 #include "preload/exit_evidence.h"
 #include "preload/keep_errno.h"
@@ -71,6 +72,8 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
   options.job_id = config.job_id;
   options.pid = rt->owner_pid;
   options.process_start_ticks = shm::ProcessStartTicks(rt->owner_pid);
+  options.boot_id = shm::BootId();
+  options.run_key = shm::ThisProcessRunKey();
   options.host = shm::HostName();
   options.rank = config.launcher_rank;
   options.ring_capacity = config.ring_capacity;
@@ -92,7 +95,9 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
   }
   Log(LogLevel::kInfo, "publishing to /dev/shm" + rt->segment->name());
   ArmExitEvidence(&rt->segment->header(), rt->owner_pid);
-  rt->watchdog = std::make_unique<Watchdog>(WatchdogSettingsOf(config, options.host));
+  WatchdogSettings watchdog_settings = WatchdogSettingsOf(config, options.host);
+  watchdog_settings.run_key = options.run_key;
+  rt->watchdog = std::make_unique<Watchdog>(std::move(watchdog_settings));
   return rt;
 }
 

@@ -1,16 +1,19 @@
 #include "preload/watchdog.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +28,7 @@
 #include "core/format/hex.h"
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
+#include "core/shm/run_identity.h"
 #include "core/shm/segment_name.h"
 #include "core/stacks/native_sampler.h"
 #include "core/stacks/process_stacks.h"
@@ -37,6 +41,7 @@
 #include "core/watch/incident_resolution.h"
 #include "core/watch/trigger_file.h"
 #include "preload/bounded_stop.h"
+#include "preload/last_gasp.h"
 #include "preload/log.h"
 #include "preload/resolver.h"
 
@@ -92,6 +97,8 @@ constexpr size_t kMaxOpenIncidents = 64;
 // every 25 ms, so 4 looks 25 ms apart catch a collective that finished just before exit.
 constexpr int kFinalResolutionLooks = 4;
 constexpr auto kFinalResolutionInterval = std::chrono::milliseconds(25);
+// A last gasp adds no dump to one written this recently (see Poller::LastGasp).
+constexpr uint64_t kFreshDumpNs = 2ull * 1000 * 1000 * 1000;
 
 // An incident this process dumped for, until its key completes (core/watch/incident_resolution.h).
 struct OpenIncident {
@@ -111,7 +118,7 @@ class Poller {
       : settings_(settings), triggers_(settings.dump_dir, settings.trigger_job_id), versions_(QueryLibraryVersions()) {}
 
   void PollOnce() {
-    snapshot_ = shm::ReadJobSnapshot(settings_.job_id, getuid(), watch::kRecordsPerCommInDump);
+    ReadOwnRun();
     const detect::JobFacts view = watch::FactsFromSnapshot(snapshot_);
     const std::vector<detect::Verdict> verdicts = detect::Classify(view, settings_.detect, shm::MonotonicNowNs());
     watch::GroupedVerdicts grouped = grouper_.Group(incidents_.Observe(verdicts), shm::MonotonicNowNs());
@@ -124,24 +131,103 @@ class Poller {
     ResolveOpenIncidents();
   }
 
+  // Teardown asked for a last look (last_gasp.h): the usual poll, then a dump of our own when
+  // nothing else dumped and this process has waited longer than the floor or has an
+  // incident open, with a trigger file so that its peers dump too.
+  void LastGasp(int cause) {
+    PollOnce();
+    const uint64_t now = shm::MonotonicNowNs();
+    // A dump of this process from the last 2 s (this poll's, or the one that was under way
+    // when the teardown began) already holds what a last gasp would.
+    if (last_dump_ns_ != 0 && now - last_dump_ns_ < kFreshDumpNs) return;
+    std::string waiting = OwnLongestWait(now);
+    if (waiting.empty() && open_.empty()) return;
+    if (waiting.empty()) waiting = "an incident open";
+    const std::string id = "last_gasp-" + std::to_string(getpid()) + "-" + std::to_string(now);
+    policy_.Claim(id);
+    dump::LocalVerdict verdict;
+    verdict.summary = std::string("last gasp: torn down by ") + LastGaspCauseName(cause) + " with " + waiting;
+    const bool written = WriteRankDump(id, "last-gasp", verdict);
+    std::string error;
+    watch::Trigger trigger = TriggerOf(id, detect::Verdict{});
+    trigger.verdict = verdict;
+    if (written && !watch::WriteTriggerFile(settings_.dump_dir, trigger, &error)) ReportIoFailure(error);
+    if (LogEnabled(LogLevel::kWarn)) {
+      LogRawLine(LogLevel::kWarn, LinePrefix("WARN") + verdict.summary +
+                                      (written ? "; dumps in " : "; dump FAILED, dir ") + settings_.dump_dir);
+    }
+  }
+
   // At exit (the watchdog stops before the tracker and the segment): a collective that
   // completed just before the job ended is still recorded as resolved.
   void FinalResolutionCheck() {
     for (int look = 0; look < kFinalResolutionLooks && !open_.empty(); ++look) {
       if (look > 0) std::this_thread::sleep_for(kFinalResolutionInterval);
-      snapshot_ = shm::ReadJobSnapshot(settings_.job_id, getuid(), watch::kRecordsPerCommInDump);
+      ReadOwnRun();
       ResolveOpenIncidents();
     }
   }
 
  private:
+  // The segments of this process's run only: the job id may be shared by other runs
+  // (core/shm/run_identity.h).
+  void ReadOwnRun() {
+    snapshot_ = shm::ReadJobSnapshot(settings_.job_id, getuid(), watch::kRecordsPerCommInDump);
+    shm::KeepRunOf(getpid(), &snapshot_);
+  }
+
+  const shm::ProcessView* OwnView() const {
+    for (const shm::ProcessView& p : snapshot_.processes) {
+      if (p.pid == getpid()) return &p;
+    }
+    return nullptr;
+  }
+
+  // What this process has waited on longest, when longer than the last-gasp floor: "#12
+  // AllReduce on comm 0x... pending 8.0 s"; "" when nothing.
+  std::string OwnLongestWait(uint64_t now) const {
+    const shm::ProcessView* own = OwnView();
+    if (own == nullptr) return "";
+    uint64_t oldest = now;
+    std::string what;
+    const auto consider = [&](uint64_t since, const std::string& text) {
+      if (since == 0 || since >= oldest || now - since < settings_.last_gasp_floor_ns) return;
+      oldest = since;
+      what = text;
+    };
+    for (const shm::CommView& c : own->comms) {
+      const std::string comm = "comm " + format::FormatHex(c.comm_hash);
+      if (c.state == shm::CommState::kInitializing) consider(c.init_start_ns, "the init of " + comm);
+      if (c.state != shm::CommState::kReady) continue;
+      for (const shm::RecordView& r : c.records) {
+        if (r.complete_ns != 0 || shm::OwesNoCompletion(r.flags) || shm::CompletionUnknown(r.flags)) continue;
+        consider(r.enqueue_ns, "#" + std::to_string(r.seq) + " " + shm::OpName(r.op) + " on " + comm);
+      }
+    }
+    for (const shm::SyncView& sync : own->sync_slots) consider(sync.blocked_since_ns, "a host sync");
+    return what.empty() ? "" : what + " pending " + format::FormatDuration(now - oldest);
+  }
+
+  std::set<uint64_t> OwnCommHashes() const {
+    std::set<uint64_t> hashes;
+    if (const shm::ProcessView* own = OwnView()) {
+      for (const shm::CommView& c : own->comms) {
+        if ((c.flags & shm::kCommHashKnown) != 0 && c.comm_hash != 0) hashes.insert(c.comm_hash);
+      }
+    }
+    return hashes;
+  }
+
   // Trigger files ask for dumps on behalf of other ranks; the directory may be shared, so
   // they are validated (TriggerWatcher) and rate-limited, and what is dropped is said in
   // one line per poll at most.
   void PollTriggers() {
     size_t limited = 0;
+    const std::set<uint64_t> own_comms = OwnCommHashes();
     for (const watch::Trigger& t : triggers_.PollNew()) {
       if (policy_.Dumped(t.incident_id)) continue;
+      // Another run under our job id (or a run that ended): not ours to answer, nor to mention.
+      if (!watch::TriggerIsOfOurRun(t, settings_.host, settings_.run_key, own_comms)) continue;
       const uint64_t now = shm::MonotonicNowNs();
       if (!trigger_dumps_.Available(now) || !all_dumps_.Available(now)) {
         ++limited;
@@ -194,6 +280,10 @@ class Poller {
     t.verdict = watch::ToLocalVerdict(v);
     t.host = settings_.host;
     t.pid = static_cast<int32_t>(getpid());
+    t.run_key = settings_.run_key;
+    for (const uint64_t hash : OwnCommHashes()) {
+      if (t.comms.size() < watch::kMaxTriggerComms) t.comms.push_back(hash);
+    }
     return t;
   }
 
@@ -251,6 +341,7 @@ class Poller {
     // cannot redirect the write).
     const dump::WriteResult result = dump::WriteDump(d, dir.directory);
     if (!result.ok()) ReportIoFailure(result.message);
+    if (result.ok()) last_dump_ns_ = shm::MonotonicNowNs();
     if (result.ok()) TrackIncident(d);
     // The gone ranks' facts next to ours, so that analyze reaches rank_exited from the dumps.
     if (result.ok()) WriteDumpsOfGoneProcesses(d, dir.directory);
@@ -259,6 +350,10 @@ class Poller {
 
   void WriteDumpsOfGoneProcesses(const dump::RankDump& own, const dump::DumpDirectory& dir) {
     for (const dump::RankDump& gone : watch::DumpsOfGoneProcesses(snapshot_, own, watch::kRecordsPerCommInDump)) {
+      // A rank that dumped for this incident itself before it went (its last gasp, which
+      // asked for this dump) left the better evidence, with its stacks: never replaced.
+      struct stat st {};
+      if (fstatat(dir.fd(), (dump::DumpFileStem(gone) + ".json").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) continue;
       const dump::WriteResult written = dump::WriteDump(gone, dir);
       if (!written.ok()) ReportIoFailure(written.message);
     }
@@ -312,6 +407,7 @@ class Poller {
   LibraryVersions versions_;
   bool io_failure_reported_ = false;
   bool dir_warning_logged_ = false;
+  uint64_t last_dump_ns_ = 0;  // CLOCK_MONOTONIC of this process's last dump written
   std::vector<OpenIncident> open_;
 };
 
@@ -331,6 +427,8 @@ WatchdogSettings WatchdogSettingsOf(const settings::Settings& config, const std:
   s.dump_dir_named_by_user = !config.dump_dir.empty();
   s.dump_dir = s.dump_dir_named_by_user ? config.dump_dir : DefaultDumpDir(config.job_id);
   s.detect = settings::DetectConfigOf(config);
+  s.last_gasp_floor_ns = config.last_gasp_floor_ns;
+  s.last_gasp_budget_ns = config.last_gasp_budget_ns;
   s.capture = settings::CaptureOptionsOf(config);
   s.nccl_env = config.nccl_env;
   return s;
@@ -365,19 +463,32 @@ void Watchdog::Run() {
     if (!signal_warning.empty()) Log(LogLevel::kWarn, signal_warning);
     // Killed jobs cannot remove their segments; the next job of this user does, once none of
     // their processes is alive (so /dev/shm does not fill up across jobs).
-    const int removed = shm::RemoveDeadJobs(settings_.job_id);
+    const int removed = shm::RemoveDeadJobs(settings_.job_id) + shm::RemoveDeadRuns(settings_.job_id, settings_.run_key);
     if (removed > 0) Log(LogLevel::kInfo, "removed " + std::to_string(removed) + " segments of finished jobs");
     Poller poller(settings_);
     const auto interval = std::chrono::nanoseconds(settings_.detect.poll_interval_ns);
+    // Teardown's last-gasp requests are looked for every slice: a request waits 50 ms at
+    // most, for 20 wakeups a second of this thread that read one atomic each.
+    const auto slice = std::min<std::chrono::nanoseconds>(interval, std::chrono::milliseconds(50));
+    auto next_poll = std::chrono::steady_clock::now() + interval;
+    ArmLastGasp(settings_.last_gasp_budget_ns, settings_.last_gasp_floor_ns);
     std::unique_lock<std::mutex> lock(mu_);
-    while (!wake_.wait_for(lock, interval, [this] { return stop_; })) {
+    while (!wake_.wait_for(lock, slice, [this] { return stop_; })) {
       lock.unlock();
-      poller.PollOnce();
+      if (const int cause = PendingLastGasp(); cause != 0) {
+        poller.LastGasp(cause);
+        AnswerLastGasp();
+      } else if (std::chrono::steady_clock::now() >= next_poll) {
+        poller.PollOnce();
+        next_poll = std::chrono::steady_clock::now() + interval;
+      }
       lock.lock();
     }
     lock.unlock();
+    DisarmLastGasp();
     poller.FinalResolutionCheck();
   } catch (...) {
+    DisarmLastGasp();
     Log(LogLevel::kWarn, "watchdog stopped after an internal error; the job carries on unwatched");
   }
   std::lock_guard<std::mutex> lock(mu_);

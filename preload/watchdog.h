@@ -27,12 +27,15 @@ namespace ncclwatch::preload {
 struct WatchdogSettings {
   std::string job_id;     // sanitized, as in the segment name
   std::string host;
+  uint64_t run_key = 0;   // this process's run (core/shm/run_identity.h)
   std::string dump_dir;   // NCCLWATCH_DUMP_DIR, else <working directory>/ncclwatch-dumps/<job>
   bool dump_dir_named_by_user = false;  // NCCLWATCH_DUMP_DIR was set (see core/dump/dump_dir.h)
   // The job written into our trigger files and required in the ones we act on: the job id,
   // unless NCCLWATCH_TRIGGER_JOB_ID names one shared by hosts whose NCCLWATCH_JOB_IDs differ.
   std::string trigger_job_id;
   detect::DetectConfig detect;
+  uint64_t last_gasp_floor_ns = 0;   // NCCLWATCH_LAST_GASP_FLOOR_SEC (last_gasp.h)
+  uint64_t last_gasp_budget_ns = 0;  // NCCLWATCH_LAST_GASP_SEC; 0: off
   CaptureOptions capture;
   std::map<std::string, std::string> nccl_env;  // recorded in dumps
 };

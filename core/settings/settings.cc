@@ -111,6 +111,21 @@ std::vector<Row> MakeRows() {
       [](std::string_view v, Settings* s) { return ParseDuration(v, kNsPerSec, &s->stall_threshold_ns); });
   add("NCCLWATCH_POLL_MS", "watchdog poll interval, ms (fractional)", "500", "milliseconds in [1e-06, 1e+13]",
       [](std::string_view v, Settings* s) { return ParseDuration(v, kNsPerMs, &s->poll_interval_ns); });
+  add("NCCLWATCH_LAST_GASP_FLOOR_SEC",
+      "a rank torn down (SIGTERM, SIGINT, SIGABRT, comm abort/revoke) dumps first if it has waited this long, seconds",
+      "1", "seconds in [1e-09, 1e+10]",
+      [](std::string_view v, Settings* s) { return ParseDuration(v, kNsPerSec, &s->last_gasp_floor_ns); });
+  add("NCCLWATCH_LAST_GASP_SEC", "how long teardown waits for that dump, seconds; `0`: no last-gasp dumps", "3",
+      "seconds in [0, 600]", [](std::string_view v, Settings* s) {
+        if (v == "0") {
+          s->last_gasp_budget_ns = 0;
+          return true;
+        }
+        uint64_t budget = 0;
+        if (!ParseDuration(v, kNsPerSec, &budget) || budget > 600 * kNsPerSec) return false;
+        s->last_gasp_budget_ns = budget;
+        return true;
+      });
   add("NCCLWATCH_DUMP_DIR", "where dumps and trigger files go (a shared file system for multi-node jobs)",
       "./ncclwatch-dumps/<job>", "a path", [](std::string_view v, Settings* s) {
         while (v.size() > 1 && v.back() == '/') v.remove_suffix(1);

@@ -46,6 +46,17 @@ struct Settings {
   uint64_t stall_threshold_ns = detect::DetectConfig{}.stall_threshold_ns;
   // NCCLWATCH_POLL_MS (ms, fractional, 1e-6 .. 1e13, default 500): watchdog poll interval.
   uint64_t poll_interval_ns = detect::DetectConfig{}.poll_interval_ns;
+  // NCCLWATCH_LAST_GASP_FLOOR_SEC (seconds, fractional, 1e-9 .. 1e10, default 1): a rank torn
+  // down (SIGTERM, SIGINT, SIGABRT, ncclCommAbort, ncclCommRevoke) dumps before it goes when
+  // an op, init or host sync of its own has been pending this long, or an incident is open.
+  // 1 s: far above a healthy op's time at teardown (a torchrun stop after a rank failed comes
+  // seconds after the failure), so a job stopped while idle never dumps.
+  uint64_t last_gasp_floor_ns = 1'000'000'000ull;
+  // NCCLWATCH_LAST_GASP_SEC (seconds, fractional, 0 .. 600, default 3; 0 = no last-gasp
+  // dumps): how long teardown may wait for that dump. 3 s: a dump takes 0.3-1 s (stack
+  // capture is bounded by NCCLWATCH_STACK_TIMEOUT_MS), well inside the 30 s between SIGTERM
+  // and SIGKILL of SLURM and Kubernetes.
+  uint64_t last_gasp_budget_ns = 3'000'000'000ull;
   // NCCLWATCH_DUMP_DIR (a path, default empty = ./ncclwatch-dumps/<job id> under the working
   // directory at activation): where dumps and trigger files go. Trailing '/' removed.
   std::string dump_dir;

@@ -1,5 +1,7 @@
 #include "core/shm/comm_slot.h"
 
+#include <algorithm>
+
 #include "core/shm/seqlock.h"
 
 namespace ncclwatch::shm {
@@ -132,6 +134,38 @@ void CommSlot::AddFlags(const RecordRef& ref, uint32_t flags) {
   SeqlockWriteEnd(r.version, v);
 }
 
+template <typename Fn>
+void CommSlot::ForEachPending(Fn fn) const {
+  const uint64_t written = header_->records_written.load(std::memory_order_acquire);
+  const uint64_t kept = std::min<uint64_t>(written, mask_ + 1);
+  for (uint64_t index = written - kept; index < written; ++index) {
+    const RingRecord& r = ring_[index & mask_];
+    if (r.ring_index.load(std::memory_order_acquire) != index || r.complete_ns.load(std::memory_order_acquire) != 0) {
+      continue;
+    }
+    const uint32_t flags = UnpackPeerAndFlags(r.peer_and_flags.load(kRelaxed)).flags;
+    if (OwesNoCompletion(flags) || (flags & kRecordAborted) != 0) continue;
+    fn(index, r);
+  }
+}
+
+void CommSlot::MarkPendingAborted() {
+  ForEachPending([this](uint64_t index, const RingRecord&) {
+    RecordRef ref;
+    ref.ring_index = index;
+    AddFlags(ref, kRecordAborted);
+  });
+}
+
+uint64_t CommSlot::OldestPendingEnqueueNs() const {
+  uint64_t oldest = 0;
+  ForEachPending([&](uint64_t, const RingRecord& r) {
+    const uint64_t enqueued = r.enqueue_ns.load(kRelaxed);
+    if (oldest == 0 || (enqueued != 0 && enqueued < oldest)) oldest = enqueued;
+  });
+  return oldest;
+}
+
 void CommSlot::MarkCompleted(const RecordRef& ref, uint64_t now_ns) {
   MarkRangeCompleted(ref.ring_index, ref.ring_index, ref.collective ? ref.seq : 0, now_ns);
 }
@@ -140,14 +174,18 @@ void CommSlot::MarkRangeCompleted(uint64_t first_ring_index, uint64_t last_ring_
                                   uint64_t now_ns) {
   // Only the newest ring_capacity indices can still be in the ring.
   if (last_ring_index - first_ring_index > mask_) first_ring_index = last_ring_index - mask_;
+  bool aborted = false;
   for (uint64_t index = first_ring_index; index <= last_ring_index; ++index) {
     RingRecord& r = ring_[index & mask_];
-    if (r.ring_index.load(std::memory_order_acquire) == index && r.complete_ns.load(kRelaxed) == 0) {
-      r.complete_ns.store(now_ns, std::memory_order_release);
+    if (r.ring_index.load(std::memory_order_acquire) != index || r.complete_ns.load(kRelaxed) != 0) continue;
+    if ((UnpackPeerAndFlags(r.peer_and_flags.load(std::memory_order_acquire)).flags & kRecordAborted) != 0) {
+      aborted = true;
+      continue;
     }
+    r.complete_ns.store(now_ns, std::memory_order_release);
   }
   CommSlotHeader& h = *header_;
-  if (max_collective_seq > h.last_completed_seq.load(kRelaxed)) {
+  if (!aborted && max_collective_seq > h.last_completed_seq.load(kRelaxed)) {
     h.last_completed_ns.store(now_ns, kRelaxed);
     h.last_completed_seq.store(max_collective_seq, std::memory_order_release);
   }

@@ -60,10 +60,18 @@ class CommSlot {
   // Adds flags to a record this thread appended (e.g. kRecordFailed after the call); the
   // first kRecordUntracked on a record counts it in untracked_ops.
   void AddFlags(const RecordRef& ref, uint32_t flags);
+  // Before the communicator is aborted or revoked: every record still pending (not complete,
+  // owing a completion) is flagged kRecordAborted, so that the completion its event reports
+  // when the abort tears the kernels down is never taken for the op's.
+  void MarkPendingAborted();
+  // The enqueue time of the oldest record still pending (as MarkPendingAborted counts them),
+  // 0 when none.
+  uint64_t OldestPendingEnqueueNs() const;
   // Tracker only. Records whose ring slot was reused meanwhile are left alone.
   void MarkCompleted(const RecordRef& ref, uint64_t now_ns);
   // Marks records [first, last] (absolute ring indices) complete and advances the
-  // completed collective seq to `max_collective_seq` (0: no collective among them).
+  // completed collective seq to `max_collective_seq` (0: no collective among them). Aborted
+  // records stay incomplete, and then the seq does not advance.
   void MarkRangeCompleted(uint64_t first_ring_index, uint64_t last_ring_index, uint64_t max_collective_seq,
                           uint64_t now_ns);
 
@@ -78,6 +86,10 @@ class CommSlot {
 
  private:
   PeerCounters* FindOrClaimPeer(int32_t peer);
+  // Calls fn(ring_index, record) for each record in the ring not complete, owing a completion
+  // and not yet aborted.
+  template <typename Fn>
+  void ForEachPending(Fn fn) const;
 
   CommSlotHeader* header_ = nullptr;
   RingRecord* ring_ = nullptr;

@@ -1,8 +1,11 @@
-// Binary layout of one ncclwatch shared-memory segment (layout version 3).
+// Binary layout of one ncclwatch shared-memory segment (layout version 4).
 //
 // One segment per process that created at least one NCCL communicator, named
 //   /ncclwatch.<uid>.<job id>.<pid>.<process start ticks>       (see segment_name.h)
-// mode 0600, fixed size, created at the first communicator. It outlives its process: at exit
+// mode 0600, fixed size, created at the first communicator. Its size is address space only:
+// /dev/shm backs a range only once the writer reserved it (posix_fallocate), and nothing is
+// written or mapped-read beyond SegmentHeader::comms_reserved (see "Reservation" below). It
+// outlives its process: at exit
 // the process records how it left (SegmentState::kExited and the exit_* fields) and keeps the
 // segment, so that the peers it leaves waiting can blame it; a process killed without a word
 // leaves it kLive with a dead pid (a crash). The last live process of the job on the host
@@ -27,6 +30,19 @@
 // RingRecord::complete_ns and CommSlotHeader::last_completed_* by the tracker thread only,
 // a SyncSlot by the thread that owns it.
 //
+// Reservation: a tmpfs page first touched through a mapping when /dev/shm is full faults
+// with SIGBUS, in the job. So the writer reserves before it writes: the header, the sync slots
+// and the first kCommSlotsPerReservation comm slots at creation, then the next chunk when a
+// communicator needs a slot past SegmentHeader::comms_reserved. A failed reservation costs
+// the communicator its watching (comms_unwatched), never a fault. With the default ring a
+// chunk is 4 x 66 KiB: a process with 1-4 communicators reserves 0.27 MiB, with 16 1.05 MiB,
+// with all 256 17 MiB.
+//
+// Identity: a process is its pid, its start time (process_start_ticks) and the boot it ran
+// in (boot_id): a recycled pid or a segment of another boot reads as gone. Its run is
+// run_key (run_identity.h): processes of one launch on this host share it, whatever the job
+// id says (torchrun's "none", a reused MASTER_PORT).
+//
 // Times are CLOCK_MONOTONIC nanoseconds, comparable between processes of one host.
 #ifndef NCCLWATCH_CORE_SHM_LAYOUT_H_
 #define NCCLWATCH_CORE_SHM_LAYOUT_H_
@@ -39,15 +55,20 @@ namespace ncclwatch::shm {
 
 inline constexpr uint64_t kMagic = 0x3168637461776e63ULL;  // "ncwatch1" little-endian
 // 2: 256 comm slots, generation, untracked counts. 3: exit evidence (kExited, exit_* fields).
+// 4: reservation (comms_reserved), boot_id, run_key, kRecordAborted.
 // A reader accepts only its own version and names the version of a segment it refuses.
-inline constexpr uint32_t kLayoutVersion = 3;
+inline constexpr uint32_t kLayoutVersion = 4;
 inline constexpr uint32_t kHeaderBytes = 4096;
 // Communicators watched at once per process. A slot is ~66 KiB with the default ring (1024
-// records of 64 bytes), so 256 slots make a 17 MiB segment; /dev/shm pages are only
-// allocated when written, so a process with 8 communicators holds ~0.6 MiB of it. Past the
-// limit a new communicator is not watched: one warning, and SegmentHeader::comms_unwatched
-// counts them.
+// records of 64 bytes), so 256 slots make a 17 MiB segment of address space, of which only
+// the reserved chunks are backed (see "Reservation"). Past the limit, or when /dev/shm cannot
+// back another chunk, a new communicator is not watched: one warning, and
+// SegmentHeader::comms_unwatched counts them.
 inline constexpr uint32_t kMaxComms = 256;
+// Comm slots reserved at a time. 4: most processes have 1-4 communicators (torch: the
+// default group, plus a few for TP/PP/DP), so one chunk serves them, and 16 communicators
+// stay within 1.1 MiB: 8 ranks hold under 9 MiB of a 64 MiB Docker /dev/shm.
+inline constexpr uint32_t kCommSlotsPerReservation = 4;
 inline constexpr uint32_t kMaxSyncSlots = 64;
 inline constexpr uint32_t kMaxPeers = 64;
 inline constexpr uint32_t kDefaultRingCapacity = 1024;
@@ -55,6 +76,7 @@ inline constexpr uint32_t kMinRingCapacity = 16;
 inline constexpr uint32_t kMaxRingCapacity = 1u << 16;
 inline constexpr size_t kHostBytes = 64;
 inline constexpr size_t kJobIdBytes = 96;
+inline constexpr size_t kBootIdBytes = 40;  // /proc/sys/kernel/random/boot_id: 36 characters
 
 // kClosed: unlinked by its owner (layout 2 writers did so at every clean exit).
 // kExited: the owner left the process (exit() or a fatal signal it could catch); the segment
@@ -91,6 +113,8 @@ struct SegmentHeader {
   uint64_t created_ns;
   char host[kHostBytes];
   char job_id[kJobIdBytes];
+  char boot_id[kBootIdBytes];  // of the boot the process ran in
+  uint64_t run_key;            // run_identity.h: shared by the processes of one launch
   std::atomic<int32_t> global_rank;  // -1 until known
   std::atomic<uint32_t> rank_source;  // RankSource
   std::atomic<uint32_t> state;        // SegmentState
@@ -104,6 +128,9 @@ struct SegmentHeader {
   std::atomic<int32_t> exit_signal;  // when kSignal
   std::atomic<uint32_t> reserved1;
   std::atomic<uint64_t> exit_ns;     // CLOCK_MONOTONIC when it recorded the exit
+  // Reservation (layout 4): comm slots [0, comms_reserved) are backed by /dev/shm; always
+  // >= comms_claimed. Raised (release) only after posix_fallocate succeeded.
+  std::atomic<uint32_t> comms_reserved;
 };
 
 enum class SyncKind : uint32_t { kNone = 0, kStream = 1, kEvent = 2, kDevice = 3 };
@@ -178,11 +205,16 @@ inline constexpr uint32_t kRecordCaptured = 1u << 1;    // stream was capturing:
 inline constexpr uint32_t kRecordFailed = 1u << 2;      // NCCL returned an error
 inline constexpr uint32_t kRecordUntracked = 1u << 3;   // no completion event could be recorded
 inline constexpr uint32_t kRecordInProgress = 1u << 4;  // nonblocking: enqueue still pending
+// Ended because its communicator was aborted, revoked or destroyed while it was pending: its
+// completion event may have fired (an abort completes the kernels), but the op did not
+// complete. Never resolves an incident.
+inline constexpr uint32_t kRecordAborted = 1u << 5;
 
 // What the flags say about a record's completion, for every reader (facts, dumps, status):
-// captured or failed owes no completion; untracked's completion is unknown.
+// captured or failed owes no completion; untracked's completion is unknown, and so is an
+// aborted op's (it never completes).
 inline constexpr bool OwesNoCompletion(uint32_t flags) { return (flags & (kRecordCaptured | kRecordFailed)) != 0; }
-inline constexpr bool CompletionUnknown(uint32_t flags) { return (flags & kRecordUntracked) != 0; }
+inline constexpr bool CompletionUnknown(uint32_t flags) { return (flags & (kRecordUntracked | kRecordAborted)) != 0; }
 
 struct alignas(64) RingRecord {
   std::atomic<uint32_t> version;

@@ -56,6 +56,26 @@ bool ProcessIsAlive(pid_t pid, uint64_t start_ticks) {
   return ProcessStartTicks(pid) == start_ticks;
 }
 
+std::string BootId() {
+  char id[64] = {};
+  const int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  const ssize_t n = read(fd, id, sizeof(id) - 1);
+  close(fd);
+  if (n <= 0) return "";
+  std::string text(id, static_cast<size_t>(n));
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+bool ProcessOfBootIsAlive(const char* boot_id, size_t boot_id_bytes, pid_t pid, uint64_t start_ticks) {
+  // Read once: the boot id cannot change while we run.
+  static const std::string* const kThisBoot = new std::string(BootId());
+  const std::string theirs(boot_id, strnlen(boot_id, boot_id_bytes));
+  if (theirs.empty() || theirs != *kThisBoot) return false;
+  return ProcessIsAlive(pid, start_ticks);
+}
+
 uint64_t MonotonicNowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

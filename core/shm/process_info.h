@@ -17,6 +17,15 @@ uint64_t ProcessStartTicks(pid_t pid);
 // as gone).
 bool ProcessIsAlive(pid_t pid, uint64_t start_ticks);
 
+// This boot's id (/proc/sys/kernel/random/boot_id, 36 characters), "" if unreadable. A segment
+// written in another boot (a copy, or a /dev/shm that outlived a reboot) names processes of
+// that boot: none of them runs now, whatever pid they had.
+std::string BootId();
+
+// True when a segment's process is alive here: same boot (an empty id on either side is not
+// a match) and ProcessIsAlive.
+bool ProcessOfBootIsAlive(const char* boot_id, size_t boot_id_bytes, pid_t pid, uint64_t start_ticks);
+
 // CLOCK_MONOTONIC in nanoseconds (vDSO, no system call).
 uint64_t MonotonicNowNs();
 

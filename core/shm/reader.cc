@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <memory>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -100,7 +101,9 @@ void ToRecordView(const RingRecord& r, RecordView* out) {
   out->count = r.count.load(kRelaxed);
   out->stream = r.stream.load(kRelaxed);
   out->enqueue_ns = r.enqueue_ns.load(kRelaxed);
-  out->complete_ns = r.complete_ns.load(kRelaxed);
+  // An aborted op did not complete, whatever its event said (layout.h, kRecordAborted): the
+  // tracker may have stored the event's time in the instant the abort flagged it.
+  out->complete_ns = (peer.flags & kRecordAborted) != 0 ? 0 : r.complete_ns.load(kRelaxed);
   out->op = op.op;
   out->datatype = op.datatype;
   out->redop = op.redop;
@@ -193,7 +196,8 @@ void ReadSyncSlots(const SegmentFile& file, uint64_t offset, ProcessView* out) {
 void FillProcessFields(const SegmentHeader& h, ProcessView* view) {
   view->pid = h.pid;
   view->process_start_ticks = h.process_start_ticks;
-  view->alive = ProcessIsAlive(h.pid, h.process_start_ticks);
+  view->run_key = h.run_key;
+  view->alive = ProcessOfBootIsAlive(h.boot_id, sizeof h.boot_id, h.pid, h.process_start_ticks);
   const uint32_t state = h.state.load(kRelaxed);
   view->closed = state == static_cast<uint32_t>(SegmentState::kClosed);
   view->exited = state == static_cast<uint32_t>(SegmentState::kExited);
@@ -211,6 +215,7 @@ void FillProcessFields(const SegmentHeader& h, ProcessView* view) {
   view->local_rank = h.local_rank;
   view->world_size = h.world_size;
   view->comms_unwatched = h.comms_unwatched.load(kRelaxed);
+  view->comms_reserved = h.comms_reserved.load(kRelaxed);
   view->created_ns = h.created_ns;
   view->ring_capacity = h.ring_capacity;
   view->segment_bytes = h.segment_bytes;
@@ -280,7 +285,23 @@ bool EntryIsLive(const std::string& entry, const ParsedSegmentName& parsed) {
   if (!file) return rejection.problem == SegmentProblem::kIncomplete;  // not ours: not our job's process
   SegmentHeader header;
   if (!ReadHeader(*file, &header) || header.magic.load(kRelaxed) != kMagic) return true;
+  if (header.layout_version == kLayoutVersion &&
+      !ProcessOfBootIsAlive(header.boot_id, sizeof header.boot_id, parsed.pid, parsed.start_ticks)) {
+    return false;  // a copy from another boot under a pid that runs here now
+  }
   return header.state.load(std::memory_order_acquire) != static_cast<uint32_t>(SegmentState::kExited);
+}
+
+// The run key of a complete segment of this layout; nullopt for anything else.
+std::optional<uint64_t> RunKeyOfEntry(const std::string& entry) {
+  SegmentRejection rejection;
+  std::optional<SegmentFile> file = SegmentFile::Open(entry, &rejection);
+  SegmentHeader header;
+  if (!file || !ReadHeader(*file, &header) || header.magic.load(kRelaxed) != kMagic ||
+      header.layout_version != kLayoutVersion) {
+    return std::nullopt;
+  }
+  return header.run_key;
 }
 
 }  // namespace
@@ -375,6 +396,34 @@ int RemoveDeadJobs(const std::string& keep_job_id, uid_t uid) {
       }
     }
     if (!any_alive) removed += RemoveJobIfEnded(job, uid);
+  }
+  return removed;
+}
+
+int RemoveDeadRuns(const std::string& job_id, uint64_t keep_run_key, uid_t uid) {
+  const std::string job = SanitizeJobId(job_id);
+  struct RunEntries {
+    bool live = false;
+    std::vector<std::string> entries;
+  };
+  std::map<uint64_t, RunEntries> runs;
+  for (const std::string& entry : ListShmEntries(JobEntryPrefix(uid, job))) {
+    ParsedSegmentName parsed;
+    if (!ParseSegmentEntry(entry, uid, job, &parsed)) continue;
+    const std::optional<uint64_t> run = RunKeyOfEntry(entry);
+    if (!run || *run == keep_run_key) continue;  // unreadable or older layouts: `ncclwatch gc`'s
+    RunEntries& r = runs[*run];
+    // Live as RemoveJobIfEnded counts it, or merely running: a run whose ranks all recorded
+    // their exit but one still unwinds is left alone too.
+    r.live = r.live || EntryIsLive(entry, parsed) || ProcessIsAlive(parsed.pid, parsed.start_ticks);
+    if (IsOursToRemove(entry)) r.entries.push_back(entry);
+  }
+  int removed = 0;
+  for (const auto& [key, r] : runs) {
+    if (r.live) continue;
+    for (const std::string& entry : r.entries) {
+      if (shm_unlink(("/" + entry).c_str()) == 0) ++removed;
+    }
   }
   return removed;
 }

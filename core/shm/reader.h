@@ -39,6 +39,12 @@ int RemoveStaleSegments(const std::string& job_id, uid_t uid = getuid());
 // segments to blame them. Returns how many segments were removed.
 int RemoveDeadJobs(const std::string& keep_job_id, uid_t uid = getuid());
 
+// Unlinks the segments of `job_id` of every run other than `keep_run_key` (run_identity.h)
+// in which no process is alive: what earlier launches under the same job id left (torchrun's
+// "none"). A run with a live process is left whole (its watchdogs need its dead ranks'
+// segments). Returns how many were removed.
+int RemoveDeadRuns(const std::string& job_id, uint64_t keep_run_key, uid_t uid = getuid());
+
 // Unlinks every segment of `job_id` when none of its processes is live any more (a process is
 // live while its pid runs and it has not recorded its exit, SegmentState::kExited). Called by
 // each process at exit after recording its own exit: of processes exiting together, at

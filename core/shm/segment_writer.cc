@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include "core/shm/process_info.h"
@@ -37,11 +39,39 @@ void FillHeader(SegmentHeader* h, const SegmentOptions& options, const SegmentGe
   h->created_ns = MonotonicNowNs();
   CopyString(h->host, sizeof(h->host), options.host);
   CopyString(h->job_id, sizeof(h->job_id), options.job_id);
+  CopyString(h->boot_id, sizeof(h->boot_id), options.boot_id.empty() ? BootId() : options.boot_id);
+  h->run_key = options.run_key;
   h->global_rank.store(options.rank.global_rank, std::memory_order_relaxed);
   h->rank_source.store(static_cast<uint32_t>(options.rank.source), std::memory_order_relaxed);
   h->state.store(static_cast<uint32_t>(SegmentState::kLive), std::memory_order_relaxed);
   h->comms_claimed.store(0, std::memory_order_relaxed);
   h->comms_unwatched.store(0, std::memory_order_relaxed);
+  h->comms_reserved.store(0, std::memory_order_relaxed);
+}
+
+// What a reservation leaves free of /dev/shm at least: 4 MiB, or an eighth of a smaller one.
+// A failing fallocate on tmpfs takes pages until the file system is full before it gives them
+// back, so a request that cannot fit would, for that instant, fill /dev/shm under every other
+// writer (a DataLoader worker would fault). We do not try what cannot fit with room to spare.
+uint64_t HeadroomBytes(const struct statvfs& vfs) {
+  const uint64_t total = static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
+  return std::min<uint64_t>(4ull << 20, total / 8);
+}
+
+// posix_fallocate, retried on EINTR, after the headroom check; 0 or an errno value. (It
+// returns the error rather than setting errno; on a file system without fallocate glibc writes
+// the range, which fails with ENOSPC rather than faulting, so the guarantee holds there too.)
+int Reserve(int fd, uint64_t offset, uint64_t bytes) {
+  struct statvfs vfs {};
+  if (fstatvfs(fd, &vfs) == 0 && vfs.f_blocks != 0) {
+    const uint64_t available = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    if (available < bytes + HeadroomBytes(vfs)) return ENOSPC;
+  }
+  int rc;
+  do {
+    rc = posix_fallocate(fd, static_cast<off_t>(offset), static_cast<off_t>(bytes));
+  } while (rc == EINTR);
+  return rc;
 }
 
 bool IsReusable(uint32_t state) {
@@ -79,30 +109,62 @@ std::unique_ptr<SegmentWriter> SegmentWriter::Create(const SegmentOptions& optio
   std::string name;
   const int fd = CreateSegmentFile(options, &name, error);
   if (fd < 0) return nullptr;
-  if (ftruncate(fd, static_cast<off_t>(geometry.segment_bytes)) != 0) {
-    *error = "ftruncate(" + name + "): " + std::strerror(errno);
+  const auto fail = [&](const char* what, int code) {
+    *error = std::string(what) + "(/dev/shm" + name + "): " + std::strerror(code);
     close(fd);
     shm_unlink(name.c_str());
     return nullptr;
-  }
+  };
+  // The full size is address space only (tmpfs allocates nothing for it); what we write is
+  // reserved first. The header and sync slots end where the comm slots begin.
+  if (ftruncate(fd, static_cast<off_t>(geometry.segment_bytes)) != 0) return fail("ftruncate", errno);
+  if (const int rc = Reserve(fd, 0, geometry.comm_slots_offset); rc != 0) return fail("posix_fallocate", rc);
   void* base = mmap(nullptr, geometry.segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (base == MAP_FAILED) {
-    *error = "mmap(" + name + "): " + std::strerror(errno);
-    shm_unlink(name.c_str());
-    return nullptr;
-  }
+  if (base == MAP_FAILED) return fail("mmap", errno);
+  std::unique_ptr<SegmentWriter> writer(new SegmentWriter(name, fd, base, geometry));
   // Fresh shm pages are zero: every slot starts free, every version even.
-  auto* header = static_cast<SegmentHeader*>(base);
-  FillHeader(header, options, geometry);
-  header->magic.store(kMagic, std::memory_order_release);
-  return std::unique_ptr<SegmentWriter>(new SegmentWriter(name, base, geometry));
+  FillHeader(writer->header_, options, geometry);
+  {
+    std::lock_guard<std::mutex> lock(writer->claim_mu_);
+    if (!writer->ReserveCommSlots(kCommSlotsPerReservation, error)) {
+      writer.reset();  // unmaps and closes
+      shm_unlink(name.c_str());
+      return nullptr;
+    }
+  }
+  writer->header_->magic.store(kMagic, std::memory_order_release);
+  return writer;
 }
 
-SegmentWriter::SegmentWriter(std::string name, void* base, const SegmentGeometry& geometry)
-    : name_(std::move(name)), base_(base), geometry_(geometry), header_(static_cast<SegmentHeader*>(base)) {}
+SegmentWriter::SegmentWriter(std::string name, int fd, void* base, const SegmentGeometry& geometry)
+    : name_(std::move(name)), fd_(fd), base_(base), geometry_(geometry), header_(static_cast<SegmentHeader*>(base)) {}
 
-SegmentWriter::~SegmentWriter() { munmap(base_, geometry_.segment_bytes); }
+SegmentWriter::~SegmentWriter() {
+  munmap(base_, geometry_.segment_bytes);
+  close(fd_);
+}
+
+bool SegmentWriter::ReserveCommSlots(uint32_t slots, std::string* error) {
+  const uint32_t reserved = header_->comms_reserved.load(std::memory_order_relaxed);
+  if (slots <= reserved) return true;
+  // A whole chunk when it fits, else just what is needed: near a full /dev/shm one more
+  // communicator may still be watched.
+  const uint32_t chunk_end = std::min(kMaxComms, (slots + kCommSlotsPerReservation - 1) /
+                                                     kCommSlotsPerReservation * kCommSlotsPerReservation);
+  for (const uint32_t end : {chunk_end, slots}) {
+    const uint64_t from = geometry_.CommSlotOffset(reserved);
+    const int rc = Reserve(fd_, from, geometry_.CommSlotOffset(end) - from);
+    if (rc == 0) {
+      header_->comms_reserved.store(end, std::memory_order_release);
+      return true;
+    }
+    if (error != nullptr) {
+      *error = "cannot reserve " + std::to_string((geometry_.CommSlotOffset(end) - from) >> 10) + " KiB of /dev/shm" +
+               name_ + " for communicator slot " + std::to_string(slots) + ": " + std::strerror(rc);
+    }
+  }
+  return false;
+}
 
 CommSlot SegmentWriter::CommSlotAt(uint32_t index) const {
   auto* base = static_cast<char*>(base_);
@@ -111,14 +173,16 @@ CommSlot SegmentWriter::CommSlotAt(uint32_t index) const {
   return CommSlot(slot_header, ring, geometry_.ring_capacity);
 }
 
-CommSlot SegmentWriter::ClaimCommSlot() {
-  uint32_t fresh = header_->comms_claimed.load(std::memory_order_relaxed);
-  while (fresh < kMaxComms) {
-    if (header_->comms_claimed.compare_exchange_weak(fresh, fresh + 1, std::memory_order_acq_rel)) {
-      return CommSlotAt(fresh);
-    }
+CommSlot SegmentWriter::ClaimCommSlot(std::string* reservation_error) {
+  std::lock_guard<std::mutex> lock(claim_mu_);
+  const uint32_t fresh = header_->comms_claimed.load(std::memory_order_relaxed);
+  if (fresh < kMaxComms && ReserveCommSlots(fresh + 1, reservation_error)) {
+    header_->comms_claimed.store(fresh + 1, std::memory_order_release);
+    return CommSlotAt(fresh);
   }
-  for (uint32_t i = 0; i < kMaxComms; ++i) {
+  // Only claimed slots are backed: a slot past them would fault on a full /dev/shm even to be
+  // looked at through the mapping.
+  for (uint32_t i = 0; i < fresh; ++i) {
     CommSlot slot = CommSlotAt(i);
     uint32_t state = slot.header()->state.load(std::memory_order_acquire);
     // A slot whose old communicator still has completion events pending stays pinned.

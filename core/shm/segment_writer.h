@@ -1,7 +1,8 @@
 // Creates and owns this process's segment (see layout.h for the format).
 //
-// Create() is the only call that makes system calls or allocates; slot claims are
-// lock-free and may be called from any thread.
+// Create() and ClaimCommSlot() are the calls that make system calls (the latter only when it
+// must reserve the next chunk of /dev/shm, layout.h "Reservation"); both run at communicator
+// creation, never on an op's path. Sync slot claims are lock-free, from any thread.
 #ifndef NCCLWATCH_CORE_SHM_SEGMENT_WRITER_H_
 #define NCCLWATCH_CORE_SHM_SEGMENT_WRITER_H_
 
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/shm/comm_slot.h"
@@ -22,6 +24,8 @@ struct SegmentOptions {
   std::string job_id;  // already sanitized
   pid_t pid = 0;
   uint64_t process_start_ticks = 0;
+  std::string boot_id;   // empty: this boot's (process_info.h BootId())
+  uint64_t run_key = 0;  // run_identity.h
   std::string host;
   RankIdentity rank;
   uint32_t ring_capacity = kDefaultRingCapacity;
@@ -29,7 +33,9 @@ struct SegmentOptions {
 
 class SegmentWriter {
  public:
-  // Creates /dev/shm/<SegmentName(...)> with mode 0600. nullptr and *error on failure.
+  // Creates /dev/shm/<SegmentName(...)> with mode 0600 and reserves its header, sync slots and
+  // first kCommSlotsPerReservation comm slots. nullptr and *error on failure (a full /dev/shm
+  // fails here, with ENOSPC, not later in the job).
   static std::unique_ptr<SegmentWriter> Create(const SegmentOptions& options, std::string* error);
   ~SegmentWriter();  // unmaps, never unlinks
   SegmentWriter(const SegmentWriter&) = delete;
@@ -39,8 +45,9 @@ class SegmentWriter {
   SegmentHeader& header() const { return *header_; }
 
   // A fresh slot, else one whose communicator was destroyed, aborted or failed to init;
-  // an invalid CommSlot when all kMaxComms are in use.
-  CommSlot ClaimCommSlot();
+  // an invalid CommSlot when all kMaxComms are in use or /dev/shm cannot back another chunk
+  // (then *reservation_error, when given, says why; both count in comms_unwatched).
+  CommSlot ClaimCommSlot(std::string* reservation_error = nullptr);
   CommSlot CommSlotAt(uint32_t index) const;
 
   // nullptr when all kMaxSyncSlots are owned.
@@ -61,9 +68,13 @@ class SegmentWriter {
   static void RecordExitIn(SegmentHeader* header, ExitHow how, int value);
 
  private:
-  SegmentWriter(std::string name, void* base, const SegmentGeometry& geometry);
+  SegmentWriter(std::string name, int fd, void* base, const SegmentGeometry& geometry);
+  // Backs comm slots [0, slots) with /dev/shm; true when they are. Caller holds claim_mu_.
+  bool ReserveCommSlots(uint32_t slots, std::string* error);
 
   std::string name_;
+  int fd_;  // kept open to reserve later chunks
+  std::mutex claim_mu_;  // fresh-slot claims and reservations (communicator creation only)
   void* base_;
   SegmentGeometry geometry_;
   SegmentHeader* header_;

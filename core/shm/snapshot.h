@@ -71,7 +71,8 @@ struct ProcessView {
   std::string segment_name;  // /dev/shm entry
   pid_t pid = 0;
   uint64_t process_start_ticks = 0;
-  bool alive = false;  // pid runs and started at process_start_ticks
+  uint64_t run_key = 0;  // run_identity.h
+  bool alive = false;  // same boot, pid runs and started at process_start_ticks
   bool stale = false;  // owner gone without removing the segment
   bool closed = false;  // owner removed it on a clean exit (still mapped by a reader)
   // The owner recorded that it left (SegmentState::kExited): it takes no further part, even
@@ -92,7 +93,8 @@ struct ProcessView {
   uint64_t segment_bytes = 0;
   std::vector<SyncView> sync_slots;  // owned slots only
   std::vector<CommView> comms;       // slots ever used, including destroyed comms
-  uint32_t comms_unwatched = 0;      // communicators created while every slot was in use
+  uint32_t comms_unwatched = 0;      // communicators left unwatched: no slot, or no /dev/shm to back one
+  uint32_t comms_reserved = 0;       // comm slots backed by /dev/shm (layout.h, Reservation)
 };
 
 struct JobSnapshot {

@@ -51,6 +51,9 @@ bool CollectiveCompleted(const IncidentKey& key, const shm::JobSnapshot& snapsho
   const std::vector<const shm::CommView*> ranks = RanksOf(key.comm_hash, snapshot, self);
   if (ranks.empty()) return false;
   for (const shm::CommView* c : ranks) {
+    // An aborted or revoked communicator's ops end without completing: not a recovery, even
+    // where the completed seq moved before the poll saw the abort.
+    if (c->state == shm::CommState::kAborted || c->state == shm::CommState::kRevoked) return false;
     if (CommFactsFromSnapshot(*c).last_completed_seq < key.seq) return false;
   }
   return true;

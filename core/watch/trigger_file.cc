@@ -72,7 +72,35 @@ bool IsIncidentId(const std::string& id) {
   return true;
 }
 
+std::string CommList(const std::vector<uint64_t>& comms) {
+  std::string out;
+  for (size_t i = 0; i < comms.size() && i < kMaxTriggerComms; ++i) out += (i ? "," : "") + format::FormatHex(comms[i]);
+  return out.empty() ? "-" : out;
+}
+
+std::vector<uint64_t> ParseCommList(const std::string& text) {
+  std::vector<uint64_t> comms;
+  size_t start = 0;
+  while (start < text.size() && comms.size() < kMaxTriggerComms) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    if (const std::optional<uint64_t> hash = format::ParseHex(text.substr(start, comma - start)); hash && *hash != 0) {
+      comms.push_back(*hash);
+    }
+    start = comma + 1;
+  }
+  return comms;
+}
+
 }  // namespace
+
+bool TriggerIsOfOurRun(const Trigger& t, const std::string& our_host, uint64_t our_run_key,
+                       const std::set<uint64_t>& our_comms) {
+  for (const uint64_t hash : t.comms) {
+    if (our_comms.count(hash) != 0) return true;
+  }
+  if (t.host == our_host && t.run_key != 0) return t.run_key == our_run_key;
+  return t.comms.empty() || our_comms.empty();
+}
 
 std::string FormatTrigger(const Trigger& t) {
   std::ostringstream out;
@@ -88,6 +116,8 @@ std::string FormatTrigger(const Trigger& t) {
       << "partial=" << (t.verdict.partial ? 1 : 0) << "\n"
       << "host=" << OneLine(t.host) << "\n"
       << "pid=" << t.pid << "\n"
+      << "run=" << format::FormatHex(t.run_key) << "\n"
+      << "comms=" << CommList(t.comms) << "\n"
       << "summary=" << OneLine(t.verdict.summary) << "\n";
   return out.str();
 }
@@ -113,6 +143,8 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
     else if (key == "partial") t.verdict.partial = value == "1";
     else if (key == "host") t.host = value;
     else if (key == "pid") t.pid = static_cast<int32_t>(std::strtol(value.c_str(), nullptr, 10));
+    else if (key == "run") t.run_key = format::ParseHex(value).value_or(0);
+    else if (key == "comms") t.comms = ParseCommList(value);
     else if (key == "summary") t.verdict.summary = value;
   }
   if (t.incident_id.empty()) return std::nullopt;

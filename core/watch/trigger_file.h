@@ -7,7 +7,9 @@
 //   incident=<id>  job=<job id>  kind=<verdict kind>  comm=<0x hash>  seq=<N>  op=<op>
 //   culprits=<communicator ranks as core/format/rank_list.h writes them: "0-2,5", "-" for
 //   none; a plain "2,5" of older writers reads too>  others=<same>  partial=<0|1>
-//   host=<declaring host>  pid=<declaring pid>  summary=<one line>
+//   host=<declaring host>  pid=<declaring pid>  run=<0x run key, run_identity.h>
+//   comms=<the declaring process's communicator hashes, 0x hex, comma-separated, at most 64>
+//   summary=<one line>
 // Unknown keys are ignored; a file without the header or without incident= is ignored.
 //
 // The dump directory may be shared with other users, so a watcher acts only on a file
@@ -15,13 +17,16 @@
 // effective uid, at most 64 KiB, named "<id>.trigger" with an id of [A-Za-z0-9_-] (at most
 // 160 bytes) equal to its incident=, and whose job= is the watcher's job. Everything else
 // is counted as rejected. Readers dump once per incident id they have not dumped yet,
-// within the rate limits of dump_rate_limit.h. Nobody deletes trigger files while the job
-// runs (the directory belongs to the user).
+// within the rate limits of dump_rate_limit.h, and only for triggers of their own run
+// (TriggerIsOfOurRun): a job id repeats across runs (torchrun's "none"), and the default dump
+// directory with it. Nobody deletes trigger files while the job runs (the directory belongs
+// to the user).
 #ifndef NCCLWATCH_CORE_WATCH_TRIGGER_FILE_H_
 #define NCCLWATCH_CORE_WATCH_TRIGGER_FILE_H_
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,7 +44,18 @@ struct Trigger {
   dump::LocalVerdict verdict;
   std::string host;
   int32_t pid = 0;
+  uint64_t run_key = 0;          // 0: not given
+  std::vector<uint64_t> comms;   // empty: not given
 };
+
+inline constexpr size_t kMaxTriggerComms = 64;
+
+// Whether a trigger was declared by a process of our run: it shares one of our communicators
+// (hashes are drawn per run), or it was declared on our host by our run's key. When neither
+// side knows a communicator yet and the trigger comes from another host, nothing tells the
+// runs apart: it is taken, as before run keys existed.
+bool TriggerIsOfOurRun(const Trigger& trigger, const std::string& our_host, uint64_t our_run_key,
+                       const std::set<uint64_t>& our_comms);
 
 std::string FormatTrigger(const Trigger& trigger);
 std::optional<Trigger> ParseTrigger(const std::string& text);

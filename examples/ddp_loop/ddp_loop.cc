@@ -52,6 +52,8 @@ struct Options {
   int exit_step = -1;
   int abort_rank = -1;
   int abort_step = -1;
+  int extra_comms = 0;
+  int extra_comms_step = -1;
   int quiet = 0;
 };
 
@@ -224,6 +226,20 @@ void TearDown(Job& job) {
   cudaStreamDestroy(job.stream);
 }
 
+// Evaluation or a new parallel group mid-run: `extra_comms` communicators split from the world
+// (every rank, one color), one AllReduce each, then destroyed. Tests use it to make the watcher
+// need more shared memory after the run started.
+void UseExtraComms(Job& job) {
+  std::vector<ncclComm_t> comms(job.opt.extra_comms, nullptr);
+  for (ncclComm_t& comm : comms) {
+    CheckNccl(job, ncclCommSplit(job.world, 0, job.env.rank, &comm, nullptr), "ncclCommSplit(extra)");
+    CheckNccl(job, ncclAllReduce(job.activations, job.activations, 4096, ncclFloat32, ncclSum, comm, job.stream),
+              "ncclAllReduce(extra)");
+  }
+  CheckCuda(job, cudaStreamSynchronize(job.stream), "cudaStreamSynchronize");
+  for (ncclComm_t comm : comms) CheckNccl(job, ncclCommDestroy(comm), "ncclCommDestroy(extra)");
+}
+
 int Train(Job& job) {
   const int n = job.env.world_size;
   const float expected = n * (n + 1) / 2.0f;
@@ -231,6 +247,7 @@ int Train(Job& job) {
     // Uneven inputs: this rank's data ran out; it tears down and exits 0 while the others go on.
     if (job.env.rank == job.opt.exit_rank && step > job.opt.exit_step) break;
     LoadBatch(job, step);
+    if (step == job.opt.extra_comms_step && job.opt.extra_comms > 0) UseExtraComms(job);
     Forward(job, step);
     Backward(job, step);
     float loss = ReadLoss(job, step);
@@ -306,6 +323,9 @@ void AddFlags(CLI::App& app, Options& o) {
   app.add_option("--exit-step", o.exit_step, "the last step that rank runs");
   app.add_option("--abort-rank", o.abort_rank, "rank that crashes (abort) in backward, before its gradient AllReduce");
   app.add_option("--abort-step", o.abort_step, "step at which it crashes");
+  app.add_option("--extra-comms", o.extra_comms, "communicators split, used once and destroyed at --extra-comms-step")
+      ->check(CLI::Range(0, 1024));
+  app.add_option("--extra-comms-step", o.extra_comms_step, "step of --extra-comms");
   app.add_flag("--quiet", o.quiet, "print nothing on success");
 }
 

@@ -10,7 +10,11 @@ Planted faults, for ncclwatch's tests and demo (all off by default):
   --straggler-rank R --straggler-step S --straggler-sec T
       rank R spends T s in its data loader before step S ("restoring the data-loader position
       after a resume", field report 2). The time goes to Python: RestoreDataLoaderState ->
-      skip_samples_to_resume_position.
+      skip_samples_to_resume_position. With --straggler-raise it then raises (a data loader
+      that gave up): the rank exits 1 and torchrun stops the others.
+  --pg-timeout-sec T
+      init_process_group(timeout=T): torch's own watchdog aborts a rank whose collective
+      outlives T (SIGABRT), and torchrun then stops the others.
   --uneven-rank R --uneven-steps N
       uneven inputs: rank R's data runs out after N steps; it leaves the loop, destroys its
       process group and exits 0 while the others go on (what DDP's Join context manager is for).
@@ -85,6 +89,8 @@ def load_batch(args, rank, step, device):
     if rank == args.straggler_rank and step == args.straggler_step:
         announce_onset(rank, step)
         RestoreDataLoaderState(args.straggler_sec)
+        if args.straggler_raise:
+            raise RuntimeError(f"rank {rank}: data loader state could not be restored")
     generator = torch.Generator().manual_seed(1000 * rank + step)
     return torch.randn(args.batch, args.width, generator=generator).to(device)
 
@@ -115,6 +121,8 @@ def main():
     parser.add_argument("--straggler-rank", type=int, default=-1)
     parser.add_argument("--straggler-step", type=int, default=-1)
     parser.add_argument("--straggler-sec", type=float, default=0.0)
+    parser.add_argument("--straggler-raise", action="store_true",
+                        help="the straggler raises after its stall, as a data loader that gave up")
     parser.add_argument("--uneven-rank", type=int, default=-1)
     parser.add_argument("--uneven-steps", type=int, default=-1)
     parser.add_argument("--extra-forward-rank", type=int, default=-1)

@@ -20,6 +20,8 @@ Trigger Sample(const std::string& id) {
   t.verdict.partial = true;
   t.host = "node7";
   t.pid = 4242;
+  t.run_key = 0x1234abcdull;
+  t.comms = {0xaaull, 0xbbull};
   t.verdict.summary = "rank 2 has not joined\n#5";
   return t;
 }
@@ -37,7 +39,42 @@ TEST_CASE("a trigger survives formatting and parsing", "[trigger]") {
   CHECK(t->verdict.partial);
   CHECK(t->host == "node7");
   CHECK(t->pid == 4242);
+  CHECK(t->run_key == 0x1234abcdull);
+  CHECK(t->comms == std::vector<uint64_t>{0xaa, 0xbb});
   CHECK(t->verdict.summary == "rank 2 has not joined #5");  // kept on one line
+}
+
+TEST_CASE("a trigger is acted on only by its own run", "[trigger]") {
+  Trigger t = Sample("x");  // declared on node7 by run 0x1234abcd, member of 0xaa and 0xbb
+  // A shared communicator: ours, whatever the host or run key says.
+  CHECK(TriggerIsOfOurRun(t, "node7", 0x999, {0xbb, 0xcc}));
+  CHECK(TriggerIsOfOurRun(t, "node1", 0x999, {0xaa}));
+  // Same host, no shared communicator: the run key decides.
+  CHECK(TriggerIsOfOurRun(t, "node7", 0x1234abcd, {0xcc}));
+  CHECK_FALSE(TriggerIsOfOurRun(t, "node7", 0x999, {0xcc}));
+  CHECK_FALSE(TriggerIsOfOurRun(t, "node7", 0x999, {}));
+  // Another host, both sides know their communicators, none shared: another job.
+  CHECK_FALSE(TriggerIsOfOurRun(t, "node1", 0x1234abcd, {0xcc}));
+  // Nothing to tell them apart: taken.
+  CHECK(TriggerIsOfOurRun(t, "node1", 0x999, {}));
+  t.comms.clear();
+  CHECK(TriggerIsOfOurRun(t, "node1", 0x999, {0xcc}));
+  // A trigger of an older writer (no run, no comms) from our host: taken.
+  t.run_key = 0;
+  CHECK(TriggerIsOfOurRun(t, "node7", 0x999, {0xcc}));
+}
+
+TEST_CASE("a trigger's communicator list is bounded and ignores junk", "[trigger]") {
+  Trigger t = Sample("x");
+  t.comms.clear();
+  for (uint64_t i = 1; i <= kMaxTriggerComms + 10; ++i) t.comms.push_back(i);
+  const std::optional<Trigger> back = ParseTrigger(FormatTrigger(t));
+  REQUIRE(back);
+  CHECK(back->comms.size() == kMaxTriggerComms);
+  const std::optional<Trigger> junk =
+      ParseTrigger("ncclwatch.trigger 1\nincident=x\ncomms=0x5,zz,,0x0,0x7,-\n");
+  REQUIRE(junk);
+  CHECK(junk->comms == std::vector<uint64_t>{5, 7});
 }
 
 TEST_CASE("a trigger's rank lists are written as runs and read back bounded", "[trigger]") {

@@ -43,26 +43,35 @@ def free_port():
 
 
 class TorchJob(wd.Job):
-    """A torchrun job under `sim-exec ncclwatch run`; waiting, stopping and cleanup are wd.Job's."""
+    """A torchrun job under `sim-exec ncclwatch run`; waiting, stopping and cleanup are wd.Job's.
 
-    def __init__(self, name, nranks, train_args=(), env=None, watcher=True):
+    defaults=True runs it as torchrun's defaults leave it: no job id (TORCHELASTIC_RUN_ID=none)
+    and the default dump directory, ncclwatch-dumps/none under `cwd` (give two jobs one cwd to
+    share it, as two jobs started from one directory do)."""
+
+    def __init__(self, name, nranks, train_args=(), env=None, watcher=True, defaults=False, cwd=None,
+                 port=None, stall=STALL_SEC):
         self.tmp = tempfile.mkdtemp(prefix=f"ncclwatch-torch-{name}-")
-        self.job_id = f"torchtest-{name}-{os.getpid()}"
+        self.cwd = cwd or self.tmp
+        self.job_id = "none" if defaults else f"torchtest-{name}-{os.getpid()}"
         self.extra_job_ids = []
-        self.dump_dir = os.path.join(self.tmp, "dumps")
+        self.dump_dir = os.path.join(self.cwd, "ncclwatch-dumps", "none") if defaults else os.path.join(self.tmp, "dumps")
         self.log_path = os.path.join(self.tmp, "job.log")
         torchrun = [PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", str(nranks),
-                    "--master-addr", "127.0.0.1", "--master-port", str(free_port()), TRAIN] + list(train_args)
-        watch = [wd.CLI, "run", "--stall", str(STALL_SEC), "--poll-ms", str(POLL_MS),
-                 "--dump-dir", self.dump_dir, "--job-id", self.job_id, "--"]
-        cmd = [SIM_EXEC] + (watch if watcher else []) + torchrun
+                    "--master-addr", "127.0.0.1", "--master-port", str(port or free_port()), TRAIN] + list(train_args)
+        watch = [wd.CLI, "run", "--stall", str(stall), "--poll-ms", str(POLL_MS)]
+        if not defaults:
+            watch += ["--dump-dir", self.dump_dir, "--job-id", self.job_id]
+        cmd = [SIM_EXEC] + (watch + ["--"] if watcher else []) + torchrun
         full_env = dict(os.environ, BUILD_DIR=BUILD, NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,COLL",
                         OMP_NUM_THREADS="1", TORCH_NCCL_ASYNC_ERROR_HANDLING="0", PYTHONUNBUFFERED="1")
         full_env.pop("LD_PRELOAD", None)
+        for k in ["NCCLWATCH_JOB_ID", "NCCLWATCH_DUMP_DIR", "NCCLWATCH_TRIGGER_JOB_ID", "TORCHELASTIC_RUN_ID"]:
+            full_env.pop(k, None)
         full_env.update(env or {})
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=full_env,
-                                     start_new_session=True, cwd=self.tmp)
+                                     start_new_session=True, cwd=self.cwd)
         self.start = time.monotonic()
 
     def rank_pids(self):
@@ -299,16 +308,7 @@ SCENARIOS = {
 }
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: torch_scenarios.py " + "|".join(SCENARIOS))
-        return 2
-    wd.LATENCY_BOUND_NS = LATENCY_BOUND_NS
-    t0 = time.monotonic()
-    SCENARIOS[sys.argv[1]]()
-    print(f"{sys.argv[1]}: {'FAILED' if wd.failures else 'passed'} in {time.monotonic() - t0:.1f} s")
-    return 1 if wd.failures else 0
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    wd.LATENCY_BOUND_NS = LATENCY_BOUND_NS
+    sys.exit(wd.run_named(SCENARIOS, sys.argv))

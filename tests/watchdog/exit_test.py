@@ -238,15 +238,6 @@ SCENARIOS = {
 }
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: exit_test.py " + "|".join(SCENARIOS))
-        return 2
-    t0 = time.monotonic()
-    SCENARIOS[sys.argv[1]]()
-    print(f"{sys.argv[1]}: {'FAILED' if wd.failures else 'passed'} in {time.monotonic() - t0:.1f} s")
-    return 1 if wd.failures else 0
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(wd.run_named(SCENARIOS, sys.argv))

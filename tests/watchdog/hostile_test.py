@@ -218,17 +218,6 @@ SCENARIOS = {
 }
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: hostile_test.py " + "|".join(SCENARIOS))
-        return 2
-    t0 = time.monotonic()
-    rc = SCENARIOS[sys.argv[1]]()
-    if rc == 77:
-        return 77
-    print(f"{sys.argv[1]}: {'FAILED' if st.failures else 'passed'} in {time.monotonic() - t0:.1f} s")
-    return 1 if st.failures else 0
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(st.run_named(SCENARIOS, sys.argv))

@@ -631,15 +631,18 @@ SCENARIOS = {
 }
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: scenario_test.py " + "|".join(SCENARIOS))
+def run_named(scenarios, argv):
+    """The main() of every scenario file: runs scenarios[argv[1]]; 0 passed, 1 failed, 2 usage,
+    77 skipped."""
+    if len(argv) != 2 or argv[1] not in scenarios:
+        print(f"usage: {os.path.basename(argv[0])} " + "|".join(scenarios))
         return 2
     t0 = time.monotonic()
-    SCENARIOS[sys.argv[1]]()
-    print(f"{sys.argv[1]}: {'FAILED' if failures else 'passed'} in {time.monotonic() - t0:.1f} s")
+    if scenarios[argv[1]]() == 77:  # skipped: the scenario said why
+        return 77
+    print(f"{argv[1]}: {'FAILED' if failures else 'passed'} in {time.monotonic() - t0:.1f} s")
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_named(SCENARIOS, sys.argv))

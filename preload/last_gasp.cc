@@ -1,0 +1,73 @@
+#include "preload/last_gasp.h"
+
+#include <signal.h>
+#include <time.h>
+
+#include <atomic>
+
+namespace ncclwatch::preload {
+namespace {
+
+enum State : int { kIdle = 0, kRequested = 1, kAnswered = 2 };
+
+std::atomic<uint64_t> g_budget_ns{0};
+std::atomic<uint64_t> g_floor_ns{0};
+std::atomic<bool> g_armed{false};
+std::atomic<int> g_state{kIdle};
+std::atomic<int> g_cause{0};
+
+uint64_t NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+void ArmLastGasp(uint64_t budget_ns, uint64_t floor_ns) noexcept {
+  g_budget_ns.store(budget_ns, std::memory_order_relaxed);
+  g_floor_ns.store(floor_ns, std::memory_order_relaxed);
+  g_armed.store(budget_ns > 0, std::memory_order_release);
+}
+
+bool LastGaspWorthy(uint64_t enqueue_ns, uint64_t now_ns) noexcept {
+  return g_armed.load(std::memory_order_acquire) && enqueue_ns != 0 && now_ns > enqueue_ns &&
+         now_ns - enqueue_ns >= g_floor_ns.load(std::memory_order_relaxed);
+}
+
+void DisarmLastGasp() noexcept { g_armed.store(false, std::memory_order_release); }
+
+void RunLastGasp(int cause) noexcept {
+  if (!g_armed.load(std::memory_order_acquire)) return;
+  int idle = kIdle;
+  if (g_state.compare_exchange_strong(idle, kRequested, std::memory_order_acq_rel)) {
+    g_cause.store(cause, std::memory_order_release);
+  }
+  const uint64_t deadline = NowNs() + g_budget_ns.load(std::memory_order_relaxed);
+  // 2 ms steps: the answer is seen within 2 ms of the dump, at ~500 wakeups a second of one
+  // sleeping thread while the dump runs.
+  const timespec step{0, 2 * 1000 * 1000};
+  while (g_state.load(std::memory_order_acquire) != kAnswered && g_armed.load(std::memory_order_acquire) &&
+         NowNs() < deadline) {
+    nanosleep(&step, nullptr);
+  }
+}
+
+int PendingLastGasp() noexcept {
+  return g_state.load(std::memory_order_acquire) == kRequested ? g_cause.load(std::memory_order_acquire) : 0;
+}
+
+void AnswerLastGasp() noexcept { g_state.store(kAnswered, std::memory_order_release); }
+
+const char* LastGaspCauseName(int cause) noexcept {
+  switch (cause) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGABRT: return "SIGABRT";
+    case kLastGaspCommAbort: return "ncclCommAbort";
+    case kLastGaspCommRevoke: return "ncclCommRevoke";
+    default: return "teardown";
+  }
+}
+
+}  // namespace ncclwatch::preload

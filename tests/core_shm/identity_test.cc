@@ -1,0 +1,173 @@
+// A process is its pid, start time and boot; a run is its run key joined through shared
+// communicators (core/shm/run_identity.h); an aborted op is not a completed one.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/shm/reader.h"
+#include "core/shm/run_identity.h"
+#include "segment_test_util.h"
+
+namespace ncclwatch::shm {
+namespace {
+
+using testing::OptionsForThisProcess;
+using testing::UniqueJobId;
+
+std::unique_ptr<SegmentWriter> Create(const SegmentOptions& options) {
+  std::string error;
+  auto writer = SegmentWriter::Create(options, &error);
+  if (!writer) FAIL(error);
+  return writer;
+}
+
+bool AliveIn(const std::string& job, pid_t pid) {
+  for (const ProcessView& p : ReadJobSnapshot(job).processes) {
+    if (p.pid == pid) return p.alive;
+  }
+  FAIL("no segment of pid " << pid);
+  return false;
+}
+
+TEST_CASE("a segment names a process by pid, start time and boot: a recycled pid reads as gone", "[identity]") {
+  const std::string job = UniqueJobId("recycled");
+  SegmentOptions options = OptionsForThisProcess(job, 16);
+  auto real = Create(options);
+  CHECK(AliveIn(job, getpid()));
+  real->CloseAndUnlink();
+
+  // The pid runs (it is ours), but the segment's process started at another time.
+  options.process_start_ticks += 1;
+  auto recycled = Create(options);
+  CHECK_FALSE(AliveIn(job, getpid()));
+  recycled->CloseAndUnlink();
+
+  // Same pid and start time, another boot: a copy, or a /dev/shm that outlived a reboot.
+  options = OptionsForThisProcess(job, 16);
+  options.boot_id = "00000000-0000-0000-0000-000000000000";
+  REQUIRE(options.boot_id != BootId());
+  auto other_boot = Create(options);
+  CHECK_FALSE(AliveIn(job, getpid()));
+  other_boot->CloseAndUnlink();
+}
+
+ProcessView Process(pid_t pid, uint64_t run_key, std::vector<uint64_t> hashes) {
+  ProcessView p;
+  p.pid = pid;
+  p.run_key = run_key;
+  for (uint64_t h : hashes) {
+    CommView c;
+    c.comm_hash = h;
+    c.flags = kCommHashKnown;
+    p.comms.push_back(c);
+  }
+  return p;
+}
+
+std::vector<pid_t> Pids(const JobSnapshot& s) {
+  std::vector<pid_t> pids;
+  for (const ProcessView& p : s.processes) pids.push_back(p.pid);
+  return pids;
+}
+
+TEST_CASE("a run is its launcher's key, joined through shared communicators", "[identity]") {
+  JobSnapshot s;
+  s.processes = {Process(10, 7, {0xa}),          // self
+                 Process(11, 7, {}),             // same launcher, no communicator yet
+                 Process(12, 9, {0xa, 0xb}),     // other parent (a wrapper), shares 0xa
+                 Process(13, 8, {0xb}),          // shares 0xb with 12: joined transitively
+                 Process(14, 5, {0xc}),          // another job with the same id
+                 Process(15, 5, {})};
+  // An unknown hash never joins (0 or not flagged known).
+  s.processes.push_back(Process(16, 6, {}));
+  s.processes.back().comms.push_back(CommView{});
+  KeepRunOf(10, &s);
+  CHECK(Pids(s) == std::vector<pid_t>{10, 11, 12, 13});
+
+  JobSnapshot without_self;
+  without_self.processes = {Process(20, 1, {}), Process(21, 2, {})};
+  KeepRunOf(10, &without_self);
+  CHECK(without_self.processes.size() == 2);
+}
+
+TEST_CASE("run keys differ by parent and its start time; never 0", "[identity]") {
+  const std::string boot = BootId();
+  CHECK(RunKeyOf(boot, 100, 5) != RunKeyOf(boot, 100, 6));
+  CHECK(RunKeyOf(boot, 100, 5) != RunKeyOf(boot, 101, 5));
+  CHECK(RunKeyOf(boot, 100, 5) != RunKeyOf("another boot", 100, 5));
+  CHECK(RunKeyOf(boot, 100, 5) == RunKeyOf(boot, 100, 5));
+  CHECK(ThisProcessRunKey() == RunKeyOf(boot, getppid(), ProcessStartTicks(getppid())));
+  CHECK(ThisProcessRunKey() != 0);
+}
+
+// A child that creates its segment (with run key `run`) and dies without a word.
+pid_t DeadWriter(const std::string& job, uint64_t run) {
+  const pid_t child = fork();
+  if (child == 0) {
+    SegmentOptions options = OptionsForThisProcess(job, 16);
+    options.run_key = run;
+    std::string error;
+    auto writer = SegmentWriter::Create(options, &error);
+    _exit(writer ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? child : -1;
+}
+
+TEST_CASE("a new run removes what earlier runs of its job id left, and nothing of live runs", "[identity]") {
+  const std::string job = UniqueJobId("dead-runs");
+  SegmentOptions ours = OptionsForThisProcess(job, 16);
+  ours.run_key = 1001;
+  auto mine = Create(ours);
+  REQUIRE(DeadWriter(job, 1001) > 0);  // a crashed rank of our own run: evidence, kept
+  REQUIRE(DeadWriter(job, 2002) > 0);  // a killed earlier run: two ranks, both dead
+  REQUIRE(DeadWriter(job, 2002) > 0);
+  REQUIRE(DeadWriter(job, 3003) > 0);  // a run beside ours, one rank dead ...
+  SegmentOptions beside = OptionsForThisProcess(job, 16);
+  beside.run_key = 3003;  // ... and one alive (this process stands in for it)
+  auto live_beside = Create(beside);
+
+  CHECK(ReadJobSnapshot(job).processes.size() == 6);
+  CHECK(RemoveDeadRuns(job, 1001) == 2);
+  CHECK(ReadJobSnapshot(job).processes.size() == 4);
+  CHECK(RemoveDeadRuns(job, 1001) == 0);
+  live_beside->CloseAndUnlink();
+  mine->CloseAndUnlink();
+  RemoveStaleSegments(job);
+}
+
+TEST_CASE("an op its communicator's abort ended is not complete, and the seq does not advance", "[identity]") {
+  const std::string job = UniqueJobId("aborted");
+  auto writer = Create(OptionsForThisProcess(job, 16));
+  CommSlot slot = writer->ClaimCommSlot();
+  REQUIRE(slot.valid());
+  slot.BeginInit(0, 50);
+  OpFingerprint op;
+  op.op = Op::kAllReduce;
+  op.count = 8;
+  const RecordRef done = slot.Append(op, 0, 100);
+  slot.MarkCompleted(done, 150);
+  const RecordRef pending = slot.Append(op, 0, 200);
+  CHECK(slot.OldestPendingEnqueueNs() == 200);
+  slot.MarkPendingAborted();
+  CHECK(slot.OldestPendingEnqueueNs() == 0);
+  // The abort tears the kernels down and the completion event fires.
+  slot.MarkCompleted(pending, 300);
+  CHECK(slot.header()->last_completed_seq.load() == 1);
+  const std::optional<ProcessView> view = ReadSegment(writer->name().substr(1));
+  REQUIRE(view);
+  REQUIRE(view->comms.size() == 1);
+  const std::vector<RecordView>& records = view->comms[0].records;
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].complete_ns == 150);
+  CHECK((records[0].flags & kRecordAborted) == 0);
+  CHECK(records[1].complete_ns == 0);
+  CHECK((records[1].flags & kRecordAborted) != 0);
+  CHECK(CompletionUnknown(records[1].flags));
+  writer->CloseAndUnlink();
+}
+
+}  // namespace
+}  // namespace ncclwatch::shm

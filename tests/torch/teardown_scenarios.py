@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Real PyTorch on the sim: jobs torn down before the stall threshold, and jobs that share
+torchrun's defaults. teardown_scenarios.py NAME; exit 0 pass, 1 fail.
+
+The "Never harm the job" guarantees (README, "What ncclwatch guarantees"):
+  pg_timeout        torch's own timeout (below NCCLWATCH_STALL_SEC) aborts rank 0 (SIGABRT), torchrun
+                    stops rank 1, the straggler: last-gasp dumps name it, with its Python frames.
+  rank_raises       rank 1 stalls 4 s, then raises; torchrun stops rank 0 (SIGTERM): rank 0's last
+                    gasp writes its own dump and rank 1's exit evidence; analyze says rank_exited.
+  sigterm_hung      SIGTERM to every process of a hung job, as SLURM sends it: dumps, then the
+                    same exit statuses as the same job without the watcher.
+  abort_unresolved  the threshold first (straggler), then torch aborts the communicator: the
+                    incident is never reported resolved.
+  rerun_after_kill  a 3-rank job killed while hung, then a healthy rerun with torchrun's
+                    defaults (job id "none", same port, same directory): no dump, no warning.
+  two_jobs          a hung job and a healthy one side by side, both "none" in one directory:
+                    the healthy one writes nothing and logs nothing.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch_scenarios as ts
+
+wd = ts.wd
+check = wd.check
+NO_THRESHOLD = 60.0  # a stall threshold no teardown here waits for
+
+
+def wait_exit(job, timeout):
+    try:
+        job.proc.wait(timeout=timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        check(False, f"the job did not end within {timeout} s")
+        return False
+
+
+def straggler_seq(job, culprit=1, waiter=0):
+    """(comm, seq, op): the collective the culprit never issued, by the sim's COLL lines."""
+    comm = ts.world_comm(job)
+    issued = ts.issued_collectives(job, comm)
+    pids = ts.rank_pids(job, comm)
+    seq = len(issued.get(pids.get(culprit), [])) + 1
+    waiting = issued.get(pids.get(waiter), [])
+    check(len(waiting) >= seq, f"rank {waiter} issued #{seq} (issued {len(waiting)})")
+    return comm, seq, (waiting[seq - 1] if len(waiting) >= seq else None)
+
+
+def python_frames(dump):
+    return [f.get("function") for t in dump["python_stacks"].get("threads", []) for f in t["frames"]]
+
+
+def worker_exitcodes(output):
+    """{local rank: exitcode} from torchrun's failure report."""
+    codes = {}
+    for m in re.finditer(r"\(local_rank: (\d+)\)\s*\n\s*exitcode\s*:\s*(-?\d+)", output):
+        codes[int(m[1])] = int(m[2])
+    return codes
+
+
+def pg_timeout():
+    job = ts.TorchJob("pg_timeout", 2, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", "3",
+                                        "--straggler-sec", "120", "--pg-timeout-sec", "6"],
+                      env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "3"}, stall=NO_THRESHOLD)
+    try:
+        wait_exit(job, 120)
+        out = job.output()
+        check(job.proc.returncode != 0, f"torchrun failed, as torch's timeout makes it: {job.proc.returncode}")
+        check("NCCLWATCH WARN last gasp: torn down by" in out, "a last-gasp line was logged")
+        comm, seq, op = straggler_seq(job)
+        dumps = wd.load_dumps(job)
+        ranks = sorted(d["process"]["global_rank"] for d in dumps if "written_by" not in d)
+        check(ranks == [0, 1], f"both ranks dumped before they went: {ranks}")
+        check(all(d["incident"]["trigger"] in ("last-gasp", "trigger-file") for d in dumps),
+              f"every dump is a last gasp or answers one: {[d['incident']['trigger'] for d in dumps]}")
+        report = wd.analyze(job)
+        wd.check_analysis(report, "straggler", comm, seq, op, [1])
+        culprit = wd.dump_of_rank(dumps, 1)
+        if check(culprit is not None, "the straggler dumped"):
+            frames = python_frames(culprit)
+            check("RestoreDataLoaderState" in frames, f"its Python stack shows the data loader: {frames[:12]}")
+        check(worker_exitcodes(out).get(0) == -signal.SIGABRT,
+              f"rank 0 still died of torch's SIGABRT: {worker_exitcodes(out)}")
+    finally:
+        job.stop()
+        job.cleanup()
+
+
+def rank_raises():
+    job = ts.TorchJob("rank_raises", 2, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", "3",
+                                         "--straggler-sec", "4", "--straggler-raise"], stall=NO_THRESHOLD)
+    try:
+        wait_exit(job, 120)
+        out = job.output()
+        check("data loader state could not be restored" in out, "rank 1 raised")
+        comm, seq, op = straggler_seq(job)
+        dumps = wd.load_dumps(job)
+        live = [d for d in dumps if "written_by" not in d]
+        check(live and all(d["process"]["global_rank"] == 0 for d in live),
+              f"rank 0 dumped before it went: {[d['process']['global_rank'] for d in live]}")
+        check(all(d["incident"]["trigger"] in ("last-gasp", "local") for d in live),
+              f"at its teardown, or at the rank_exited verdict just before: {[d['incident']['trigger'] for d in live]}")
+        gone = [d for d in dumps if "written_by" in d]
+        check(gone and all(d["process"]["global_rank"] == 1 for d in gone), "with rank 1's exit evidence beside it")
+        for d in gone:
+            world = [c for c in d["comms"] if c["comm"] == comm]
+            check(len(world) == 1 and world[0]["last_enqueued_seq"] == seq - 1,
+                  f"rank 1's last op is #{seq - 1}: {world[:1]}")
+            check(d["process"].get("exit", {}).get("status") == 1, f"it exited 1: {d['process'].get('exit')}")
+        report = wd.analyze(job)
+        wd.check_analysis(report, "rank_exited", comm, seq, op, [1])
+    finally:
+        job.stop()
+        job.cleanup()
+
+
+def hung_job(watcher, seq=12):
+    """A 2-rank job hung in transport at #seq; returns it once both ranks have issued #seq."""
+    job = ts.TorchJob("sigterm_hung", 2, ["--steps", "1000"], watcher=watcher, stall=NO_THRESHOLD,
+                      env={"NCCLSIM_FAULT": f"hang:seq={seq},comm=0"})
+
+    def both_issued():
+        comm = ts.world_comm(job)
+        issued = ts.issued_collectives(job, comm) if comm else {}
+        return len(issued) == 2 and all(len(v) >= seq for v in issued.values())
+    check(job.wait(both_issued, 90), f"both ranks reached #{seq} (watcher={watcher})")
+    return job
+
+
+def sigterm_all(job):
+    """SIGTERM to every process of the job at once, as SLURM and Kubernetes send it."""
+    for pid in job.rank_pids() + [job.proc.pid]:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+
+
+def sigterm_hung():
+    results = {}
+    for watcher in (True, False):
+        job = hung_job(watcher)
+        try:
+            time.sleep(3)  # hung for longer than the 1 s last-gasp floor
+            sent = time.monotonic()
+            sigterm_all(job)
+            wait_exit(job, 60)
+            took = time.monotonic() - sent
+            out = job.output()
+            results[watcher] = (job.proc.returncode, worker_exitcodes(out))
+            print(f"watcher={watcher}: exit {job.proc.returncode} {worker_exitcodes(out)} {took:.1f} s after SIGTERM")
+            if watcher:
+                check(took < 10, f"teardown took {took:.1f} s with the watcher (bounded by 3 s a rank)")
+                dumps = wd.load_dumps(job)
+                ranks = sorted(d["process"]["global_rank"] for d in dumps)
+                check(ranks == [0, 1], f"both ranks dumped before they went: {ranks}")
+                comm = ts.world_comm(job)
+                report = wd.analyze(job)
+                ops = {tuple(v[11:12]) for v in ts.issued_collectives(job, comm).values()}
+                wd.check_analysis(report, "collective_hang", comm, 12, next(iter(ops))[0] if len(ops) == 1 else None,
+                                  [0, 1])
+        finally:
+            job.stop()
+            job.cleanup()
+    check(results.get(True) == results.get(False),
+          f"the same exit statuses with and without the watcher: {results}")
+
+
+def abort_unresolved():
+    job = ts.TorchJob("abort_unresolved", 2, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", "3",
+                                              "--straggler-sec", "120", "--pg-timeout-sec", "8"],
+                      env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"})
+    try:
+        check(job.wait(lambda: len(job.dump_files()) >= 2, 90), "the straggler was dumped at the threshold")
+        wait_exit(job, 90)
+        time.sleep(0.5)
+        out = job.output()
+        print("\n".join(l for l in out.splitlines() if "NCCLWATCH" in l or "bort" in l))
+        check("NCCLWATCH WARN straggler" in out, "the straggler was declared")
+        check("resolved after" not in out, "the abort did not read as a recovery: " +
+              "; ".join(l for l in out.splitlines() if "resolved after" in l)[:500])
+        notes = [f for f in os.listdir(job.dump_dir) if "resol" in f]
+        check(not notes, f"no resolution note: {notes}")
+    finally:
+        job.stop()
+        job.cleanup()
+
+
+def new_files(directory, before):
+    try:
+        return sorted(set(os.listdir(directory)) - before)
+    except FileNotFoundError:
+        return []
+
+
+def quiet(out):
+    """The watcher's lines in a job's output (there must be none for a healthy job)."""
+    return [l for l in out.splitlines() if "NCCLWATCH" in l or "ncclwatch:" in l]
+
+
+def rerun_after_kill():
+    cwd = tempfile.mkdtemp(prefix="ncclwatch-torch-rerun-")
+    port = ts.free_port()
+    killed = ts.TorchJob("killed", 3, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", "3",
+                                       "--straggler-sec", "120"], defaults=True, cwd=cwd, port=port)
+    try:
+        check(killed.wait(lambda: len(killed.dump_files()) >= 3, 90), "the first job dumped its straggler")
+        for pid in killed.rank_pids() + [killed.proc.pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        killed.proc.wait()
+        time.sleep(0.5)
+        left = [e for e in os.listdir("/dev/shm") if e.startswith(f"ncclwatch.{os.getuid()}.none.")]
+        check(len(left) == 3, f"the killed ranks left their segments: {left}")
+        before = set(os.listdir(killed.dump_dir))
+        rerun = ts.TorchJob("rerun", 2, ["--steps", "8"], defaults=True, cwd=cwd, port=port,
+                            env={"NCCL_DEBUG": "WARN"})
+        try:
+            wait_exit(rerun, 150)
+            out = rerun.output()
+            check(rerun.proc.returncode == 0, f"the rerun finished: {rerun.proc.returncode}\n{out[-2000:]}")
+            check(not new_files(killed.dump_dir, before), f"no dump: {new_files(killed.dump_dir, before)}")
+            check(not quiet(out), f"no warning: {quiet(out)[:3]}")
+            left = [e for e in os.listdir("/dev/shm") if e.startswith(f"ncclwatch.{os.getuid()}.none.")]
+            check(not left, f"the rerun removed what the killed run left, and its own: {left}")
+        finally:
+            rerun.stop()
+            rerun.cleanup()
+    finally:
+        killed.stop()
+        killed.cleanup()
+        shutil.rmtree(cwd, ignore_errors=True)
+
+
+def two_jobs():
+    cwd = tempfile.mkdtemp(prefix="ncclwatch-torch-two-")
+    hung = ts.TorchJob("hung", 2, ["--steps", "1000"], defaults=True, cwd=cwd,
+                       env={"NCCLSIM_FAULT": "hang:seq=12,comm=0"})
+    try:
+        check(hung.wait(lambda: len(hung.dump_files()) >= 2, 90), "the hung job dumped")
+        before = set(os.listdir(hung.dump_dir))
+        healthy = ts.TorchJob("healthy", 2, ["--steps", "40"], defaults=True, cwd=cwd)
+        try:
+            wait_exit(healthy, 150)
+            out = healthy.output()
+            check(healthy.proc.returncode == 0, f"the healthy job finished: {healthy.proc.returncode}\n{out[-2000:]}")
+            check(not quiet(out), f"the healthy job logged nothing: {quiet(out)[:3]}")
+            pids = {pid for pid, *_ in ts.init_lines(healthy)}
+            check(pids, "the healthy job's ranks are known")
+            written = [json.load(open(os.path.join(hung.dump_dir, f))) for f in new_files(hung.dump_dir, before)
+                       if f.endswith(".json")]
+            by_healthy = [d for d in written if d["process"]["pid"] in pids]
+            check(not by_healthy, f"the healthy job wrote no dump: {[d['incident']['id'] for d in by_healthy]}")
+        finally:
+            healthy.stop()
+            healthy.cleanup()
+        check(hung.proc.poll() is None, "the hung job is still there (the healthy one ran beside it)")
+    finally:
+        hung.stop()
+        hung.cleanup()
+        shutil.rmtree(cwd, ignore_errors=True)
+
+
+SCENARIOS = {
+    "pg_timeout": pg_timeout,
+    "rank_raises": rank_raises,
+    "sigterm_hung": sigterm_hung,
+    "abort_unresolved": abort_unresolved,
+    "rerun_after_kill": rerun_after_kill,
+    "two_jobs": two_jobs,
+}
+
+
+if __name__ == "__main__":
+    sys.exit(wd.run_named(SCENARIOS, sys.argv))
