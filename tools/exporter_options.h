@@ -1,0 +1,54 @@
+// Options of `ncclwatch exporter` and the civetweb settings they become. Pure (no I/O), so
+// that the server's limits are unit-tested.
+#ifndef NCCLWATCH_TOOLS_EXPORTER_OPTIONS_H_
+#define NCCLWATCH_TOOLS_EXPORTER_OPTIONS_H_
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace ncclwatch::tools {
+
+// 9100-9999, the range Prometheus' "Default port allocations" wiki started with, is fully
+// allocated (since 2023); the wiki now allocates upwards from 10000 (10019 in 2024, around
+// 10050 in 2026). 10436 lies beyond every allocation seen; see tools/README.md "exporter".
+inline constexpr int kDefaultPort = 10436;
+inline constexpr const char* kDefaultListen = "0.0.0.0:10436";
+// Each connection occupies one civetweb worker from accept until it is answered or times
+// out, so idle clients can hold the workers. 1000 idle connections must not stop a scrape:
+// with 64 workers dropping silent clients after 1 s, 1000 of them are cleared in about
+// 1000/64 x 1 s = 16 s at worst, and a scrape queued behind them waits no longer (measured:
+// tests/exporter idle_connections). Idle workers cost ~100 KiB each (stack actually touched
+// and civetweb's request buffer): 64 of them ~6 MiB.
+inline constexpr int kDefaultThreads = 64;
+inline constexpr int kDefaultRequestTimeoutMs = 1000;
+// The oldest pending op is within the newest records unless more were issued after it: 256
+// covers 256 ops in flight on one communicator (NCCL's own limit on outstanding ops per
+// communicator is lower), at 16 KiB copied per communicator and scrape.
+inline constexpr size_t kDefaultMaxRecords = 256;
+
+struct ExporterOptions {
+  std::string listen = kDefaultListen;
+  std::string job;                // empty: every job
+  std::vector<uid_t> uids;        // whose segments to read
+  std::string dump_dir;           // empty: no dump census
+  double stall_sec = 60.0;        // for segments that do not publish their threshold
+  int threads = kDefaultThreads;
+  int request_timeout_ms = kDefaultRequestTimeoutMs;
+  size_t max_records = kDefaultMaxRecords;
+};
+
+// ADDR:PORT with ADDR an IPv4 address, [IPv6] address, or empty (every interface), and PORT
+// 1-65535. false and *error (one line) otherwise.
+bool ValidateListen(const std::string& listen, std::string* error);
+
+// The civetweb options for prometheus::Exposer: listening port, worker count, timeouts, no
+// keep-alive (a scraper reconnects every interval anyway, and a kept-alive idle connection
+// would hold a worker).
+std::vector<std::string> CivetwebOptions(const ExporterOptions& options);
+
+}  // namespace ncclwatch::tools
+
+#endif  // NCCLWATCH_TOOLS_EXPORTER_OPTIONS_H_
