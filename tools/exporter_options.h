@@ -17,12 +17,12 @@ namespace ncclwatch::tools {
 inline constexpr int kDefaultPort = 10436;
 inline constexpr const char* kDefaultListen = "0.0.0.0:10436";
 // Each connection occupies one civetweb worker from accept until it is answered or times
-// out, so idle clients can hold the workers. 1000 idle connections must not stop a scrape:
-// with 64 workers dropping silent clients after 1 s, 1000 of them are cleared in about
-// 1000/64 x 1 s = 16 s at worst, and a scrape queued behind them waits no longer (measured:
-// tests/exporter idle_connections). Idle workers cost ~100 KiB each (stack actually touched
-// and civetweb's request buffer): 64 of them ~6 MiB.
-inline constexpr int kDefaultThreads = 64;
+// out (civetweb 1.15 has no event loop), so idle clients hold workers and a scrape queues
+// behind them. 1000 idle connections must not stop a scrape within Prometheus' default 10 s
+// scrape timeout: 256 workers dropping silent clients after 1 s clear 1000 of them in
+// 1000/256 x 1 s = ~4 s (measured 3.0 s, tests/exporter exporter_idle_connections; 64 workers:
+// 15 s). Idle workers cost little: RSS 6.3 MiB with 64, 9.2 MiB with 256, 21 MiB with 1024.
+inline constexpr int kDefaultThreads = 256;
 inline constexpr int kDefaultRequestTimeoutMs = 1000;
 // The oldest pending op is within the newest records unless more were issued after it: 256
 // covers 256 ops in flight on one communicator (NCCL's own limit on outstanding ops per
