@@ -135,7 +135,7 @@ def straggler_job(name, extra=()):
 
 
 def healthy_job(name):
-    return st.Job(name, 2, [st.DDP_LOOP, "--quiet", "--steps", "600", "--step-ms", "20", "--tp", "1"])
+    return st.Job(name, 2, [st.DDP_LOOP, "--quiet", "--steps", "1500", "--step-ms", "20", "--tp", "1"])
 
 
 def wait_for(what, until, timeout):
@@ -514,6 +514,9 @@ def prometheus_healthy():
         job = healthy_job("exp-prom-healthy")
         seen = wait_for("the rules see the job", lambda: prom.query(
             f'ncclwatch:comm_last_issued_seq:max{{job="{job.job_id}"}} > 10'), 20)
+        if seen:
+            check(prom.query(f'ncclwatch:stall_threshold_seconds:max{{job="{job.job_id}"}} == {STALL_SEC}'),
+                  "the rules see the job's threshold")
         end = time.monotonic() + STALL_SEC + 8
         while time.monotonic() < end:
             alerts = prom.alerts()
@@ -521,9 +524,8 @@ def prometheus_healthy():
             if alerts:
                 break
             time.sleep(0.5)
-        if seen:
-            check(prom.query(f'ncclwatch:stall_threshold_seconds:max{{job="{job.job_id}"}} == {STALL_SEC}'),
-                  "the rules see the job's threshold")
+        check(job.proc.poll() is None and prom.query(f'ncclwatch:comm_last_issued_seq:max{{job="{job.job_id}"}}'),
+              "the job ran, and was scraped, for the whole window")
     finally:
         if job:
             job.stop()
