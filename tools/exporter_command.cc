@@ -1,4 +1,4 @@
-// ncclwatch exporter [--listen ADDR:PORT] [--job ID] [--uid UID]... [--dump-dir DIR]
+// ncclwatch exporter [--listen ADDR:PORT] [--job ID] [--dump-dir DIR]
 //
 // A per-host process serving this host's segments at /metrics in the Prometheus text format,
 // through prometheus-cpp's Exposer (its embedded civetweb is the HTTP server). Metric building
@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -111,18 +110,11 @@ class SegmentCollector : public prometheus::Collectable {
   MetricsInput Gather() const {
     MetricsInput input;
     input.fallback_stall_sec = options_.stall_sec;
-    std::map<std::string, shm::JobSnapshot> jobs;  // one job id, whatever uids run it
-    for (uid_t uid : options_.uids) {
-      const std::vector<std::string> ids =
-          options_.job.empty() ? shm::ListJobIds(uid) : std::vector<std::string>{options_.job};
-      for (const auto& id : ids) {
-        shm::JobSnapshot s = shm::ReadJobSnapshot(id, uid, options_.max_records);
-        shm::JobSnapshot& merged = jobs[id];
-        merged.job_id = id;
-        for (auto& p : s.processes) merged.processes.push_back(std::move(p));
-      }
-    }
-    for (auto& [id, s] : jobs) input.jobs.push_back(std::move(s));
+    // The checked reader accepts only segments of our own user (owner and mode 0600 checked
+    // on the open fd): an exporter reads the jobs of the user it runs as, and nothing else.
+    const std::vector<std::string> ids =
+        options_.job.empty() ? shm::ListJobIds() : std::vector<std::string>{options_.job};
+    for (const auto& id : ids) input.jobs.push_back(shm::ReadJobSnapshot(id, getuid(), options_.max_records));
     // After the reads: no record can look younger than the clock it is compared with.
     input.now_ns = shm::MonotonicNowNs();
     if (census_) {
@@ -177,12 +169,10 @@ int RunExporter(const ExporterOptions& options) {
 
 void AddExporterCommand(CLI::App& app, int* exit_status) {
   auto options = std::make_shared<ExporterOptions>();
-  auto uids = std::make_shared<std::vector<uid_t>>();
   CLI::App* cmd = app.add_subcommand("exporter", "Serve this host's live state at /metrics for Prometheus");
   cmd->add_option("--listen", options->listen,
                   "ADDR:PORT to listen on (default " + std::string(kDefaultListen) + "; 127.0.0.1:PORT: this host only)");
-  cmd->add_option("--job", options->job, "Only this job id (default: every job of the users read)");
-  cmd->add_option("--uid", *uids, "Read the segments of this user (repeatable; default: the exporter's own user)");
+  cmd->add_option("--job", options->job, "Only this job id (default: every job of the user the exporter runs as)");
   cmd->add_option("--dump-dir", options->dump_dir,
                   "Count dumps and incidents in this directory (NCCLWATCH_DUMP_DIR of the jobs)");
   cmd->add_option("--stall-sec", options->stall_sec,
@@ -204,10 +194,10 @@ void AddExporterCommand(CLI::App& app, int* exit_status) {
   cmd->footer(
       "Serves the Prometheus text format (0.0.4) at /metrics; see tools/README.md \"exporter\" for the\n"
       "metrics, their labels and cardinality, and deploy/ for Prometheus rules, a Grafana dashboard,\n"
-      "a systemd unit and Kubernetes manifests. Stops on SIGINT or SIGTERM.\n"
+      "a systemd unit and Kubernetes manifests. It reads the segments of the user it runs as, only.\n"
+      "Stops on SIGINT or SIGTERM.\n"
       "Exit status: 0 stopped by a signal; 2 bad usage or the address cannot be listened on.");
-  cmd->callback([options, uids, exit_status] {
-    options->uids = uids->empty() ? std::vector<uid_t>{getuid()} : *uids;
+  cmd->callback([options, exit_status] {
     std::string error;
     if (!ValidateListen(options->listen, &error)) {
       std::fprintf(stderr, "ncclwatch exporter: %s (see --help)\n", error.c_str());

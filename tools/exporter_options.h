@@ -32,7 +32,6 @@ inline constexpr size_t kDefaultMaxRecords = 256;
 struct ExporterOptions {
   std::string listen = kDefaultListen;
   std::string job;                // empty: every job
-  std::vector<uid_t> uids;        // whose segments to read
   std::string dump_dir;           // empty: no dump census
   double stall_sec = 60.0;        // for segments that do not publish their threshold
   int threads = kDefaultThreads;
