@@ -483,6 +483,7 @@ def prometheus_straggler():
                   f"names global rank 1 on this host: {labels}")
             issued = samples(parse(exporter.scrape()), "ncclwatch_comm_last_issued_seq", rank=1, comm=labels.get("comm"))
             check(issued and labels.get("seq") == str(int(issued[0][1])), f"seq label {labels} vs {issued}")
+            check_dashboard(prom, job.job_id)
             others = [a for a in prom.alerts() if a["labels"].get("alertname") == "NcclwatchStraggler"
                       and a["labels"].get("rank") != "1"]
             check(not others, f"no other rank blamed: {others}")
@@ -493,6 +494,23 @@ def prometheus_straggler():
         exporter.stop()
         if job:
             job.cleanup()
+
+
+def check_dashboard(prom, job_id):
+    """Every query of deploy/grafana/ncclwatch.json runs on this Prometheus; the per-rank seq,
+    lag and pending-age panels show the job."""
+    dashboard = json.load(open(os.path.join(SOURCE, "deploy", "grafana", "ncclwatch.json")))
+    for panel in dashboard["panels"]:
+        for t in panel["targets"]:
+            expr = (t["expr"].replace("$job", job_id).replace("$comm", ".*")
+                    .replace("$__rate_interval", "5s").replace("$__range", "1m"))
+            try:
+                result = prom.query(expr)
+            except OSError as e:
+                check(False, f"dashboard panel {panel['title']!r} query {expr!r}: {e}")
+                continue
+            if panel["title"].startswith(("Last issued", "Collectives behind", "Oldest pending", "Alerts")):
+                check(result, f"dashboard panel {panel['title']!r} shows the job: {expr}")
 
 
 def straggling_onset(parsed, job_id, now):
