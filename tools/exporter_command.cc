@@ -4,6 +4,7 @@
 // through prometheus-cpp's Exposer (its embedded civetweb is the HTTP server). Metric building
 // is tools/metrics_families.h; this file reads the inputs, adds the exporter's own health
 // and runs the server.
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -145,6 +146,11 @@ int RunExporter(const ExporterOptions& options) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   // A client that goes away mid-response must not kill the exporter.
   signal(SIGPIPE, SIG_IGN);
+  // Collections run one at a time, on whichever civetweb worker took the request: with a
+  // malloc arena per thread, each worker would keep its own high-water mark of a collection's
+  // copies (measured: 568 MiB resident after 40 scrapes of 8 ranks x 256 communicators, vs
+  // 87 MiB with two arenas; bench/runner/exporter_scrape.py).
+  mallopt(M_ARENA_MAX, 2);
   auto collector = std::make_shared<SegmentCollector>(options);
   std::unique_ptr<prometheus::Exposer> exposer;
   try {
