@@ -40,8 +40,8 @@ struct ExporterOptions {
 };
 
 // ADDR:PORT with ADDR an IPv4 address, [IPv6] address, or empty (every interface), and PORT
-// 1-65535. false and *error (one line) otherwise.
-bool ValidateListen(const std::string& listen, std::string* error);
+// 1-65535. false and *error (one line, naming `option`) otherwise.
+bool ValidateListen(const std::string& listen, std::string* error, const std::string& option = "--listen");
 
 // The civetweb options for prometheus::Exposer: listening port, worker count, timeouts, no
 // keep-alive (a scraper reconnects every interval anyway, and a kept-alive idle connection

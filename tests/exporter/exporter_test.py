@@ -18,6 +18,8 @@
                        fires naming this host, global rank 1, the communicator and its seq, within
                        the job's threshold + 5 s of the onset.
   prometheus_healthy   the same over a healthy job: no alert at all, while the rules do see it.
+  run_metrics          `ncclwatch run --metrics ADDR:PORT` starts an exporter that serves the job and
+                       ends with it; with an exporter already on the port it starts none.
 Fails (never skips) when promtool or prometheus is missing. Exit 0 pass, 1 fail.
 """
 
@@ -553,8 +555,56 @@ def prometheus_healthy():
             job.cleanup()
 
 
+def run_metrics():
+    port = free_port()
+    job_id = f"exp-run-metrics-{os.getpid()}"
+    tmp = tempfile.mkdtemp(prefix="ncclwatch-exp-run-")
+    log = open(os.path.join(tmp, "run.log"), "w+")
+    cmd = [st.CLI, "run", "--metrics", f"127.0.0.1:{port}", "--stall", "2", "--job-id", job_id,
+           "--dump-dir", os.path.join(tmp, "dumps"), "--",
+           sys.executable, st.LAUNCH, "-n", "2", "--timeout", "60", "--",
+           st.DDP_LOOP, "--quiet", "--steps", "250", "--step-ms", "20", "--tp", "1"]
+    run = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        def served():
+            try:
+                text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+            except OSError:
+                return None
+            return len(samples(parse(text), "ncclwatch_comm_last_issued_seq", job=job_id)) == 2
+        wait_for("the run's exporter serves both ranks of the job", served, 30)
+        check(run.wait(60) == 0, "the job succeeds")
+
+        def closed():
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return False
+            except OSError:
+                return True
+        wait_for("the exporter ends with the job", closed, 5)
+        # An exporter already on the port: run starts none and says so.
+        exporter = Exporter()
+        try:
+            second = subprocess.run([st.CLI, "run", "--metrics", f"127.0.0.1:{exporter.port}", "--", "true"],
+                                    capture_output=True, text=True, timeout=30)
+            check(second.returncode == 0, f"run succeeds: {second.stderr}")
+            check("already answers" in second.stderr, f"run says an exporter answers: {second.stderr!r}")
+            check(exporter.alive(), "the first exporter keeps serving")
+        finally:
+            exporter.stop()
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        log.seek(0)
+        if st.failures:
+            print(log.read()[-3000:])
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 SCENARIOS = {f.__name__: f for f in (metrics, idle_connections, slow_clients, hostile_segments,
-                                     prometheus_straggler, prometheus_healthy)}
+                                     prometheus_straggler, prometheus_healthy, run_metrics)}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
