@@ -15,21 +15,27 @@
 #include "core/shm/comm_slot.h"
 #include "core/shm/process_info.h"
 #include "core/shm/segment_writer.h"
+#include "tests/core_shm/segment_test_util.h"
 
 namespace {
 
 using namespace ncclwatch::shm;
 
+// Blocks SIGTERM and SIGINT and waits for one of them.
+void WaitForStopSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+  int sig = 0;
+  sigwait(&set, &sig);
+}
+
 int RunRank(const std::string& job, int rank, int nranks, int ncomms, int ready_fd) {
-  SegmentOptions options;
-  options.uid = getuid();
-  options.job_id = job;
-  options.pid = getpid();
-  options.process_start_ticks = ProcessStartTicks(getpid());
-  options.host = HostName();
+  SegmentOptions options = testing::OptionsForThisProcess(job, kDefaultRingCapacity);
   options.rank.global_rank = rank;
   options.rank.world_size = nranks;
-  options.rank.source = RankSource::kTorchrun;
   options.stall_threshold_ms = 60000;
   std::string error;
   auto segment = SegmentWriter::Create(options, &error);
@@ -57,13 +63,7 @@ int RunRank(const std::string& job, int rank, int nranks, int ncomms, int ready_
   char byte = 'r';
   if (write(ready_fd, &byte, 1) != 1) return 1;
   close(ready_fd);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigprocmask(SIG_BLOCK, &set, nullptr);
-  int sig = 0;
-  sigwait(&set, &sig);
+  WaitForStopSignal();
   segment->CloseAndUnlink();
   return 0;
 }
@@ -99,14 +99,7 @@ int main(int argc, char** argv) {
   }
   std::printf("ready\n");
   std::fflush(stdout);
-  // Until told to stop.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigprocmask(SIG_BLOCK, &set, nullptr);
-  int sig = 0;
-  sigwait(&set, &sig);
+  WaitForStopSignal();
   for (pid_t c : children) kill(c, SIGTERM);
   for (pid_t c : children) waitpid(c, nullptr, 0);
   return 0;

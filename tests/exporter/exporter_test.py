@@ -455,6 +455,15 @@ scrape_configs:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def stop_all(job, prom, exporter):
+    if job:
+        job.stop()
+    prom.stop()
+    exporter.stop()
+    if job:
+        job.cleanup()
+
+
 def prometheus_straggler():
     exporter = Exporter()
     prom = Prometheus(exporter.port)
@@ -490,12 +499,7 @@ def prometheus_straggler():
                       and a["labels"].get("rank") != "1"]
             check(not others, f"no other rank blamed: {others}")
     finally:
-        if job:
-            job.stop()
-        prom.stop()
-        exporter.stop()
-        if job:
-            job.cleanup()
+        stop_all(job, prom, exporter)
 
 
 def check_dashboard(prom, job_id):
@@ -547,12 +551,7 @@ def prometheus_healthy():
         check(job.proc.poll() is None and prom.query(f'ncclwatch:comm_last_issued_seq:max{{job="{job.job_id}"}}'),
               "the job ran, and was scraped, for the whole window")
     finally:
-        if job:
-            job.stop()
-        prom.stop()
-        exporter.stop()
-        if job:
-            job.cleanup()
+        stop_all(job, prom, exporter)
 
 
 def run_metrics():
