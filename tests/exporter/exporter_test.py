@@ -16,7 +16,8 @@
   prometheus_straggler a real Prometheus (Debian `prometheus`) scrapes the exporter every 1 s and
                        evaluates deploy/prometheus/ncclwatch.rules.yml every 1 s: NcclwatchStraggler
                        fires naming this host, global rank 1, the communicator and its seq, within
-                       the job's threshold + 5 s of the onset.
+                       the job's threshold + 5 s of the onset; the straggler, then SIGKILLed,
+                       fires NcclwatchRankExited (how=vanished). Every dashboard query runs.
   prometheus_healthy   the same over a healthy job: no alert at all, while the rules do see it.
   run_metrics          `ncclwatch run --metrics ADDR:PORT` starts an exporter that serves the job and
                        ends with it; with an exporter already on the port it starts none.
@@ -502,6 +503,15 @@ def prometheus_straggler():
             others = [a for a in prom.alerts() if a["labels"].get("alertname") == "NcclwatchStraggler"
                       and a["labels"].get("rank") != "1"]
             check(not others, f"no other rank blamed: {others}")
+            # The straggler is then killed: NcclwatchRankExited names it, as vanished.
+            pid1 = [l["pid"] for l, _ in samples(parse(exporter.scrape()), "ncclwatch_process_up", rank=1)]
+            if check(len(pid1) == 1, "rank 1's pid served"):
+                os.kill(int(pid1[0]), signal.SIGKILL)
+                exited = wait_for("NcclwatchRankExited fires", lambda: [
+                    a["labels"] for a in prom.alerts()
+                    if a["labels"].get("alertname") == "NcclwatchRankExited" and a["state"] == "firing"], 10)
+                check(exited and [(l.get("rank"), l.get("how"), l.get("pid")) for l in exited] == [("1", "vanished", pid1[0])],
+                      f"NcclwatchRankExited names rank 1, vanished: {exited}")
     finally:
         stop_all(job, prom, exporter)
 
