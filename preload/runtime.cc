@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -77,6 +79,8 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
   options.host = shm::HostName();
   options.rank = config.launcher_rank;
   options.ring_capacity = config.ring_capacity;
+  // Milliseconds in 32 bits: up to 49 days, far beyond any useful threshold.
+  options.stall_threshold_ms = static_cast<uint32_t>(std::min<uint64_t>(config.stall_threshold_ns / 1000000, UINT32_MAX));
   std::string error;
   rt->segment = shm::SegmentWriter::Create(options, &error);
   if (!rt->segment) {

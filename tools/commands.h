@@ -16,6 +16,7 @@ void AddRunCommand(CLI::App& app, const settings::Settings& settings, int* exit_
 void AddDoctorCommand(CLI::App& app, const settings::Settings& settings, int* exit_status);
 void AddStatusCommand(CLI::App& app, int* exit_status);
 void AddGcCommand(CLI::App& app, int* exit_status);
+void AddExporterCommand(CLI::App& app, int* exit_status);
 
 }  // namespace ncclwatch::tools
 

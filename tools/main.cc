@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   AddRunCommand(app, settings, &exit_status);
   AddDoctorCommand(app, settings, &exit_status);
   AddGcCommand(app, &exit_status);
+  AddExporterCommand(app, &exit_status);
   // Subcommands run inside parse(). Nothing may escape main as an exception (std::terminate
   // would abort with a core dump and a multi-line message): one line and exit 2 instead.
   try {

@@ -15,6 +15,8 @@
 #include "tools/commands.h"
 #include "tools/error_line.h"
 #include "tools/exit_status.h"
+#include "tools/exporter_options.h"
+#include "tools/run_metrics.h"
 
 namespace ncclwatch::tools {
 namespace {
@@ -25,6 +27,7 @@ struct RunOptions {
   std::string dump_dir;
   std::string job_id;
   std::string log_level;
+  std::string metrics;  // ADDR:PORT for an exporter; empty: none
   std::vector<std::string> command;
 };
 
@@ -54,6 +57,9 @@ int RunCommand(const RunOptions& options, const std::string& existing) {
     PrintErrorLine("run", "preload library not found at " + library + " (build the ncclwatch target)");
     return kExitUsage;
   }
+  // Before the environment below is set: the exporter needs neither the preload nor the
+  // job's settings.
+  if (!options.metrics.empty()) StartExporterUnlessListening(options.metrics, options.dump_dir);
   std::string preload = library + (existing.empty() ? "" : ":" + existing);
   bool ok = SetEnv("LD_PRELOAD", preload);
   if (options.stall_sec) ok = ok && SetEnv("NCCLWATCH_STALL_SEC", FormatSeconds(*options.stall_sec));
@@ -84,12 +90,23 @@ void AddRunCommand(CLI::App& app, const settings::Settings& settings, int* exit_
   cmd->add_option("--job-id", options->job_id, "Job id shared by all ranks (NCCLWATCH_JOB_ID)");
   cmd->add_option("--log-level", options->log_level, "Log level of the preload (NCCLWATCH_LOG_LEVEL)")
       ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}));
+  cmd->add_option("--metrics", options->metrics,
+                  "Also start `ncclwatch exporter --listen ADDR:PORT` for the job unless something already "
+                  "answers there; it ends with CMD");
   cmd->add_option("CMD", options->command, "Command to run; put it after -- when it has options")->required();
   cmd->footer(
       "LD_PRELOAD gets ../lib/libncclwatch.so (relative to this binary) prepended to any existing value.\n"
       "Example: ncclwatch run --stall 30 --dump-dir /shared/dumps -- torchrun --nproc-per-node 8 train.py\n"
       "Exit status: that of CMD; 2 bad usage or missing preload library; 127 CMD could not be executed.");
-  cmd->callback([options, &settings, exit_status] { *exit_status = RunCommand(*options, settings.ld_preload); });
+  cmd->callback([options, &settings, exit_status] {
+    std::string error;
+    if (!options->metrics.empty() && !ValidateListen(options->metrics, &error, "--metrics")) {
+      std::fprintf(stderr, "ncclwatch run: %s (see --help)\n", error.c_str());
+      *exit_status = kExitUsage;
+      return;
+    }
+    *exit_status = RunCommand(*options, settings.ld_preload);
+  });
 }
 
 }  // namespace ncclwatch::tools

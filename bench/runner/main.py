@@ -13,6 +13,7 @@ import traceback
 import analyzer
 import detection
 import dump_cost
+import exporter_scrape
 import hooks
 import machine
 import step_time
@@ -24,6 +25,7 @@ SECTIONS = {
     "detect": detection,
     "dump": dump_cost,
     "analyze": analyzer,
+    "exporter": exporter_scrape,
 }
 
 

@@ -126,7 +126,7 @@ struct SegmentHeader {
   std::atomic<uint32_t> exit_how;    // ExitHow
   std::atomic<int32_t> exit_status;  // when kStatus
   std::atomic<int32_t> exit_signal;  // when kSignal
-  std::atomic<uint32_t> reserved1;
+  std::atomic<uint32_t> stall_threshold_ms;  // the job's NCCLWATCH_STALL_SEC, set at creation; 0: unknown (was reserved1)
   std::atomic<uint64_t> exit_ns;     // CLOCK_MONOTONIC when it recorded the exit
   // Reservation (layout 4): comm slots [0, comms_reserved) are backed by /dev/shm; always
   // >= comms_claimed. Raised (release) only after posix_fallocate succeeded.

@@ -1,0 +1,630 @@
+#!/usr/bin/env python3
+"""`ncclwatch exporter` as a server: exporter_test.py NAME.
+
+  metrics              a 2-rank sim job whose rank 1 straggles: the exporter serves the fixed
+                       metric names with their labels and true values (rank 0 one collective
+                       ahead and waiting, rank 1 behind), the job's published threshold, the
+                       dump and incident counts of --dump-dir, a SIGKILLed rank as vanished;
+                       `promtool check metrics` accepts the output.
+  idle_connections     1000 TCP connections opened and held idle: a scrape is still answered
+                       within 8 s (under Prometheus' default 10 s scrape timeout), and the exporter keeps serving after.
+  slow_clients         100 clients dripping a request one byte at a time and 100 that never read
+                       their answer: scrapes keep being answered within 3 s each.
+  hostile_segments     garbage, truncated, world-readable, foreign-owned (root only) and
+                       impossible (completed > issued) segments planted in the job's name: the
+                       exporter keeps serving, serves no impossible value, counts the drops.
+  prometheus_straggler a real Prometheus (Debian `prometheus`) scrapes the exporter every 1 s and
+                       evaluates deploy/prometheus/ncclwatch.rules.yml every 1 s: NcclwatchStraggler
+                       fires naming this host, global rank 1, the communicator and its seq, within
+                       the job's threshold + 5 s of the onset; the straggler, then SIGKILLed,
+                       fires NcclwatchRankExited (how=vanished). Every dashboard query runs.
+  prometheus_healthy   the same over a healthy job: no alert at all, while the rules do see it.
+  run_metrics          `ncclwatch run --metrics ADDR:PORT` starts an exporter that serves the job and
+                       ends with it; with an exporter already on the port it starts none.
+Fails (never skips) when promtool or prometheus is missing. Exit 0 pass, 1 fail.
+"""
+
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "watchdog"))
+import scenario_test as st  # noqa: E402  (Job, check, the build paths)
+
+from scenario_test import check  # noqa: E402
+
+SOURCE = os.environ["NCCLWATCH_SOURCE_DIR"]
+RULES = os.path.join(SOURCE, "deploy", "prometheus", "ncclwatch.rules.yml")
+PROMTOOL = os.environ.get("PROMTOOL") or shutil.which("promtool")
+PROMETHEUS = os.environ.get("PROMETHEUS") or shutil.which("prometheus")
+STALL_SEC = st.STALL_SEC  # the jobs' NCCLWATCH_STALL_SEC (2 s)
+# 1000 idle connections: each holds one of the 256 workers until the 1 s request timeout, so the
+# backlog drains at ~256/s: ~4 s (tools/exporter_options.h). The bound is Prometheus' default
+# scrape timeout, 10 s, less 2 s of slack for the 2 shared cores.
+SCRAPE_UNDER_IDLE_SEC = 8.0
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def parse(text):
+    """[(name, {label: value}, float)] of every sample line."""
+    out = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        check(m is not None, f"sample line parses: {line!r}")
+        if m:
+            out.append((m[1], dict(LABEL.findall(m[2] or "")), float(m[3])))
+    return out
+
+
+def samples(parsed, name, **labels):
+    return [(l, v) for n, l, v in parsed if n == name and all(l.get(k) == str(x) for k, x in labels.items())]
+
+
+class Exporter:
+    def __init__(self, *args):
+        self.port = free_port()
+        self.log = tempfile.TemporaryFile()
+        cmd = [st.CLI, "exporter", "--listen", f"127.0.0.1:{self.port}"] + list(args)
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        check(False, "exporter listening within 10 s")
+
+    def scrape(self, timeout=5.0):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=timeout) as r:
+            check(r.status == 200, f"/metrics status {r.status}")
+            return r.read().decode()
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                rc = self.proc.wait(10)
+                check(rc == 0, f"exporter exits 0 on SIGTERM (got {rc})")
+            except subprocess.TimeoutExpired:
+                check(False, "exporter stops within 10 s of SIGTERM")
+                self.proc.kill()
+                self.proc.wait()
+        else:
+            check(False, f"exporter still running at the end (exit {self.proc.returncode})")
+        self.log.seek(0)
+        out = self.log.read().decode(errors="replace")
+        if failures_so_far():
+            print("exporter output:\n" + out)
+
+
+def failures_so_far():
+    return bool(st.failures)
+
+
+def promtool_check_metrics(text):
+    if not check(PROMTOOL is not None, "promtool installed (Debian package prometheus, scripts/setup)"):
+        return
+    r = subprocess.run([PROMTOOL, "check", "metrics"], input=text.encode(), capture_output=True)
+    check(r.returncode == 0, f"promtool check metrics accepts the output: {r.stdout.decode()}{r.stderr.decode()}")
+
+
+def straggler_job(name, extra=()):
+    # Rank 1 stalls 60 s in its data loading at step 3: rank 0 issues the next AllReduce and waits.
+    return st.Job(name, 2, [st.DDP_LOOP, "--quiet", "--steps", "1000", "--step-ms", "20", "--tp", "1",
+                            "--straggler-rank", "1", "--straggler-step", "3", "--straggler-sec", "60", *extra])
+
+
+def healthy_job(name):
+    return st.Job(name, 2, [st.DDP_LOOP, "--quiet", "--steps", "1500", "--step-ms", "20", "--tp", "1"])
+
+
+def wait_for(what, until, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = until()
+        if value:
+            return value
+        time.sleep(0.1)
+    check(False, f"{what} within {timeout} s")
+    return None
+
+
+def straggling(parsed):
+    """(comm, ahead, behind) when rank 0 is a collective ahead of rank 1 and waits, else None."""
+    issued = samples(parsed, "ncclwatch_comm_last_issued_seq")
+    by_comm = {}
+    for labels, value in issued:
+        by_comm.setdefault(labels["comm"], {})[labels["rank"]] = (labels, value)
+    for comm, ranks in by_comm.items():
+        if "0" in ranks and "1" in ranks and ranks["0"][1] > ranks["1"][1]:
+            pending = samples(parsed, "ncclwatch_comm_oldest_pending_seconds", comm=comm, rank=0)
+            if pending and pending[0][1] > STALL_SEC:
+                return comm, ranks["0"], ranks["1"]
+    return None
+
+
+# --- scenarios ----------------------------------------------------------------------------
+
+def metrics():
+    job = straggler_job("exp-metrics")
+    exporter = Exporter("--job", job.job_id, "--dump-dir", job.dump_dir)
+    try:
+        found = wait_for("rank 0 ahead of the straggling rank 1 and waiting longer than the threshold",
+                         lambda: straggling(parse(exporter.scrape())), 30)
+        text = exporter.scrape()
+        parsed = parse(text)
+        promtool_check_metrics(text)
+        if found:
+            comm, (l0, v0), (l1, v1) = found
+            print(f"comm {comm}: rank 0 issued #{v0:.0f} and waits, rank 1 issued #{v1:.0f}")
+            check(v0 == v1 + 1, f"rank 0 issued one more collective than rank 1 ({v0} vs {v1})")
+            check(set(l0) == {"job", "host", "comm", "comm_rank", "rank", "nranks"}, f"comm labels: {sorted(l0)}")
+            check(l0["job"] == job.job_id and l0["nranks"] == "2" and l1["comm_rank"] == "1", f"labels {l0} {l1}")
+            check(l0["host"] == socket.gethostname(), f"host label {l0['host']}")
+            check(re.fullmatch(r"0x[0-9a-f]{16}", comm) is not None, f"comm is 0x + 16 hex digits: {comm}")
+            sim_comms = {int(c, 16) for _, _, _, _, c in st.init_lines(job)}
+            check(int(comm, 16) in sim_comms, f"comm {comm} is a communicator the sim created {sim_comms}")
+            done0 = samples(parsed, "ncclwatch_comm_last_completed_seq", comm=comm, rank=0)
+            check(done0 and done0[0][1] == v0 - 1, f"rank 0 completed all but the pending one: {done0}")
+            p1 = samples(parsed, "ncclwatch_comm_oldest_pending_seconds", comm=comm, rank=1)
+            check(p1 and p1[0][1] == 0, f"the straggler has nothing pending: {p1}")
+        threshold = samples(parsed, "ncclwatch_stall_threshold_seconds")
+        check([(l, v) for l, v in threshold] == [({"job": job.job_id}, STALL_SEC)],
+              f"the job's own NCCLWATCH_STALL_SEC is served: {threshold}")
+        up = samples(parsed, "ncclwatch_process_up")
+        check(sorted(l["rank"] for l, v in up if v == 1) == ["0", "1"], f"both ranks up: {up}")
+        check(samples(parsed, "ncclwatch_exporter_build_info"), "build info served")
+        check(samples(parsed, "ncclwatch_exporter_scrape_errors_total") == [({}, 0.0)], "no scrape error")
+        for name, labels, _ in parsed:
+            for value in labels.values():
+                check("/" not in value and "=" not in value, f"no path or environment in labels: {name} {labels}")
+        # The watchdogs dump the straggler incident: counted from --dump-dir.
+        counted = wait_for("the dumps counted", lambda: samples(parse(exporter.scrape()), "ncclwatch_dumps_total"), 20)
+        if counted:
+            time.sleep(1)
+            parsed = parse(exporter.scrape())
+            dumps = samples(parsed, "ncclwatch_dumps_total")
+            check(dumps[0][1] == len(job.dump_files()), f"dumps_total {dumps} == files {len(job.dump_files())}")
+            incidents = samples(parsed, "ncclwatch_incidents_total")
+            print(f"dumps_total {dumps[0][1]:.0f}, incidents {incidents}")
+            check([(l["kind"], v) for l, v in incidents] == [("straggler", 1.0)],
+                  f"one straggler incident on this host: {incidents}")
+        # A rank killed without a word reads as vanished.
+        pid1 = [l["pid"] for l, v in up if l["rank"] == "1"]
+        if check(len(pid1) == 1, "rank 1's pid served"):
+            os.kill(int(pid1[0]), signal.SIGKILL)
+            gone = wait_for("the killed rank served as vanished",
+                            lambda: samples(parse(exporter.scrape()), "ncclwatch_process_exited", rank=1,
+                                            how="vanished"), 10)
+            if gone:
+                check(samples(parse(exporter.scrape()), "ncclwatch_process_up", rank=1)[0][1] == 0, "rank 1 down")
+    finally:
+        job.stop()
+        exporter.stop()
+        job.cleanup()
+
+
+def raise_fd_limit(n):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(n, hard), hard))
+
+
+def idle_connections():
+    raise_fd_limit(4096)
+    exporter = Exporter()
+    held = []
+    try:
+        for _ in range(1000):
+            s = socket.socket()
+            s.settimeout(10)
+            s.connect(("127.0.0.1", exporter.port))
+            held.append(s)
+        start = time.monotonic()
+        try:
+            text = exporter.scrape(timeout=SCRAPE_UNDER_IDLE_SEC + 5)
+            took = time.monotonic() - start
+            print(f"scrape behind 1000 idle connections: {took:.2f} s")
+            check(took < SCRAPE_UNDER_IDLE_SEC, f"answered in {took:.2f} s < {SCRAPE_UNDER_IDLE_SEC} s")
+            check("ncclwatch_exporter_build_info" in text, "a full answer")
+        except OSError as e:
+            check(False, f"scrape behind 1000 idle connections: {e}")
+        # Still holding them: the next scrapes are prompt.
+        for _ in range(3):
+            start = time.monotonic()
+            exporter.scrape(timeout=5)
+            took = time.monotonic() - start
+            check(took < 1.0, f"a later scrape is prompt: {took:.2f} s")
+        check(exporter.alive(), "exporter alive")
+    finally:
+        for s in held:
+            s.close()
+        exporter.stop()
+
+
+def slow_clients():
+    raise_fd_limit(4096)
+    exporter = Exporter()
+    stop = threading.Event()
+    request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+
+    def drip():
+        while not stop.is_set():
+            try:
+                with socket.create_connection(("127.0.0.1", exporter.port), timeout=5) as s:
+                    for byte in request:
+                        if stop.is_set():
+                            return
+                        s.sendall(bytes([byte]))
+                        time.sleep(0.3)
+            except OSError:
+                time.sleep(0.1)
+
+    def never_read():
+        while not stop.is_set():
+            try:
+                s = socket.create_connection(("127.0.0.1", exporter.port), timeout=5)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+                s.sendall(request)
+                stop.wait(5)
+                s.close()
+            except OSError:
+                time.sleep(0.1)
+
+    threads = [threading.Thread(target=drip) for _ in range(100)] + \
+              [threading.Thread(target=never_read) for _ in range(100)]
+    try:
+        for t in threads:
+            t.start()
+        time.sleep(2)
+        worst = 0.0
+        for _ in range(10):
+            start = time.monotonic()
+            try:
+                exporter.scrape(timeout=10)
+            except OSError as e:
+                check(False, f"scrape among slow clients: {e}")
+            worst = max(worst, time.monotonic() - start)
+            time.sleep(0.3)
+        print(f"slowest of 10 scrapes among 200 slow clients: {worst:.2f} s")
+        check(worst < 3.0, f"every scrape answered within 3 s (slowest {worst:.2f} s)")
+        check(exporter.alive(), "exporter alive")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        exporter.stop()
+
+
+def plant(job, source, pid, ticks, data=None, mode=0o600, owner=None, truncate=None, mutate=None):
+    """A copy of `source` (a segment path) named and stamped as process (pid, ticks)."""
+    raw = bytearray(open(source, "rb").read() if data is None else data)
+    if data is None:
+        raw[64:68] = pid.to_bytes(4, "little")            # SegmentHeader::pid
+        raw[80:88] = ticks.to_bytes(8, "little")          # SegmentHeader::process_start_ticks
+    if mutate:
+        mutate(raw)
+    if truncate:
+        raw = raw[:truncate]
+    path = f"/dev/shm/ncclwatch.{os.getuid()}.{job.job_id}.{pid}.{ticks}"
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, mode)
+    os.write(fd, raw)
+    os.fchmod(fd, mode)
+    if owner is not None:
+        os.fchown(fd, owner, owner)
+    os.close(fd)
+    return path
+
+
+def complete_beyond_issued(raw):
+    """Comm slot 0: last_completed_seq = last_enqueued_seq + 1000 (impossible)."""
+    comm_slots = int.from_bytes(raw[56:64], "little")      # SegmentHeader::comm_slots_offset
+    enq = int.from_bytes(raw[comm_slots + 80:comm_slots + 88], "little")  # CommSlotHeader::last_enqueued_seq
+    raw[comm_slots + 88:comm_slots + 96] = (enq + 1000).to_bytes(8, "little")  # last_completed_seq
+
+
+def hostile_segments():
+    job = healthy_job("exp-hostile")
+    exporter = Exporter("--job", job.job_id)
+    planted = []
+    helpers = []
+    try:
+        wait_for("both ranks served", lambda: len(samples(parse(exporter.scrape()), "ncclwatch_comm_last_issued_seq")) >= 2,
+                 20)
+        segments = sorted(p for p in os.listdir("/dev/shm") if p.startswith(f"ncclwatch.{os.getuid()}.{job.job_id}."))
+        check(len(segments) == 2, f"two segments {segments}")
+        source = "/dev/shm/" + segments[0]
+        # Live processes to stamp the forgeries with (a dead owner's segment would read as stale).
+        for _ in range(5):
+            helpers.append(subprocess.Popen(["sleep", "120"]))
+        time.sleep(0.2)
+        ticks = [st_ticks(h.pid) for h in helpers]
+        planted.append(plant(job, source, helpers[0].pid, ticks[0], data=os.urandom(1 << 16)))
+        planted.append(plant(job, source, helpers[1].pid, ticks[1], truncate=8192))
+        planted.append(plant(job, source, helpers[2].pid, ticks[2], mode=0o644))
+        planted.append(plant(job, source, helpers[3].pid, ticks[3], mutate=complete_beyond_issued))
+        if os.getuid() == 0:
+            planted.append(plant(job, source, helpers[4].pid, ticks[4], owner=65534))
+        time.sleep(0.5)
+        for _ in range(5):
+            text = exporter.scrape()
+            parsed = parse(text)
+            promtool_check_metrics(text)
+            for (labels, issued) in samples(parsed, "ncclwatch_comm_last_issued_seq"):
+                done = samples(parsed, "ncclwatch_comm_last_completed_seq", **labels)
+                check(done and done[0][1] <= issued, f"never completed > issued: {labels} {issued} {done}")
+            pids = {l["pid"] for l, _ in samples(parsed, "ncclwatch_process_up")}
+            for bad in (0, 1, 2, 4):
+                check(str(helpers[bad].pid) not in pids, f"forgery {bad} not served as a process")
+            dropped = samples(parsed, "ncclwatch_exporter_dropped_series_total")
+            check(dropped and dropped[0][1] >= 1, f"the impossible series counted as dropped: {dropped}")
+            time.sleep(0.3)
+        check(exporter.alive(), "exporter alive")
+    finally:
+        for p in planted:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        for h in helpers:
+            h.kill()
+            h.wait()
+        job.stop()
+        exporter.stop()
+        job.cleanup()
+
+
+def st_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+class Prometheus:
+    def __init__(self, exporter_port):
+        check(PROMETHEUS is not None, "prometheus installed (Debian package prometheus, scripts/setup)")
+        self.tmp = tempfile.mkdtemp(prefix="ncclwatch-prom-")
+        self.port = free_port()
+        config = os.path.join(self.tmp, "prometheus.yml")
+        with open(config, "w") as f:
+            f.write(f"""global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files: ["{RULES}"]
+scrape_configs:
+  - job_name: ncclwatch
+    honor_labels: true
+    static_configs:
+      - targets: ["127.0.0.1:{exporter_port}"]
+""")
+        self.log = open(os.path.join(self.tmp, "prometheus.log"), "w")
+        self.proc = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={self.tmp}/data",
+             f"--web.listen-address=127.0.0.1:{self.port}"], stdout=self.log, stderr=subprocess.STDOUT)
+        wait_for("prometheus ready", self.ready, 30)
+        # Its discovery hands the scrape loop its first targets up to 5 s after start: measure
+        # from a scraping Prometheus, as in production.
+        wait_for("prometheus scrapes the exporter", lambda: self.proc.poll() is None and self.query("up == 1"), 30)
+
+    def get(self, path):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+            return json.loads(r.read().decode())
+
+    def ready(self):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return self.proc.poll() is not None  # ended: stop waiting (checked by the caller)
+
+    def alerts(self):
+        return self.get("/api/v1/alerts")["data"]["alerts"]
+
+    def query(self, expr):
+        return self.get("/api/v1/query?query=" + urllib.request.quote(expr))["data"]["result"]
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        if st.failures:
+            print(open(os.path.join(self.tmp, "prometheus.log")).read()[-3000:])
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def stop_all(job, prom, exporter):
+    if job:
+        job.stop()
+    prom.stop()
+    exporter.stop()
+    if job:
+        job.cleanup()
+
+
+def prometheus_straggler():
+    exporter = Exporter()
+    prom = Prometheus(exporter.port)
+    job = None
+    try:
+        check(prom.proc.poll() is None, "prometheus runs")
+        job = straggler_job("exp-prom-straggler")
+        onset = None
+        fired = None
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline and fired is None:
+            now = time.monotonic()
+            if onset is None:
+                found = straggling_onset(parse(exporter.scrape()), job.job_id, now)
+                onset = found
+            for a in prom.alerts():
+                if a["labels"].get("alertname") == "NcclwatchStraggler" and a["state"] == "firing":
+                    fired = (now, a)
+            time.sleep(0.2)
+        if check(fired is not None, "NcclwatchStraggler fires") and check(onset is not None, "onset seen"):
+            at, alert = fired
+            labels = alert["labels"]
+            latency = at - onset
+            print(f"NcclwatchStraggler fired {latency:.2f} s after the onset (threshold {STALL_SEC} s); "
+                  f"active at {alert.get('activeAt')}, onset at unix {time.time() - (time.monotonic() - onset):.3f}")
+            check(latency <= STALL_SEC + 5, f"within threshold + 5 s: {latency:.2f} s")
+            check(labels.get("job") == job.job_id, f"job label {labels}")
+            check(labels.get("rank") == "1" and labels.get("host") == socket.gethostname(),
+                  f"names global rank 1 on this host: {labels}")
+            issued = samples(parse(exporter.scrape()), "ncclwatch_comm_last_issued_seq", rank=1, comm=labels.get("comm"))
+            check(issued and labels.get("seq") == str(int(issued[0][1])), f"seq label {labels} vs {issued}")
+            check_dashboard(prom, job.job_id)
+            others = [a for a in prom.alerts() if a["labels"].get("alertname") == "NcclwatchStraggler"
+                      and a["labels"].get("rank") != "1"]
+            check(not others, f"no other rank blamed: {others}")
+            # The straggler is then killed: NcclwatchRankExited names it, as vanished.
+            pid1 = [l["pid"] for l, _ in samples(parse(exporter.scrape()), "ncclwatch_process_up", rank=1)]
+            if check(len(pid1) == 1, "rank 1's pid served"):
+                os.kill(int(pid1[0]), signal.SIGKILL)
+                exited = wait_for("NcclwatchRankExited fires", lambda: [
+                    a["labels"] for a in prom.alerts()
+                    if a["labels"].get("alertname") == "NcclwatchRankExited" and a["state"] == "firing"], 10)
+                check(exited and [(l.get("rank"), l.get("how"), l.get("pid")) for l in exited] == [("1", "vanished", pid1[0])],
+                      f"NcclwatchRankExited names rank 1, vanished: {exited}")
+    finally:
+        stop_all(job, prom, exporter)
+
+
+def check_dashboard(prom, job_id):
+    """Every query of deploy/grafana/ncclwatch.json runs on this Prometheus; the per-rank seq,
+    lag and pending-age panels show the job."""
+    dashboard = json.load(open(os.path.join(SOURCE, "deploy", "grafana", "ncclwatch.json")))
+    for panel in dashboard["panels"]:
+        for t in panel["targets"]:
+            expr = (t["expr"].replace("$job", job_id).replace("$comm", ".*")
+                    .replace("$__rate_interval", "5s").replace("$__range", "1m"))
+            try:
+                result = prom.query(expr)
+            except OSError as e:
+                check(False, f"dashboard panel {panel['title']!r} query {expr!r}: {e}")
+                continue
+            if panel["title"].startswith(("Last issued", "Collectives behind", "Oldest pending", "Alerts")):
+                check(result, f"dashboard panel {panel['title']!r} shows the job: {expr}")
+
+
+def straggling_onset(parsed, job_id, now):
+    """CLOCK_MONOTONIC (this process's time.monotonic) at which rank 0 started waiting on the
+    collective rank 1 has not issued, from the pending age the exporter serves; None before."""
+    issued = {l["rank"]: (l["comm"], v) for l, v in samples(parsed, "ncclwatch_comm_last_issued_seq", job=job_id)}
+    if "0" in issued and "1" in issued and issued["0"][1] > issued["1"][1]:
+        pending = samples(parsed, "ncclwatch_comm_oldest_pending_seconds", job=job_id, rank=0, comm=issued["0"][0])
+        if pending and pending[0][1] > 0:
+            return now - pending[0][1]
+    return None
+
+
+def prometheus_healthy():
+    exporter = Exporter()
+    prom = Prometheus(exporter.port)
+    job = None
+    try:
+        job = healthy_job("exp-prom-healthy")
+        seen = wait_for("the rules see the job", lambda: prom.query(
+            f'ncclwatch:comm_last_issued_seq:max{{job="{job.job_id}"}} > 10'), 20)
+        if seen:
+            check(prom.query(f'ncclwatch:stall_threshold_seconds:max{{job="{job.job_id}"}} == {STALL_SEC}'),
+                  "the rules see the job's threshold")
+        end = time.monotonic() + STALL_SEC + 8
+        while time.monotonic() < end:
+            alerts = prom.alerts()
+            check(not alerts, f"no alert over a healthy job: {alerts}")
+            if alerts:
+                break
+            time.sleep(0.5)
+        check(job.proc.poll() is None and prom.query(f'ncclwatch:comm_last_issued_seq:max{{job="{job.job_id}"}}'),
+              "the job ran, and was scraped, for the whole window")
+    finally:
+        stop_all(job, prom, exporter)
+
+
+def run_metrics():
+    port = free_port()
+    job_id = f"exp-run-metrics-{os.getpid()}"
+    tmp = tempfile.mkdtemp(prefix="ncclwatch-exp-run-")
+    log = open(os.path.join(tmp, "run.log"), "w+")
+    cmd = [st.CLI, "run", "--metrics", f"127.0.0.1:{port}", "--stall", "2", "--job-id", job_id,
+           "--dump-dir", os.path.join(tmp, "dumps"), "--",
+           sys.executable, st.LAUNCH, "-n", "2", "--timeout", "60", "--",
+           st.DDP_LOOP, "--quiet", "--steps", "250", "--step-ms", "20", "--tp", "1"]
+    run = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        def served():
+            try:
+                text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+            except OSError:
+                return None
+            return len(samples(parse(text), "ncclwatch_comm_last_issued_seq", job=job_id)) == 2
+        wait_for("the run's exporter serves both ranks of the job", served, 30)
+        check(run.wait(60) == 0, "the job succeeds")
+
+        def closed():
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return False
+            except OSError:
+                return True
+        wait_for("the exporter ends with the job", closed, 5)
+        # An exporter already on the port: run starts none and says so.
+        exporter = Exporter()
+        try:
+            second = subprocess.run([st.CLI, "run", "--metrics", f"127.0.0.1:{exporter.port}", "--", "true"],
+                                    capture_output=True, text=True, timeout=30)
+            check(second.returncode == 0, f"run succeeds: {second.stderr}")
+            check("already answers" in second.stderr, f"run says an exporter answers: {second.stderr!r}")
+            check(exporter.alive(), "the first exporter keeps serving")
+        finally:
+            exporter.stop()
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        log.seek(0)
+        if st.failures:
+            print(log.read()[-3000:])
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+SCENARIOS = {f.__name__: f for f in (metrics, idle_connections, slow_clients, hostile_segments,
+                                     prometheus_straggler, prometheus_healthy, run_metrics)}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print(f"usage: exporter_test.py {{{','.join(SCENARIOS)}}}", file=sys.stderr)
+        sys.exit(2)
+    SCENARIOS[sys.argv[1]]()
+    if st.failures:
+        print(f"{len(st.failures)} failure(s)")
+        sys.exit(1)
+    print("PASS")
