@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""Tests of scripts/sim-cluster and of the sim's NCCL across simulated hosts.
+
+Usage: sim_cluster_test.py CASE   (cases: see CASES at the bottom; ctest runs each as cluster.CASE)
+Needs NCCLWATCH_SOURCE_DIR and NCCLWATCH_BUILD_DIR (set by ctest), the sim and build/examples/ddp_loop.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SOURCE = os.environ["NCCLWATCH_SOURCE_DIR"]
+BUILD = os.environ["NCCLWATCH_BUILD_DIR"]
+SIM_CLUSTER = os.path.join(SOURCE, "scripts", "sim-cluster")
+DDP_LOOP = os.path.join(BUILD, "examples", "ddp_loop")
+CLOCK_STEP_S = 3600  # sim-cluster's per-host monotonic offset
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, message):
+    if not cond:
+        raise Failure(message)
+
+
+def sim_cluster(args, timeout=120, env=None, user=None):
+    """Runs sim-cluster; returns (status, stdout, stderr, seconds)."""
+    argv = [sys.executable, SIM_CLUSTER, *args]
+    if user is not None:
+        argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *argv]
+    full_env = dict(os.environ, BUILD_DIR=BUILD, **(env or {}))
+    full_env.pop("NCCLSIM_FABRIC_DIR", None)
+    start = time.monotonic()
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=full_env)
+    return p.returncode, p.stdout, p.stderr, time.monotonic() - start
+
+
+def per_host(stdout, hosts):
+    """Lines "hostK key=value ..." into {K: {key: value}}; every host must report once."""
+    seen = {}
+    for line in stdout.splitlines():
+        m = re.match(r"host(\d+) (.*)", line)
+        if m:
+            seen[int(m.group(1))] = dict(kv.split("=", 1) for kv in m.group(2).split())
+    check(sorted(seen) == list(range(hosts)), f"expected a report from each of {hosts} hosts:\n{stdout}")
+    return seen
+
+
+def processes_matching(marker):
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def no_strays(marker):
+    deadline = time.monotonic() + 5
+    while processes_matching(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    check(not processes_matching(marker), f"processes left behind: {processes_matching(marker)}")
+
+
+# --- sim-cluster itself ---------------------------------------------------------------------------
+
+def case_namespaces():
+    """Hostnames, private /dev/shm, repeated pids, monotonic clocks hours apart, the environment."""
+    probe = ("import os, socket, time;"
+             "open('/dev/shm/mine', 'w').write(socket.gethostname());"
+             "print(socket.gethostname(), 'pid=%d' % os.getpid(), 'mono=%.1f' % time.monotonic(),"
+             " 'shm=%s' % ','.join(sorted(os.listdir('/dev/shm'))),"
+             " 'shmdev=%d' % os.stat('/dev/shm').st_dev,"
+             " 'nnodes=%s' % os.environ['NNODES'], 'rank=%s' % os.environ['NODE_RANK'],"
+             " 'addr=%s' % os.environ['MASTER_ADDR'], 'port=%s' % os.environ['MASTER_PORT'],"
+             " 'fabric=%s' % os.environ['NCCLSIM_FABRIC_DIR'],"
+             " 'sim=%d' % ('libnccl.so.2' in os.environ.get('LD_PRELOAD', '')), flush=True)")
+    local_mono = time.monotonic()
+    status, out, err, _ = sim_cluster(["--hosts", "3", "--", "python3", "-c", probe])
+    check(status == 0, f"status {status}, stderr:\n{err}")
+    hosts = per_host(out, 3)
+    for k, h in hosts.items():
+        check(h["rank"] == str(k) and h["nnodes"] == "3", f"host{k}: NODE_RANK/NNODES {h}")
+        check(h["addr"] == "127.0.0.1", f"host{k}: MASTER_ADDR {h['addr']}")
+        check(h["sim"] == "1", f"host{k}: the sim is not in LD_PRELOAD")
+        # Only its own file: each host has its own empty tmpfs.
+        check(h["shm"] == "mine", f"host{k}: /dev/shm holds {h['shm']!r}, not only its own file")
+        # CMD is pid 2 on every host (pid 1 is the host's init): pids repeat across hosts.
+        check(h["pid"] == "2", f"host{k}: CMD has pid {h['pid']}, not 2 in its own PID namespace")
+        ahead = float(h["mono"]) - local_mono
+        check(abs(ahead - k * CLOCK_STEP_S) < 60,
+              f"host{k}: monotonic clock {ahead:.0f} s ahead, expected {k * CLOCK_STEP_S}")
+    check(len({h["port"] for h in hosts.values()}) == 1, "MASTER_PORT differs between hosts")
+    check(len({h["fabric"] for h in hosts.values()}) == 1, "NCCLSIM_FABRIC_DIR differs between hosts")
+    check(len({h["shmdev"] for h in hosts.values()}) == 3, "hosts share a /dev/shm")
+    check(not os.path.exists("/dev/shm/mine"), "a host's /dev/shm file appeared on this machine")
+    check(not os.path.exists(hosts[0]["fabric"]), "the fabric directory was not removed")
+
+
+def case_dirs():
+    """--local DIR is private per host (backed by DIR/host<K>); --shared DIR is one directory."""
+    with tempfile.TemporaryDirectory() as tmp:
+        local, shared = os.path.join(tmp, "local"), os.path.join(tmp, "shared")
+        script = (f'echo $(hostname) > {local}/who; ls {local} > {local}/seen;'
+                  f' echo $(hostname) > {shared}/$(hostname)')
+        status, _, err, _ = sim_cluster(["--hosts", "2", "--local", local, "--shared", shared,
+                                         "--", "sh", "-c", script])
+        check(status == 0, f"status {status}, stderr:\n{err}")
+        for k in range(2):
+            with open(os.path.join(local, f"host{k}", "who")) as f:
+                check(f.read().strip() == f"host{k}", f"{local}/host{k}/who is not host{k}'s")
+            with open(os.path.join(local, f"host{k}", "seen")) as f:
+                seen = f.read().split()
+            # Inside host K, DIR holds only host K's files, never the other hosts' directories.
+            check(sorted(seen) == ["seen", "who"], f"host{k} saw {seen} in its --local dir")
+        check(sorted(os.listdir(shared)) == ["host0", "host1"],
+              f"--shared dir holds {os.listdir(shared)}, not both hosts' files")
+        check(sorted(os.listdir(local)) == ["host0", "host1"], f"--local dir holds {os.listdir(local)}")
+
+
+def case_kill_host():
+    """--kill-host 1 --after 1: host1 dies at once with 137 (and all of it), host0 finishes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        script = f'sleep 300.25 & sleep 3; echo done > {tmp}/$(hostname)'
+        status, _, err, took = sim_cluster(["--hosts", "2", "--kill-host", "1", "--after", "1",
+                                            "--", "sh", "-c", script])
+        check(status == 137, f"status {status}, expected 137 (SIGKILL); stderr:\n{err}")
+        check("killing host1" in err, f"no kill message:\n{err}")
+        check(os.listdir(tmp) == ["host0"], f"expected only host0 to finish, got {os.listdir(tmp)}")
+        check(2.5 < took < 20, f"took {took:.1f} s; host0 needs 3 s")
+    no_strays("300.25")
+
+
+def case_timeout():
+    """--timeout: 124, every host stopped (SIGTERM reaches CMD first), nothing left running."""
+    with tempfile.TemporaryDirectory() as tmp:
+        script = f'trap "echo term > {tmp}/$(hostname); exit 3" TERM; sleep 301.25 & wait'
+        status, _, err, took = sim_cluster(["--hosts", "2", "--timeout", "1.5", "--", "sh", "-c",
+                                            script])
+        check(status == 124, f"status {status}, expected 124; stderr:\n{err}")
+        check(1.4 < took < 10, f"took {took:.1f} s for --timeout 1.5")
+        check(sorted(os.listdir(tmp)) == ["host0", "host1"], f"SIGTERM reached {os.listdir(tmp)}")
+    # A CMD that ignores SIGTERM is SIGKILLed after the grace period.
+    status, _, _, took = sim_cluster(["--hosts", "2", "--timeout", "1", "--", "sh", "-c",
+                                      'trap "" TERM; sleep 302.25'])
+    check(status == 124 and took < 10, f"status {status} after {took:.1f} s")
+    no_strays("301.25")
+    no_strays("302.25")
+
+
+def case_status():
+    """The exit status is the worst host's; a missing command is one line per host and 127."""
+    status, _, err, _ = sim_cluster(["--hosts", "3", "--", "sh", "-c", "exit $((NODE_RANK * 2))"])
+    check(status == 4, f"status {status}, expected 4 (host2); stderr:\n{err}")
+    status, _, err, _ = sim_cluster(["--hosts", "2", "--", "/nonexistent/cmd"])
+    check(status == 127, f"status {status} for a missing command")
+    check(len(err.strip().splitlines()) == 2, f"expected one line per host:\n{err}")
+
+
+def case_usage():
+    """--help says what it needs; bad input fails with exactly one line and status 2."""
+    p = subprocess.run([SIM_CLUSTER, "--help"], capture_output=True, text=True)
+    check(p.returncode == 0 and "--kill-host" in p.stdout and "root" in p.stdout and
+          "user namespaces" in p.stdout, f"--help:\n{p.stdout}")
+    bad = [[], ["--hosts", "2"], ["--hosts", "2", "--"], ["--hosts", "0", "--", "true"],
+           ["--hosts", "x", "--", "true"], ["--hosts", "999", "--", "true"],
+           ["--hosts", "2", "--kill-host", "1", "--", "true"],
+           ["--hosts", "2", "--kill-host", "2", "--after", "1", "--", "true"],
+           ["--hosts", "2", "--after", "1", "--", "true"], ["--hosts", "2", "--timeout", "0", "--", "true"],
+           ["--hosts", "2", "--timeout", "-1", "--", "true"], ["--bogus", "--", "true"],
+           ["--hosts", "2", "--local", "/tmp/x", "--shared", "/tmp/x", "--", "true"],
+           ["--hosts", "2", "--local", "/", "--", "true"], ["--hosts"]]
+    for args in bad:
+        status, out, err, _ = sim_cluster(args)
+        lines = err.strip().splitlines()
+        check(status == 2 and len(lines) == 1 and lines[0].startswith("sim-cluster: "),
+              f"{args}: status {status}, stderr {err!r}")
+        check(out == "", f"{args}: printed to stdout: {out!r}")
+
+
+def case_unprivileged():
+    """Without root: the hosts run in user namespaces when the kernel allows them, else one line.
+
+    sim-cluster, sim-exec and the sim's libraries are copied to a world-readable place, so that
+    user 65534 can run them whatever the permissions of the checkout."""
+    python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o1777)
+        shutil.copytree(os.path.join(SOURCE, "scripts"), os.path.join(tmp, "scripts"))
+        shutil.copytree(os.path.join(BUILD, "sim", "lib"), os.path.join(tmp, "build", "sim", "lib"))
+        for root, dirs, files in os.walk(tmp):
+            for name in dirs + files:
+                os.chmod(os.path.join(root, name), 0o755)
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python,
+                os.path.join(tmp, "scripts", "sim-cluster"), "--hosts", "2",
+                "--local", os.path.join(tmp, "l"), "--", "sh", "-c",
+                'echo x > /dev/shm/x && echo $(hostname) ok=1']
+        env = dict(os.environ, TMPDIR=tmp, BUILD_DIR=os.path.join(tmp, "build"))
+        env.pop("NCCLSIM_FABRIC_DIR", None)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp, env=env)
+    if p.returncode == 0:
+        per_host(p.stdout, 2)
+        return
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 127 and len(lines) == 1 and
+          "needs root, or unprivileged user namespaces" in lines[0],
+          f"status {p.returncode}, stderr {p.stderr!r}")
+
+
+def case_no_namespaces():
+    """When unshare cannot make the namespaces, sim-cluster says so in one line (status 127)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        fake = os.path.join(tmp, "unshare")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n")
+        os.chmod(fake, 0o755)
+        status, out, err, _ = sim_cluster(["--hosts", "2", "--", "true"],
+                                          env={"PATH": f"{tmp}:{os.environ['PATH']}"})
+    lines = err.strip().splitlines()
+    check(status == 127 and len(lines) == 1 and "Operation not permitted" in lines[0] and
+          "needs root, or unprivileged user namespaces" in lines[0], f"status {status}, stderr {err!r}")
+
+
+# --- the sim across hosts -------------------------------------------------------------------------
+
+def two_ranks_per_host(*ddp_args):
+    """sh script: two ranks of ddp_loop per host, global ranks NODE_RANK*2 + 0..1."""
+    args = " ".join(ddp_args)
+    return ('for l in 0 1; do RANK=$((NODE_RANK * 2 + l)) LOCAL_RANK=$l WORLD_SIZE=$((NNODES * 2)) '
+            f'{DDP_LOOP} {args} & done; s=0; for j in 1 2; do wait %$j || s=$?; done; exit $s')
+
+
+def case_sim_job():
+    """A 2-host x 2-rank job: collectives complete across hosts; debug lines carry each host."""
+    status, out, err, took = sim_cluster(
+        ["--hosts", "2", "--timeout", "60", "--", "sh", "-c", two_ranks_per_host("--steps", "20")],
+        env={"NCCL_DEBUG": "INFO"})
+    check(status == 0, f"status {status} after {took:.1f} s; stderr:\n{err}\nstdout:\n{out}")
+    # 1+2+3+4: all four ranks, two per host, took part in the gradient AllReduce.
+    check("step 20/20 ok (allreduce 10)" in out, f"no correct last step:\n{out}")
+    for k in range(2):
+        starts = re.findall(rf"^host{k}:\d+:\d+ \[\d\] NCCL INFO ncclCommInitRank .* nranks 4 .*Init COMPLETE$",
+                            out, re.M)
+        check(len(starts) == 2, f"host{k}: {len(starts)} world init lines, expected 2:\n{out}")
+    print(f"2 hosts x 2 ranks, 20 steps: {took:.2f} s")
+
+
+def case_partition():
+    """partition:hosts=host0+host1: the job hangs at the fault (bounded by --timeout); with ms=M
+    every rank warns that its peer host is unreachable."""
+    fault = "partition:hosts=host0+host1,seq=5,ms=300"
+    status, out, err, took = sim_cluster(
+        ["--hosts", "2", "--timeout", "6", "--", "sh", "-c", two_ranks_per_host("--steps", "20")],
+        env={"NCCLSIM_FAULT": fault, "NCCL_DEBUG": "WARN"})
+    check(status == 124, f"status {status}, expected 124 (hang); stdout:\n{out}\nstderr:\n{err}")
+    check("step 20/20" not in out, f"the job completed across the partition:\n{out}")
+    for k, other in ((0, 1), (1, 0)):
+        warns = re.findall(rf"^host{k}:\d+:\d+ \[\d\] NCCL WARN NET/Socket : peer on host{other} unreachable",
+                           out, re.M)
+        check(len(warns) == 2, f"host{k}: {len(warns)} WARN lines, expected one per rank:\n{out}")
+    # The same job with the partition between host1 and a host that is not in it completes.
+    status, out, err, _ = sim_cluster(
+        ["--hosts", "2", "--timeout", "60", "--", "sh", "-c", two_ranks_per_host("--steps", "10")],
+        env={"NCCLSIM_FAULT": "partition:hosts=host1+host7,seq=1"})
+    check(status == 0 and "step 10/10 ok (allreduce 10)" in out,
+          f"a partition not between the job's hosts stopped it: status {status}\n{out}\n{err}")
+
+
+CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
+        print(f"usage: sim_cluster_test.py CASE ({', '.join(CASES)})", file=sys.stderr)
+        sys.exit(2)
+    try:
+        CASES[sys.argv[1]]()
+    except Failure as e:
+        print(f"FAIL cluster.{sys.argv[1]}: {e}")
+        sys.exit(1)
+    except subprocess.TimeoutExpired as e:
+        print(f"FAIL cluster.{sys.argv[1]}: {e}")
+        sys.exit(1)
+    print(f"PASS cluster.{sys.argv[1]}")
