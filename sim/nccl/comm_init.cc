@@ -32,6 +32,7 @@ void RunInit(Comm* c, const InitRequest& req) {
   auto stop = [c] { return c->aborted.load(); };
   if (!c->segment->Attach(c->rank, stop, &error) || !c->segment->WaitAllAttached(stop)) {
     if (!error.empty()) {
+      if (DebugWarnEnabled()) DebugWarn(c->device, req.api + ": " + error);
       SetLastError(req.api + ": " + error);
       c->init_state.store(ncclSystemError);
     } else {

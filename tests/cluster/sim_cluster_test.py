@@ -256,6 +256,37 @@ def case_sim_job():
     print(f"2 hosts x 2 ranks, 20 steps: {took:.2f} s")
 
 
+def case_fabric_dir_checks():
+    """NCCLSIM_FABRIC_DIR must be a real directory that others cannot tamper with: a symlink, a
+    world-writable directory without the sticky bit, or a missing one fails init with a WARN line
+    naming the reason; a proper one carries a job (on one host, without sim-cluster)."""
+    launch = os.path.join(SOURCE, "scripts", "launch")
+    sim_exec = os.path.join(SOURCE, "scripts", "sim-exec")
+    with tempfile.TemporaryDirectory() as tmp:
+        real, link, open_dir = (os.path.join(tmp, n) for n in ("real", "link", "open"))
+        os.mkdir(real, 0o700)
+        os.symlink(real, link)
+        os.mkdir(open_dir)
+        os.chmod(open_dir, 0o777)
+        cases = [(link, "not a directory (symlinks are refused)"),
+                 (open_dir, "writable by others and not sticky"),
+                 (os.path.join(tmp, "missing"), "No such file or directory"),
+                 (real, None)]
+        for fabric, reason in cases:
+            env = dict(os.environ, BUILD_DIR=BUILD, NCCL_DEBUG="WARN", NCCLSIM_FABRIC_DIR=fabric)
+            p = subprocess.run([sys.executable, launch, "-n", "2", "--timeout", "60", "--", sim_exec,
+                                DDP_LOOP, "--steps", "3"], capture_output=True, text=True, env=env)
+            if reason is None:
+                check(p.returncode == 0 and "step 3/3 ok (allreduce 3)" in p.stdout,
+                      f"{fabric}: status {p.returncode}\n{p.stdout}\n{p.stderr}")
+                check(os.listdir(real) == [], f"segments left in the fabric dir: {os.listdir(real)}")
+                continue
+            warns = re.findall(rf"NCCL WARN ncclCommInitRank: NCCLSIM_FABRIC_DIR {re.escape(fabric)}: "
+                               rf"{re.escape(reason)}$", p.stdout, re.M)
+            check(p.returncode != 0 and len(warns) == 2,
+                  f"{fabric}: status {p.returncode}, expected a WARN per rank ({reason}):\n{p.stdout}")
+
+
 def case_partition():
     """partition:hosts=host0+host1: the job hangs at the fault (bounded by --timeout); with ms=M
     every rank warns that its peer host is unreachable."""
