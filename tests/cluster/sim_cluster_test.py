@@ -234,11 +234,11 @@ def case_no_namespaces():
 
 # --- the sim across hosts -------------------------------------------------------------------------
 
-def two_ranks_per_host(*ddp_args):
-    """sh script: two ranks of ddp_loop per host, global ranks NODE_RANK*2 + 0..1."""
+def two_ranks_per_host(*ddp_args, program=DDP_LOOP):
+    """sh script: two ranks of program (ddp_loop) per host, global ranks NODE_RANK*2 + 0..1."""
     args = " ".join(ddp_args)
     return ('for l in 0 1; do RANK=$((NODE_RANK * 2 + l)) LOCAL_RANK=$l WORLD_SIZE=$((NNODES * 2)) '
-            f'{DDP_LOOP} {args} & done; s=0; for j in 1 2; do wait %$j || s=$?; done; exit $s')
+            f'{program} {args} & done; s=0; for j in 1 2; do wait %$j || s=$?; done; exit $s')
 
 
 def case_sim_job():
@@ -306,6 +306,21 @@ def case_partition():
         env={"NCCLSIM_FAULT": "partition:hosts=host1+host7,seq=1"})
     check(status == 0 and "step 10/10 ok (allreduce 10)" in out,
           f"a partition not between the job's hosts stopped it: status {status}\n{out}\n{err}")
+
+
+def case_partition_p2p():
+    """Send/Recv: a ring that crosses host0-host1 hangs at the partition; pairs within each host
+    (same comm, same fault) complete, and the data that arrives is right."""
+    program = os.environ["CLUSTER_P2P_EXCHANGE"]
+    fault = {"NCCLSIM_FAULT": "partition:hosts=host0+host1,seq=3"}
+    for mode, faulty, want in (("ring", False, 0), ("local", False, 0), ("ring", True, 124),
+                               ("local", True, 0)):
+        status, out, err, took = sim_cluster(
+            ["--hosts", "2", "--timeout", "5" if faulty else "60", "--", "sh", "-c",
+             two_ranks_per_host(mode, "6", program=program)], env=fault if faulty else {})
+        done = sorted(re.findall(rf"^rank (\d) p2p {mode} done: 6 steps$", out, re.M))
+        check(status == want and done == ([] if want else ["0", "1", "2", "3"]),
+              f"{mode} (partition: {faulty}): status {status}, expected {want}; ranks done {done}\n{out}\n{err}")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
