@@ -56,6 +56,8 @@ bool ShmSegment::Attach(int rank, const std::function<bool()>& stop, std::string
       if (fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) == size) break;
       close(fd);
     } else if (errno != ENOENT) {
+      // Refused or unreadable: not ours to remove, and a peer must not recreate it behind us.
+      unlinked_.store(true);
       return false;
     }
     error->clear();
