@@ -5,6 +5,7 @@ Usage: sim_cluster_test.py CASE   (cases: see CASES at the bottom; ctest runs ea
 Needs NCCLWATCH_SOURCE_DIR and NCCLWATCH_BUILD_DIR (set by ctest), the sim and build/examples/ddp_loop.
 """
 
+import json
 import os
 import re
 import shutil
@@ -318,6 +319,37 @@ def case_partition_p2p():
         done = sorted(re.findall(rf"^rank (\d) p2p {mode} done: 6 steps$", out, re.M))
         check(status == want and done == ([] if want else ["0", "1", "2", "3"]),
               f"{mode} (partition: {faulty}): status {status}, expected {want}; ranks done {done}\n{out}\n{err}")
+
+
+def case_watch_partition():
+    """The watcher over a network partition, dumps on each host's local disk: every rank of both
+    hosts dumps collective_hang (the dump names differ although pids repeat across hosts), and
+    analyze of the per-host directories merges 4 dumps from 2 hosts into one collective_hang
+    with the transport hint."""
+    cli = os.path.join(BUILD, "bin", "ncclwatch")
+    with tempfile.TemporaryDirectory() as tmp:
+        dumps = os.path.join(tmp, "dumps")
+        job = f"exec {cli} run --stall 2 --poll-ms 200 --dump-dir {dumps} --job-id part -- sh -c '" + \
+            two_ranks_per_host("--steps", "1000") + "'"
+        status, out, err, _ = sim_cluster(["--hosts", "2", "--local", dumps, "--timeout", "12", "--",
+                                           "sh", "-c", job],
+                                          env={"NCCLSIM_FAULT": "partition:hosts=host0+host1,seq=9"})
+        check(status == 124, f"status {status}, expected a hang (124):\n{out}\n{err}")
+        names = sorted(n for k in range(2) for n in os.listdir(os.path.join(dumps, f"host{k}"))
+                       if n.endswith(".json"))
+        got = sorted(re.match(r"rank(\d)-(host\d)-(\d+)-collective_hang-", n).group(1, 2) for n in names
+                     if re.match(r"rank\d-host\d-\d+-collective_hang-", n))
+        check(got == [("0", "host0"), ("1", "host0"), ("2", "host1"), ("3", "host1")],
+              f"collective_hang dumps of (rank, host): {got}; files: {names}")
+        p = subprocess.run([cli, "analyze", "--json", dumps], capture_output=True, text=True)
+        check(p.returncode == 3, f"analyze exit {p.returncode}: {p.stderr}")
+        a = json.loads(p.stdout)
+        v = a["verdict"]
+        check(v["kind"] == "collective_hang" and v["seq"] == 9 and v["ranks"] == [0, 1, 2, 3],
+              f"verdict {v}")
+        check(a["dumps_read"] == 4 and sorted(a["hosts"]) == ["host0", "host1"],
+              f"dumps_read {a['dumps_read']}, hosts {a['hosts']}")
+        check("p2p_transport" in [h["id"] for h in a["hints"]], f"hints {[h['id'] for h in a['hints']]}")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
