@@ -5,7 +5,9 @@
 //          ranks per host every host's ranks talk to the next host.
 //   local: each step, rank r exchanges with r^1, its neighbour on the same host (2 ranks a host).
 // Each rank sends COUNT floats of value (sender+1)*1000+step and checks what it received.
-// Prints "rank R p2p <mode> done: S steps"; exit 1 with one line on any failure.
+// Prints "rank R p2p <mode> done: S steps"; exit 1 with one line on any failure. Steps are waited
+// for as torch's watchdog does: on an async error (e.g. ncclRemoteError) it prints
+// "rank R async error: TEXT", aborts the comm and exits 4.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -13,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -33,6 +36,26 @@ void Check(int rank, cudaError_t e, const char* what) {
 
 void Check(int rank, ncclResult_t r, const char* what) {
   if (r != ncclSuccess) Die(rank, std::string(what) + ": " + ncclGetErrorString(r));
+}
+
+// Waits for the step as PyTorch's ProcessGroupNCCL watchdog does: polls the stream and the
+// comm's async error; on an error, aborts the comm (which releases the stream) and exits 4.
+void WaitOrAbort(int rank, ncclComm_t comm, cudaStream_t stream) {
+  for (;;) {
+    const cudaError_t q = cudaStreamQuery(stream);
+    if (q == cudaSuccess) return;
+    if (q != cudaErrorNotReady) Check(rank, q, "cudaStreamQuery");
+    ncclResult_t async = ncclSuccess;
+    Check(rank, ncclCommGetAsyncError(comm, &async), "ncclCommGetAsyncError");
+    if (async != ncclSuccess) {
+      std::printf("rank %d async error: %s\n", rank, ncclGetErrorString(async));
+      std::fflush(stdout);
+      ncclCommAbort(comm);
+      Check(rank, cudaStreamSynchronize(stream), "cudaStreamSynchronize after abort");
+      std::exit(4);
+    }
+    usleep(10000);  // 10 ms, as often as torch's watchdog polls by default (every 100 ms) and more
+  }
 }
 
 }  // namespace
@@ -73,7 +96,7 @@ int main(int argc, char** argv) {
     Check(me, ncclSend(send, kCount, ncclFloat, to, comm, stream), "ncclSend");
     Check(me, ncclRecv(recv, kCount, ncclFloat, from, comm, stream), "ncclRecv");
     Check(me, ncclGroupEnd(), "ncclGroupEnd");
-    Check(me, cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    WaitOrAbort(me, comm, stream);
     Check(me, cudaMemcpy(host.data(), recv, kCount * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
     const float want = static_cast<float>((from + 1) * 1000 + step);
     for (size_t i = 0; i < kCount; ++i) {

@@ -319,6 +319,15 @@ def case_partition_p2p():
         done = sorted(re.findall(rf"^rank (\d) p2p {mode} done: 6 steps$", out, re.M))
         check(status == want and done == ([] if want else ["0", "1", "2", "3"]),
               f"{mode} (partition: {faulty}): status {status}, expected {want}; ranks done {done}\n{out}\n{err}")
+    # With ms=M the ranks learn of the failure as from NCCL's net transports: ncclRemoteError
+    # after M ms; each aborts its comm (which releases its stream) and exits 4.
+    status, out, err, took = sim_cluster(
+        ["--hosts", "2", "--timeout", "30", "--", "sh", "-c", two_ranks_per_host("ring", "6", program=program)],
+        env={"NCCLSIM_FAULT": "partition:hosts=host0+host1,seq=3,ms=500"})
+    errors = sorted(re.findall(r"^rank (\d) async error: remote process exited or there was a network error$",
+                               out, re.M))
+    check(status == 4 and errors == ["0", "1", "2", "3"],
+          f"ms=500: status {status} after {took:.1f} s, ranks with ncclRemoteError {errors}\n{out}\n{err}")
 
 
 def case_watch_partition():
