@@ -69,9 +69,13 @@ void HoldAcrossPartition(const Op& op, const Fault& f) {
     SleepInterruptibly(c, f.ms);
     if (c->aborted.load()) return;
     if (DebugWarnEnabled()) {
-      DebugWarn(c->device, "NET/Socket : peer on " + (c->hosts[c->rank] == f.host_a ? f.host_b : f.host_a) +
-                               " unreachable: connection timed out (NCCLSIM_FAULT partition " + f.host_a +
-                               "+" + f.host_b + ", op #" + std::to_string(op.seq) + ")");
+      // A rank on a third host loses the link between the two as its ring crosses it.
+      const std::string& mine = c->hosts[c->rank];
+      const std::string peer = mine == f.host_a   ? "peer on " + f.host_b
+                               : mine == f.host_b ? "peer on " + f.host_a
+                                                  : "link " + f.host_a + "-" + f.host_b;
+      DebugWarn(c->device, "NET/Socket : " + peer + " unreachable: connection timed out (NCCLSIM_FAULT partition " +
+                               f.host_a + "+" + f.host_b + ", op #" + std::to_string(op.seq) + ")");
     }
     c->async_error.store(ncclRemoteError);
   }
