@@ -185,6 +185,12 @@ def case_usage():
         check(status == 2 and len(lines) == 1 and lines[0].startswith("sim-cluster: "),
               f"{args}: status {status}, stderr {err!r}")
         check(out == "", f"{args}: printed to stdout: {out!r}")
+    # A --local directory must not hide the fabric (made in TMPDIR) from the other hosts.
+    with tempfile.TemporaryDirectory() as tmp:
+        status, _, err, _ = sim_cluster(["--hosts", "2", "--local", tmp, "--", "true"], env={"TMPDIR": tmp})
+        check(status == 2 and len(err.strip().splitlines()) == 1 and "would hide the sim's fabric" in err,
+              f"--local TMPDIR: status {status}, stderr {err!r}")
+        check(os.listdir(tmp) == [], f"left in TMPDIR: {os.listdir(tmp)}")
 
 
 def case_unprivileged():
