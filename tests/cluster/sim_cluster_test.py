@@ -320,7 +320,7 @@ def case_partition_p2p():
     for mode, faulty, want in (("ring", False, 0), ("local", False, 0), ("ring", True, 124),
                                ("local", True, 0)):
         status, out, err, took = sim_cluster(
-            ["--hosts", "2", "--timeout", "5" if faulty else "60", "--", "sh", "-c",
+            ["--hosts", "2", "--timeout", "5" if want == 124 else "60", "--", "sh", "-c",
              two_ranks_per_host(mode, "6", program=program)], env=fault if faulty else {})
         done = sorted(re.findall(rf"^rank (\d) p2p {mode} done: 6 steps$", out, re.M))
         check(status == want and done == ([] if want else ["0", "1", "2", "3"]),
@@ -346,7 +346,7 @@ def case_watch_partition():
         dumps = os.path.join(tmp, "dumps")
         job = f"exec {cli} run --stall 2 --poll-ms 200 --dump-dir {dumps} --job-id part -- sh -c '" + \
             two_ranks_per_host("--steps", "1000") + "'"
-        status, out, err, _ = sim_cluster(["--hosts", "2", "--local", dumps, "--timeout", "12", "--",
+        status, out, err, _ = sim_cluster(["--hosts", "2", "--local", dumps, "--timeout", "15", "--",
                                            "sh", "-c", job],
                                           env={"NCCLSIM_FAULT": "partition:hosts=host0+host1,seq=9"})
         check(status == 124, f"status {status}, expected a hang (124):\n{out}\n{err}")
