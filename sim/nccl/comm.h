@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct ncclComm {
   bool blocking = true;
   std::vector<ncclsim::Fault> faults;
   std::unique_ptr<ncclsim::ShmSegment> segment;
+  std::vector<std::string> hosts;  // each rank's host name, known once every rank attached
 
   std::atomic<bool> aborted{false};   // releases every waiter of this rank
   std::atomic<bool> revoked{false};

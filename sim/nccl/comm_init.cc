@@ -30,8 +30,9 @@ void RunInit(Comm* c, const InitRequest& req) {
   if (DebugSubsysEnabled("INIT")) DebugInfo(c->device, DebugLine(req, c, "START"));
   std::string error;
   auto stop = [c] { return c->aborted.load(); };
-  if (!c->segment->Attach(stop, &error) || !c->segment->WaitAllAttached(stop)) {
+  if (!c->segment->Attach(c->rank, stop, &error) || !c->segment->WaitAllAttached(stop)) {
     if (!error.empty()) {
+      if (DebugWarnEnabled()) DebugWarn(c->device, req.api + ": " + error);
       SetLastError(req.api + ": " + error);
       c->init_state.store(ncclSystemError);
     } else {
@@ -40,6 +41,7 @@ void RunInit(Comm* c, const InitRequest& req) {
     c->segment->Unlink();
     return;
   }
+  for (int r = 0; r < c->nranks; ++r) c->hosts.push_back(c->segment->host(r));
   if (FindFault(c->faults, FaultKind::kDie, c->index, c->rank, 0)) kill(getpid(), SIGKILL);
   if (FindFault(c->faults, FaultKind::kHang, c->index, c->rank, 0)) {
     WaitFor(c, [] { return false; });

@@ -32,6 +32,7 @@ std::optional<FaultKind> ParseKind(const std::string& s) {
   if (s == "error") return FaultKind::kError;
   if (s == "die") return FaultKind::kDie;
   if (s == "mismatch_completes") return FaultKind::kMismatchCompletes;
+  if (s == "partition") return FaultKind::kPartition;
   return std::nullopt;
 }
 
@@ -43,6 +44,17 @@ bool ParseParam(const std::string& p, Fault* f, bool* has_seq, bool* has_ms, std
   }
   const std::string key = p.substr(0, eq), val = p.substr(eq + 1);
   long long v = 0;
+  if (key == "hosts") {
+    const size_t plus = val.find('+');
+    f->host_a = val.substr(0, plus);
+    f->host_b = plus == std::string::npos ? "" : val.substr(plus + 1);
+    if (f->host_a.empty() || f->host_b.empty() || f->host_b.find('+') != std::string::npos ||
+        f->host_a == f->host_b) {
+      *err = "parameter '" + p + "' needs two different hosts: hosts=A+B";
+      return false;
+    }
+    return true;
+  }
   if (key == "seq" && val == "init") {
     f->at_init = true;
     *has_seq = true;
@@ -67,7 +79,7 @@ bool ParseParam(const std::string& p, Fault* f, bool* has_seq, bool* has_ms, std
     f->ms = static_cast<int>(v);
     *has_ms = true;
   } else {
-    *err = "unknown parameter '" + key + "' (expected seq, rank, comm or ms)";
+    *err = "unknown parameter '" + key + "' (expected seq, rank, comm, ms or hosts)";
     return false;
   }
   return true;
@@ -81,7 +93,7 @@ std::optional<Fault> ParseOne(const std::string& text, std::string* err) {
   }
   const auto kind = ParseKind(text.substr(0, colon));
   if (!kind) {
-    *err = "unknown fault kind '" + text.substr(0, colon) + "' (expected hang, slow, error, die or mismatch_completes)";
+    *err = "unknown fault kind '" + text.substr(0, colon) + "' (expected hang, slow, error, die, mismatch_completes or partition)";
     return std::nullopt;
   }
   Fault f;
@@ -98,8 +110,14 @@ std::optional<Fault> ParseOne(const std::string& text, std::string* err) {
     *err = "slow fault '" + text + "' needs ms=M";
     return std::nullopt;
   }
-  if (f.kind != FaultKind::kSlow && has_ms) {
-    *err = "ms= applies only to slow faults";
+  if (f.kind != FaultKind::kSlow && f.kind != FaultKind::kPartition && has_ms) {
+    *err = "ms= applies only to slow and partition faults";
+    return std::nullopt;
+  }
+  f.has_ms = has_ms;
+  const bool partition = f.kind == FaultKind::kPartition;
+  if (partition != !f.host_a.empty()) {
+    *err = partition ? "partition fault '" + text + "' needs hosts=A+B" : "hosts= applies only to partition faults";
     return std::nullopt;
   }
   if (f.at_init && f.kind != FaultKind::kHang && f.kind != FaultKind::kDie) {

@@ -12,7 +12,10 @@ namespace ncclsim {
 // kMismatchCompletes: collective #N completes even when the ranks' calls differ (op, count,
 // datatype, redop, root), moving no data, as real NCCL can finish mismatched calls on
 // corrupt data and only hang later.
-enum class FaultKind { kHang, kSlow, kError, kDie, kMismatchCompletes };
+// kPartition: the network between two hosts fails from op #N on: ops that need it never
+// complete (and, with ms=M, the comm reports ncclRemoteError after M ms), as NCCL's net
+// transports behave when a link or switch dies.
+enum class FaultKind { kHang, kSlow, kError, kDie, kMismatchCompletes, kPartition };
 
 struct Fault {
   FaultKind kind = FaultKind::kHang;
@@ -20,7 +23,9 @@ struct Fault {
   uint64_t seq = 0;      // 1-based collective number when !at_init
   int rank = -1;         // -1: every rank
   int comm_index = -1;   // -1: any communicator
-  int ms = 0;            // slow only
+  int ms = 0;            // slow; partition: delay before ncclRemoteError (0 with !has_ms: never)
+  bool has_ms = false;
+  std::string host_a, host_b;  // partition only: the two sides (hostnames as gethostname gives)
 };
 
 // Parses text; on error returns nullopt and sets *error to a one-line reason.

@@ -50,13 +50,28 @@ bool DebugSubsysEnabled(const char* subsys) {
   return listed != invert;
 }
 
-void DebugInfo(int device, const std::string& message) {
+bool DebugWarnEnabled() {
+  const char* v = std::getenv("NCCL_DEBUG");
+  return DebugInfoEnabled() || (v != nullptr && strcasecmp(v, "WARN") == 0);
+}
+
+namespace {
+
+// The host name (up to the first dot), pid and tid, as NCCL's debug lines start: on a
+// cluster these say which host and process a line came from.
+void DebugLine(int device, const char* level, const std::string& message) {
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   if (char* dot = std::strchr(host, '.')) *dot = '\0';
-  std::printf("%s:%d:%ld [%d] NCCL INFO %s\n", host, static_cast<int>(getpid()),
-              static_cast<long>(syscall(SYS_gettid)), device, message.c_str());
+  std::printf("%s:%d:%ld [%d] NCCL %s %s\n", host, static_cast<int>(getpid()),
+              static_cast<long>(syscall(SYS_gettid)), device, level, message.c_str());
   std::fflush(stdout);
 }
+
+}  // namespace
+
+void DebugInfo(int device, const std::string& message) { DebugLine(device, "INFO", message); }
+
+void DebugWarn(int device, const std::string& message) { DebugLine(device, "WARN", message); }
 
 }  // namespace ncclsim

@@ -15,8 +15,11 @@ bool DebugInfoEnabled();
 // As in real NCCL: a comma-separated, case-insensitive list, "ALL" for every subsystem, a leading
 // '^' inverts the list, and the default is INIT,BOOTSTRAP,ENV (so COLL is off unless asked for).
 bool DebugSubsysEnabled(const char* subsys);
-// Prints "<host>:<pid>:<tid> [<dev>] NCCL INFO <message>" to stdout.
+// True when NCCL_DEBUG is WARN, INFO or TRACE.
+bool DebugWarnEnabled();
+// Print "<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN <message>" to stdout, as NCCL does.
 void DebugInfo(int device, const std::string& message);
+void DebugWarn(int device, const std::string& message);
 
 }  // namespace ncclsim
 

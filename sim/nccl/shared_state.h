@@ -13,6 +13,7 @@ namespace ncclsim {
 inline constexpr size_t kStageBytes = 128 * 1024;  // per rank, collectives
 inline constexpr size_t kP2pBytes = 32 * 1024;     // per ordered rank pair
 inline constexpr uint32_t kSegmentReady = 0x6e63636c;
+inline constexpr size_t kHostNameBytes = 64;       // HOST_NAME_MAX (64) is truncated by one
 // One-sided operations (ncclPutSignal/ncclSignal/ncclWaitSignal).
 inline constexpr int kWindowSlots = 64;     // windows registered at once per communicator
 inline constexpr int kSignalContexts = 4;   // ctx in [0, 4)
@@ -34,6 +35,7 @@ struct alignas(64) RankSlot {
   CollSignature signature;           // valid once phase passed the op's first step
   std::atomic<uint64_t> boot_phase;  // host-side exchanges (split)
   int32_t boot_data[2];
+  char host[kHostNameBytes];         // gethostname() of the rank, written at attach
 };
 
 struct P2pChannel {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -24,21 +23,14 @@ void SleepMs(int ms) {
 
 }  // namespace
 
-std::string SegmentName(uint64_t comm_hash) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "/ncclsim.%u.%016" PRIx64, static_cast<unsigned>(getuid()),
-                comm_hash);
-  return buf;
-}
-
 ShmSegment::ShmSegment(uint64_t comm_hash, int nranks)
-    : name_(SegmentName(comm_hash)), nranks_(nranks), layout_(nranks) {}
+    : store_(comm_hash), nranks_(nranks), layout_(nranks) {}
 
 ShmSegment::~ShmSegment() {
   if (void* base = base_.load()) munmap(base, layout_.TotalBytes());
 }
 
-bool ShmSegment::Attach(const std::function<bool()>& stop, std::string* error) {
+bool ShmSegment::Attach(int rank, const std::function<bool()>& stop, std::string* error) {
   const size_t size = layout_.TotalBytes();
   bool creator = false;
   int fd = -1;
@@ -46,36 +38,39 @@ bool ShmSegment::Attach(const std::function<bool()>& stop, std::string* error) {
   // Peers may start in any order; those that find no segment yet poll for it with
   // short sleeps, as ranks connecting to a bootstrap root would.
   for (;;) {
-    fd = shm_open(name_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    fd = store_.Open(/*create=*/true, error);
     if (fd >= 0) {
       creator = true;
       if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
-        *error = std::string("ftruncate ") + name_ + ": " + std::strerror(errno);
+        *error = "ftruncate " + name() + ": " + std::strerror(errno);
         close(fd);
-        shm_unlink(name_.c_str());
+        store_.Unlink();
         return false;
       }
       break;
     }
-    if (errno != EEXIST) {
-      *error = std::string("shm_open ") + name_ + ": " + std::strerror(errno);
-      return false;
-    }
-    fd = shm_open(name_.c_str(), O_RDWR, 0600);
+    if (errno != EEXIST) return false;
+    fd = store_.Open(/*create=*/false, error);
     if (fd >= 0) {
       struct stat st {};
       if (fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) == size) break;
       close(fd);
+    } else if (errno != ENOENT) {
+      // Refused or unreadable: not ours to remove, and a peer must not recreate it behind us.
+      unlinked_.store(true);
+      return false;
     }
+    error->clear();
     if (stop()) return false;
     SleepMs(backoff_ms);
     backoff_ms = std::min(backoff_ms * 2, 20);
   }
+  error->clear();
   void* mapped = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (mapped == MAP_FAILED) {
-    *error = std::string("mmap ") + name_ + ": " + std::strerror(errno);
-    if (creator) shm_unlink(name_.c_str());
+    *error = "mmap " + name() + ": " + std::strerror(errno);
+    if (creator) store_.Unlink();
     return false;
   }
   base_.store(mapped);
@@ -92,6 +87,10 @@ bool ShmSegment::Attach(const std::function<bool()>& stop, std::string* error) {
       FutexWait(&h->ready, 0, 100);
     }
   }
+  // Published before counting in: peers read it only after everyone attached.
+  char* host = slot(rank)->host;
+  if (gethostname(host, kHostNameBytes - 1) != 0) std::snprintf(host, kHostNameBytes, "localhost");
+  host[kHostNameBytes - 1] = '\0';
   const uint32_t now = h->attached.fetch_add(1, std::memory_order_acq_rel) + 1;
   if (now == static_cast<uint32_t>(nranks_)) Unlink();
   FutexWakeAll(&h->attached);
@@ -110,7 +109,12 @@ bool ShmSegment::WaitAllAttached(const std::function<bool()>& stop) {
 
 void ShmSegment::Unlink() {
   if (unlinked_.exchange(true)) return;
-  shm_unlink(name_.c_str());
+  store_.Unlink();
+}
+
+std::string ShmSegment::host(int r) const {
+  const char* h = slot(r)->host;
+  return std::string(h, strnlen(h, kHostNameBytes));
 }
 
 RankSlot* ShmSegment::slot(int r) const {

@@ -40,6 +40,12 @@ bool WriteToPeerWindow(Comm* c, int slot, int peer, size_t offset, const void* s
              " exceeds rank " + std::to_string(peer) + "'s window of " + std::to_string(target->bytes) + " bytes";
     return false;
   }
+  // Pids repeat across hosts (each has its own PID namespace): a peer's pid means nothing here.
+  if (c->hosts[peer] != c->hosts[c->rank]) {
+    *error = "rank " + std::to_string(peer) + " is on host " + c->hosts[peer] +
+             ": the sim's one-sided writes reach only ranks of this host";
+    return false;
+  }
   if (n == 0) return true;
   void* dest = reinterpret_cast<unsigned char*>(target->address) + offset;
   if (target->pid == getpid()) {

@@ -357,6 +357,30 @@ TEST_CASE("fault grammar", "[sim_nccl][fault]") {
   }
 }
 
+TEST_CASE("partition fault grammar", "[sim_nccl][fault]") {
+  std::string error;
+  auto faults = ncclsim::ParseFaultSpec("partition:hosts=host0+host1,seq=4;partition:hosts=a+b,seq=1,ms=250,rank=2",
+                                        &error);
+  REQUIRE(faults.has_value());
+  REQUIRE(faults->size() == 2);
+  CHECK((*faults)[0].kind == ncclsim::FaultKind::kPartition);
+  CHECK((*faults)[0].host_a == "host0");
+  CHECK((*faults)[0].host_b == "host1");
+  CHECK((*faults)[0].seq == 4);
+  CHECK(!(*faults)[0].has_ms);
+  CHECK((*faults)[1].has_ms);
+  CHECK((*faults)[1].ms == 250);
+  CHECK((*faults)[1].rank == 2);
+  for (const char* bad : {"partition:seq=1", "partition:hosts=a,seq=1", "partition:hosts=a+,seq=1",
+                          "partition:hosts=+b,seq=1", "partition:hosts=a+a,seq=1", "partition:hosts=a+b+c,seq=1",
+                          "partition:hosts=a+b", "partition:hosts=a+b,seq=init", "hang:seq=1,hosts=a+b"}) {
+    INFO(bad);
+    error.clear();
+    CHECK(!ncclsim::ParseFaultSpec(bad, &error).has_value());
+    CHECK(error.rfind("NCCLSIM_FAULT: ", 0) == 0);
+  }
+}
+
 TEST_CASE("NCCLSIM_NOOP validates and returns without enqueuing", "[sim_nccl][noop]") {
   EnvVar noop("NCCLSIM_NOOP", "1");
   const auto result = RunWith(2, NoopBody);

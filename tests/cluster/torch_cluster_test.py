@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Real PyTorch DDP across 2 simulated hosts: torch_cluster_test.py healthy_ddp|partition.
+
+scripts/sim-cluster --hosts 2 runs, on each host, `ncclwatch run -- torchrun --nnodes 2 --node-rank K
+--nproc-per-node 2 examples/torch/train.py --mode ddp` (the sim in place, the watcher's preload in
+every rank).
+  healthy_ddp: one dump directory shared by both hosts. Pass: every one of the 4 ranks finishes,
+      each had libncclwatch.so mapped (seen from outside, through /proc), and no dump was written.
+  partition: NCCLSIM_FAULT partition between host0 and host1, each host's own dump directory
+      (--local). Pass: every rank dumps collective_hang, analyze merges both hosts' directories into
+      collective_hang on all 4 ranks with the transport hint.
+Started by tests/torch/run.sh, i.e. with the pinned torch venv's python. Exit 0 pass, 1 fail.
+"""
+
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SOURCE = os.environ["NCCLWATCH_SOURCE_DIR"]
+BUILD = os.environ["NCCLWATCH_BUILD_DIR"]
+SIM_CLUSTER = os.path.join(SOURCE, "scripts", "sim-cluster")
+CLI = os.path.join(BUILD, "bin", "ncclwatch")
+TRAIN = os.path.join(SOURCE, "examples", "torch", "train.py")
+PYTHON = sys.executable
+HOSTS, PER_HOST, STEPS = 2, 2, 8
+
+
+def watched_ranks():
+    """(NODE_RANK, RANK) of every process that has the watcher mapped and a torchrun RANK."""
+    found = set()
+    for maps in glob.glob("/proc/[0-9]*/maps"):
+        pid_dir = os.path.dirname(maps)
+        try:
+            with open(maps) as f:
+                if "libncclwatch.so" not in f.read():
+                    continue
+            with open(os.path.join(pid_dir, "environ"), "rb") as f:
+                env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        except OSError:
+            continue
+        if b"RANK" in env and b"NODE_RANK" in env and env.get(b"NCCLWATCH_TEST_TAG") == TAG.encode():
+            found.add((int(env[b"NODE_RANK"]), int(env[b"RANK"])))
+    return found
+
+
+TAG = f"torch-cluster-{os.getpid()}"
+
+
+class ClusterJob:
+    """torchrun under `ncclwatch run` on each of HOSTS simulated hosts; dumps go to tmp/dumps,
+    either shared by the hosts or each host's own (--local: tmp/dumps/host<K> seen from here)."""
+
+    def __init__(self, tmp, steps, dump_mode, env=None):
+        self.dumps = os.path.join(tmp, "dumps")
+        job = ("exec {cli} run --stall 3 --poll-ms 200 --dump-dir {dumps} --job-id {tag} -- "
+               "{py} -m torch.distributed.run --nnodes $NNODES --node-rank $NODE_RANK "
+               "--nproc-per-node {n} --master-addr $MASTER_ADDR --master-port $MASTER_PORT "
+               "{train} --mode ddp --steps {steps}").format(
+                   cli=CLI, dumps=self.dumps, tag=TAG, py=PYTHON, n=PER_HOST, train=TRAIN, steps=steps)
+        full_env = dict(os.environ, BUILD_DIR=BUILD, NCCL_DEBUG="WARN", OMP_NUM_THREADS="1",
+                        PYTHONUNBUFFERED="1", NCCLWATCH_TEST_TAG=TAG, **(env or {}))
+        full_env.pop("LD_PRELOAD", None)
+        full_env.pop("NCCLSIM_FABRIC_DIR", None)
+        self.log_path = os.path.join(tmp, "job.log")
+        self.log = open(self.log_path, "w")
+        self.start = time.monotonic()
+        self.proc = subprocess.Popen([SIM_CLUSTER, "--hosts", str(HOSTS), f"--{dump_mode}", self.dumps,
+                                      "--timeout", "200", "--", "sh", "-c", job],
+                                     stdout=self.log, stderr=subprocess.STDOUT, env=full_env, cwd=tmp)
+        self.watched = set()
+
+    def poll(self, until=lambda: False, timeout=200):
+        """Records which ranks have the watcher mapped until the job ends, until() or timeout."""
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None and not until() and time.monotonic() < deadline:
+            self.watched |= watched_ranks()
+            time.sleep(0.5)
+        return time.monotonic() - self.start
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)  # sim-cluster forwards it, then kills every host
+        self.proc.wait()
+        self.log.close()
+
+    def output(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def written(self, suffix=""):
+        return sorted(os.path.relpath(os.path.join(d, n), self.dumps)
+                      for d, _, names in os.walk(self.dumps) for n in names if n.endswith(suffix))
+
+
+def healthy_ddp():
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="ncclwatch-torch-cluster-") as tmp:
+        job = ClusterJob(tmp, STEPS, "shared")
+        took = job.poll()
+        job.stop()
+        out = job.output()
+        done = sorted(l.strip() for l in out.splitlines() if " done: " in l)
+        expected = [f"rank {r} done: {STEPS} steps" for r in range(HOSTS * PER_HOST)]
+        if job.proc.returncode != 0:
+            failures.append(f"sim-cluster exit {job.proc.returncode}")
+        if done != expected:
+            failures.append(f"ranks that finished: {done}")
+        want = {(r // PER_HOST, r) for r in range(HOSTS * PER_HOST)}
+        if not want <= job.watched:
+            failures.append(f"ranks seen with libncclwatch.so mapped: {sorted(job.watched)}, expected {sorted(want)}")
+        if job.written():
+            failures.append(f"a healthy job wrote to the dump directory: {job.written()}")
+        if failures:
+            print(out[-4000:])
+    for f in failures:
+        print("FAIL:", f)
+    print(f"torch DDP, {HOSTS} hosts x {PER_HOST} ranks, {STEPS} steps: {took:.1f} s")
+    return not failures
+
+
+def partition():
+    """A network partition between host0 and host1 from the world communicator's 12th collective
+    (DDP issues no Send/Recv on it, so the sim's #12 is ncclwatch's #12), dumps on each host's
+    local disk: every rank of both hosts dumps collective_hang at #12, and analyze of the per-host
+    directories gives collective_hang on all 4 ranks with the transport hint."""
+    failures = []
+    seq, nranks = 12, HOSTS * PER_HOST
+    with tempfile.TemporaryDirectory(prefix="ncclwatch-torch-cluster-") as tmp:
+        # Torch's own watchdog would not fire for 10 minutes; it is kept from tearing down anyway.
+        job = ClusterJob(tmp, 1000, "local", env={
+            "NCCLSIM_FAULT": f"partition:hosts=host0+host1,seq={seq},comm=0",
+            "TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"})
+        took = job.poll(until=lambda: len(job.written(".json")) >= nranks, timeout=150)
+        time.sleep(1)  # a late extra dump would show below
+        job.stop()
+        dumps = job.written(".json")
+        ranks = sorted(re.match(r"(host\d)/rank(\d+)-\1-\d+-collective_hang-0x[0-9a-f]+-(\d+)\.json$", d).group(1, 2, 3)
+                       for d in dumps if re.match(r"host\d/rank\d+-host\d-\d+-collective_hang-", d))
+        want = [(f"host{r // PER_HOST}", str(r), str(seq)) for r in range(nranks)]
+        if ranks != want:
+            failures.append(f"collective_hang dumps (host, rank, seq): {ranks}, expected {want}; all: {dumps}")
+        p = subprocess.run([CLI, "analyze", "--json", job.dumps], capture_output=True, text=True)
+        try:
+            a = json.loads(p.stdout)
+            v = a["verdict"]
+            if (v["kind"], v["seq"], v["ranks"]) != ("collective_hang", seq, list(range(nranks))):
+                failures.append(f"analyze verdict {v}")
+            if sorted(a["hosts"]) != ["host0", "host1"] or a["dumps_read"] != nranks:
+                failures.append(f"analyze read {a['dumps_read']} dumps from hosts {a['hosts']}")
+            if "p2p_transport" not in [h["id"] for h in a["hints"]]:
+                failures.append(f"analyze hints {[h['id'] for h in a['hints']]}")
+        except (ValueError, KeyError) as e:
+            failures.append(f"analyze exit {p.returncode}, unreadable output ({e}): {p.stderr}")
+        if failures:
+            print(job.output()[-4000:])
+    for f in failures:
+        print("FAIL:", f)
+    print(f"torch DDP partition, {HOSTS} hosts x {PER_HOST} ranks: every rank dumped {took:.1f} s after start")
+    return not failures
+
+
+SCENARIOS = {"healthy_ddp": healthy_ddp, "partition": partition}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print(f"usage: torch_cluster_test.py {'|'.join(SCENARIOS)}", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(0 if SCENARIOS[sys.argv[1]]() else 1)
