@@ -60,7 +60,7 @@ void RecordExitAtExit(int status, void*) {
     if (rt->tracker) rt->tracker->Stop();  // its last completions are published before the mark
     rt->segment->RecordExit(shm::ExitHow::kStatus, status);
     const shm::SegmentHeader& h = rt->segment->header();
-    shm::RemoveJobIfEnded(std::string(h.job_id, strnlen(h.job_id, sizeof h.job_id)));
+    shm::RemoveRunIfEnded(std::string(h.job_id, strnlen(h.job_id, sizeof h.job_id)), h.run_key);
   } catch (...) {
   }
 }

@@ -154,7 +154,8 @@ class Poller {
     if (written && !watch::WriteTriggerFile(settings_.dump_dir, trigger, &error)) ReportIoFailure(error);
     if (LogEnabled(LogLevel::kWarn)) {
       LogRawLine(LogLevel::kWarn, LinePrefix("WARN") + verdict.summary +
-                                      (written ? "; dumps in " : "; dump FAILED, dir ") + settings_.dump_dir);
+                                      (written ? "; dumps in " : "; dump FAILED, dir ") + settings_.dump_dir +
+                                      NextStep(written));
     }
   }
 
@@ -385,8 +386,13 @@ class Poller {
     std::string line = LinePrefix("WARN") + detect::ToString(v.kind) + " comm " + format::FormatHex(v.comm_hash) +
                        " #" + std::to_string(v.seq) + " " + v.op + " culprit ranks " + CulpritList(v) +
                        (written ? "; dumps in " : "; dump FAILED, dir ") + settings_.dump_dir +
-                       (related.empty() ? "" : " (" + related + ")");
+                       (related.empty() ? "" : " (" + related + ")") + NextStep(written);
     LogRawLine(LogLevel::kWarn, line);
+  }
+
+  // What to run next, at the end of an incident line: the one command that explains it.
+  std::string NextStep(bool written) const {
+    return written ? "; next: ncclwatch analyze " + settings_.dump_dir : "";
   }
 
   void ReportIoFailure(const std::string& message) {

@@ -23,6 +23,7 @@
 #include "core/format/escape.h"
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
+#include "tools/cli_checks.h"
 #include "tools/commands.h"
 #include "tools/dump_census.h"
 #include "tools/exit_status.h"
@@ -184,7 +185,7 @@ void AddExporterCommand(CLI::App& app, int* exit_status) {
   cmd->add_option("--stall-sec", options->stall_sec,
                   "Stall threshold served for a job whose segments do not publish theirs (default 60, as "
                   "NCCLWATCH_STALL_SEC)")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->add_option("--threads", options->threads,
                   "HTTP worker threads (default " + std::to_string(kDefaultThreads) +
                       "); each idle client holds one for at most --request-timeout-ms")

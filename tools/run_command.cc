@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/cli_checks.h"
 #include "tools/commands.h"
 #include "tools/error_line.h"
 #include "tools/exit_status.h"
@@ -83,9 +84,9 @@ void AddRunCommand(CLI::App& app, const settings::Settings& settings, int* exit_
   auto options = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Run CMD with libncclwatch.so preloaded and NCCLWATCH_* settings");
   cmd->add_option("--stall", options->stall_sec, "Seconds without progress before an incident (NCCLWATCH_STALL_SEC)")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->add_option("--poll-ms", options->poll_ms, "Watchdog poll period in ms (NCCLWATCH_POLL_MS)")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->add_option("--dump-dir", options->dump_dir, "Directory for hang dumps (NCCLWATCH_DUMP_DIR)");
   cmd->add_option("--job-id", options->job_id, "Job id shared by all ranks (NCCLWATCH_JOB_ID)");
   cmd->add_option("--log-level", options->log_level, "Log level of the preload (NCCLWATCH_LOG_LEVEL)")

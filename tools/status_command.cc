@@ -10,6 +10,7 @@
 #include "core/format/escape.h"
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
+#include "tools/cli_checks.h"
 #include "tools/commands.h"
 #include "tools/exit_status.h"
 #include "tools/status_table.h"
@@ -77,9 +78,9 @@ void AddStatusCommand(CLI::App& app, int* exit_status) {
   cmd->add_option("--job", options->job, "Job id (NCCLWATCH_JOB_ID, TORCHELASTIC_RUN_ID, ...); default: every job");
   cmd->add_flag("--watch", options->watch, "Refresh in place until interrupted");
   cmd->add_option("--interval", options->interval_sec, "Seconds between refreshes with --watch (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->add_option("--iterations", options->iterations, "With --watch, stop after N refreshes (0: never)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->footer(
       "Columns: RANK PID COMM RANK/N ENQ (last enqueued #) DONE (last completed #) CURRENT (oldest\n"
       "collective in flight) AGE (time in flight, else since last completion) STATE.\n"

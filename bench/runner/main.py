@@ -17,6 +17,7 @@ import exporter_scrape
 import hooks
 import machine
 import step_time
+import teardown
 from results import Results
 
 SECTIONS = {
@@ -26,6 +27,7 @@ SECTIONS = {
     "dump": dump_cost,
     "analyze": analyzer,
     "exporter": exporter_scrape,
+    "teardown": teardown,
 }
 
 

@@ -429,7 +429,9 @@ int RemoveDeadRuns(const std::string& job_id, uint64_t keep_run_key, uid_t uid) 
   return removed;
 }
 
-int RemoveJobIfEnded(const std::string& job_id, uid_t uid) {
+int RemoveJobIfEnded(const std::string& job_id, uid_t uid) { return RemoveRunIfEnded(job_id, 0, uid); }
+
+int RemoveRunIfEnded(const std::string& job_id, uint64_t run_key, uid_t uid) {
   const std::string job = SanitizeJobId(job_id);
   std::atomic_thread_fence(std::memory_order_seq_cst);  // our exit mark before the scan
   const std::vector<std::string> entries = ListShmEntries(JobEntryPrefix(uid, job));
@@ -437,6 +439,12 @@ int RemoveJobIfEnded(const std::string& job_id, uid_t uid) {
   for (const std::string& entry : entries) {
     ParsedSegmentName parsed;
     if (!ParseSegmentEntry(entry, uid, job, &parsed)) continue;
+    // Another run under the same job id neither holds ours back nor is ours to remove; a
+    // segment whose run cannot be read (being created) counts as ours: it may be a rank of ours.
+    if (run_key != 0) {
+      const std::optional<uint64_t> run = RunKeyOfEntry(entry);
+      if (run && *run != run_key) continue;
+    }
     if (EntryIsLive(entry, parsed)) return 0;
     if (IsOursToRemove(entry)) ours.push_back(entry);
   }

@@ -51,6 +51,10 @@ int RemoveDeadRuns(const std::string& job_id, uint64_t keep_run_key, uid_t uid =
 // least one sees all the others' marks (each stores its mark seq_cst before scanning), so a
 // healthy job leaves nothing behind. Returns how many were removed (0 while a process lives).
 int RemoveJobIfEnded(const std::string& job_id, uid_t uid = getuid());
+// The same, over the segments of one run (run_identity.h) only: what each process calls at
+// exit, so that a run beside it under the same job id neither keeps its segments alive nor
+// loses its own. run_key 0: every run (RemoveJobIfEnded).
+int RemoveRunIfEnded(const std::string& job_id, uint64_t run_key, uid_t uid = getuid());
 
 }  // namespace ncclwatch::shm
 

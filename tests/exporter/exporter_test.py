@@ -220,7 +220,7 @@ def metrics():
                             lambda: samples(parse(exporter.scrape()), "ncclwatch_process_exited", rank=1,
                                             how="vanished"), 10)
             if gone:
-                check(samples(parse(exporter.scrape()), "ncclwatch_process_up", rank=1)[0][1] == 0, "rank 1 down")
+                check(samples(parse(exporter.scrape()), "ncclwatch_process_up", rank=1, job=job.job_id)[0][1] == 0, "rank 1 down")
     finally:
         job.stop()
         exporter.stop()
@@ -440,8 +440,10 @@ scrape_configs:
         except OSError:
             return self.proc.poll() is not None  # ended: stop waiting (checked by the caller)
 
-    def alerts(self):
-        return self.get("/api/v1/alerts")["data"]["alerts"]
+    def alerts(self, job_id):
+        """The alerts about `job_id`: the exporter serves every job of this user on the host, and
+        other tests run beside this one (ctest -j2)."""
+        return [a for a in self.get("/api/v1/alerts")["data"]["alerts"] if a["labels"].get("job") == job_id]
 
     def query(self, expr):
         return self.get("/api/v1/query?query=" + urllib.request.quote(expr))["data"]["result"]
@@ -483,7 +485,7 @@ def prometheus_straggler():
             if onset is None:
                 found = straggling_onset(parse(exporter.scrape()), job.job_id, now)
                 onset = found
-            for a in prom.alerts():
+            for a in prom.alerts(job.job_id):
                 if a["labels"].get("alertname") == "NcclwatchStraggler" and a["state"] == "firing":
                     fired = (now, a)
             time.sleep(0.2)
@@ -497,18 +499,18 @@ def prometheus_straggler():
             check(labels.get("job") == job.job_id, f"job label {labels}")
             check(labels.get("rank") == "1" and labels.get("host") == socket.gethostname(),
                   f"names global rank 1 on this host: {labels}")
-            issued = samples(parse(exporter.scrape()), "ncclwatch_comm_last_issued_seq", rank=1, comm=labels.get("comm"))
+            issued = samples(parse(exporter.scrape()), "ncclwatch_comm_last_issued_seq", rank=1, comm=labels.get("comm"), job=job.job_id)
             check(issued and labels.get("seq") == str(int(issued[0][1])), f"seq label {labels} vs {issued}")
             check_dashboard(prom, job.job_id)
-            others = [a for a in prom.alerts() if a["labels"].get("alertname") == "NcclwatchStraggler"
+            others = [a for a in prom.alerts(job.job_id) if a["labels"].get("alertname") == "NcclwatchStraggler"
                       and a["labels"].get("rank") != "1"]
             check(not others, f"no other rank blamed: {others}")
             # The straggler is then killed: NcclwatchRankExited names it, as vanished.
-            pid1 = [l["pid"] for l, _ in samples(parse(exporter.scrape()), "ncclwatch_process_up", rank=1)]
+            pid1 = [l["pid"] for l, _ in samples(parse(exporter.scrape()), "ncclwatch_process_up", rank=1, job=job.job_id)]
             if check(len(pid1) == 1, "rank 1's pid served"):
                 os.kill(int(pid1[0]), signal.SIGKILL)
                 exited = wait_for("NcclwatchRankExited fires", lambda: [
-                    a["labels"] for a in prom.alerts()
+                    a["labels"] for a in prom.alerts(job.job_id)
                     if a["labels"].get("alertname") == "NcclwatchRankExited" and a["state"] == "firing"], 10)
                 check(exited and [(l.get("rank"), l.get("how"), l.get("pid")) for l in exited] == [("1", "vanished", pid1[0])],
                       f"NcclwatchRankExited names rank 1, vanished: {exited}")
@@ -557,7 +559,7 @@ def prometheus_healthy():
                   "the rules see the job's threshold")
         end = time.monotonic() + STALL_SEC + 8
         while time.monotonic() < end:
-            alerts = prom.alerts()
+            alerts = prom.alerts(job.job_id)
             check(not alerts, f"no alert over a healthy job: {alerts}")
             if alerts:
                 break

@@ -206,6 +206,12 @@ def quiet(out):
     return [l for l in out.splitlines() if "NCCLWATCH" in l or "ncclwatch:" in l]
 
 
+def segments_of(pids):
+    """This user's "none" segments owned by `pids` (other tests run "none" jobs beside this one)."""
+    prefix = f"ncclwatch.{os.getuid()}.none."
+    return [e for e in os.listdir("/dev/shm") if e.startswith(prefix) and int(e[len(prefix):].split(".")[0]) in pids]
+
+
 def rerun_after_kill():
     cwd = tempfile.mkdtemp(prefix="ncclwatch-torch-rerun-")
     port = ts.free_port()
@@ -213,6 +219,7 @@ def rerun_after_kill():
                                        "--straggler-sec", "120"], defaults=True, cwd=cwd, port=port)
     try:
         check(killed.wait(lambda: len(killed.dump_files()) >= 3, 90), "the first job dumped its straggler")
+        killed_ranks = {pid for pid, *_ in ts.init_lines(killed)}
         for pid in killed.rank_pids() + [killed.proc.pid]:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -220,18 +227,17 @@ def rerun_after_kill():
                 pass
         killed.proc.wait()
         time.sleep(0.5)
-        left = [e for e in os.listdir("/dev/shm") if e.startswith(f"ncclwatch.{os.getuid()}.none.")]
+        left = segments_of(killed_ranks)
         check(len(left) == 3, f"the killed ranks left their segments: {left}")
         before = set(os.listdir(killed.dump_dir))
-        rerun = ts.TorchJob("rerun", 2, ["--steps", "8"], defaults=True, cwd=cwd, port=port,
-                            env={"NCCL_DEBUG": "WARN"})
+        rerun = ts.TorchJob("rerun", 2, ["--steps", "8"], defaults=True, cwd=cwd, port=port)
         try:
             wait_exit(rerun, 150)
             out = rerun.output()
             check(rerun.proc.returncode == 0, f"the rerun finished: {rerun.proc.returncode}\n{out[-2000:]}")
             check(not new_files(killed.dump_dir, before), f"no dump: {new_files(killed.dump_dir, before)}")
             check(not quiet(out), f"no warning: {quiet(out)[:3]}")
-            left = [e for e in os.listdir("/dev/shm") if e.startswith(f"ncclwatch.{os.getuid()}.none.")]
+            left = segments_of(killed_ranks | {pid for pid, *_ in ts.init_lines(rerun)})
             check(not left, f"the rerun removed what the killed run left, and its own: {left}")
         finally:
             rerun.stop()
