@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -52,6 +53,7 @@ struct Options {
   int exit_step = -1;
   int abort_rank = -1;
   int abort_step = -1;
+  int own_sigterm = 0;
   int extra_comms = 0;
   int extra_comms_step = -1;
   int quiet = 0;
@@ -326,10 +328,27 @@ void AddFlags(CLI::App& app, Options& o) {
   app.add_option("--extra-comms", o.extra_comms, "communicators split, used once and destroyed at --extra-comms-step")
       ->check(CLI::Range(0, 1024));
   app.add_option("--extra-comms-step", o.extra_comms_step, "step of --extra-comms");
+  app.add_flag("--own-sigterm-handler", o.own_sigterm, "install a SIGTERM handler that exits 7 (a framework's own)");
   app.add_flag("--quiet", o.quiet, "print nothing on success");
 }
 
 }  // namespace
+
+// A job's own SIGTERM handler (a framework saving a checkpoint, then leaving): says so and
+// exits 7. Installed before the first communicator, as frameworks do at start.
+void OwnSigtermHandler(int) {
+  static const char kLine[] = "ddp_loop: own SIGTERM handler ran\n";
+  ssize_t ignored = write(STDERR_FILENO, kLine, sizeof kLine - 1);
+  (void)ignored;
+  _exit(7);
+}
+
+void InstallOwnSigtermHandler() {
+  struct sigaction action = {};
+  action.sa_handler = OwnSigtermHandler;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+}
 
 int main(int argc, char** argv) {
   Job job;
@@ -347,6 +366,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   job.rng.seed(1234u + static_cast<unsigned>(job.env.rank));
+  if (job.opt.own_sigterm) InstallOwnSigtermHandler();
   StartBackgroundThreads(job.opt);
   SetUp(job);
   int rc = Train(job);

@@ -344,6 +344,36 @@ def collective_hang():
         job.cleanup()
 
 
+def own_sigterm_handler():
+    """A hung job whose ranks have their own SIGTERM handler (exit 7), stopped with SIGTERM: with
+    the watcher, each rank dumps first (last gasp), then its own handler runs; the job exits 7
+    with and without the watcher."""
+    seq = grad_allreduce_seq(3)
+    statuses = {}
+    for watcher in (True, False):
+        env = {"NCCLWATCH_STALL_SEC": "60"} if watcher else {"LD_PRELOAD": ""}
+        job = Job(f"own_sigterm_{int(watcher)}", 2,
+                  [DDP_LOOP, "--tp", "1", "--transport-hang", "3", "--own-sigterm-handler"], env=env)
+        try:
+            time.sleep(4)  # the hang starts within about 1.5 s: pending past the 1 s floor
+            os.kill(job.proc.pid, signal.SIGTERM)  # scripts/launch forwards it to every rank
+            job.proc.wait(30)
+            statuses[watcher] = job.proc.returncode
+            out = job.output()
+            check(out.count("own SIGTERM handler ran") == 2, f"each rank's own handler ran (watcher={watcher})")
+            if watcher:
+                dumps = load_dumps(job)
+                check(sorted(d["process"]["global_rank"] for d in dumps) == [0, 1], "both ranks dumped first")
+                check(all(d["incident"]["trigger"] in ("last-gasp", "trigger-file") for d in dumps),
+                      f"as last gasps: {[d['incident']['trigger'] for d in dumps]}")
+                if dumps:
+                    check_analysis(analyze(job), "collective_hang", ddp_world_comm(job, dumps), seq, "AllReduce", [0, 1])
+        finally:
+            job.stop()
+            job.cleanup()
+    check(statuses.get(True) == statuses.get(False) == 7, f"the job exits 7 with and without the watcher: {statuses}")
+
+
 def rank_killed():
     seq = grad_allreduce_seq(3)
     job = run_scenario("rank_killed", 4, ["--tp", "1"], expect_dumps=4,
@@ -619,6 +649,7 @@ SCENARIOS = {
     "init_hang": init_hang,
     "collective_hang": collective_hang,
     "rank_killed": rank_killed,
+    "own_sigterm_handler": own_sigterm_handler,
     "split_comm": split_comm,
     "python_rank": python_rank,
     "multi_host": multi_host,
