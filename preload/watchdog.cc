@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/detect/detector.h"
@@ -26,6 +27,7 @@
 #include "core/dump/resolution.h"
 #include "core/format/duration.h"
 #include "core/format/hex.h"
+#include "core/format/rank_list.h"
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
 #include "core/shm/run_identity.h"
@@ -209,6 +211,10 @@ class Poller {
     return what.empty() ? "" : what + " pending " + format::FormatDuration(now - oldest);
   }
 
+  bool DumpedOp(uint64_t comm_hash, uint64_t seq) const {
+    return comm_hash != 0 && dumped_ops_.count({comm_hash, seq}) != 0;
+  }
+
   std::set<uint64_t> OwnCommHashes() const {
     std::set<uint64_t> hashes;
     if (const shm::ProcessView* own = OwnView()) {
@@ -229,6 +235,11 @@ class Poller {
       if (policy_.Dumped(t.incident_id)) continue;
       // Another run under our job id (or a run that ended): not ours to answer, nor to mention.
       if (!watch::TriggerIsOfOurRun(t, settings_.host, settings_.run_key, own_comms)) continue;
+      // The same collective, dumped already under this host's own view of it: that dump serves.
+      if (DumpedOp(t.verdict.comm_hash, t.verdict.seq)) {
+        policy_.Claim(t.incident_id);
+        continue;
+      }
       const uint64_t now = shm::MonotonicNowNs();
       if (!trigger_dumps_.Available(now) || !all_dumps_.Available(now)) {
         ++limited;
@@ -258,6 +269,13 @@ class Poller {
       return;
     }
     policy_.Claim(id);
+    // One dump per collective: hosts judge one hang each by what they see (the straggler's host
+    // a straggler, the others a wait on remote ranks), and their trigger files cross. The first
+    // dump of this process for the collective serves; analyze classifies the dumps anew anyway.
+    if (DumpedOp(v.comm_hash, v.seq)) {
+      LogIncident(v, RelatedText(incident.related), true);
+      return;
+    }
     const bool lone = v.partial && v.ranks.size() == 1;
     dump::LocalVerdict local = watch::ToLocalVerdict(v);
     const std::string related = RelatedText(incident.related);
@@ -343,6 +361,7 @@ class Poller {
     const dump::WriteResult result = dump::WriteDump(d, dir.directory);
     if (!result.ok()) ReportIoFailure(result.message);
     if (result.ok()) last_dump_ns_ = shm::MonotonicNowNs();
+    if (result.ok() && d.verdict.comm_hash != 0) dumped_ops_.emplace(d.verdict.comm_hash, d.verdict.seq);
     if (result.ok()) TrackIncident(d);
     // The gone ranks' facts next to ours, so that analyze reaches rank_exited from the dumps.
     if (result.ok()) WriteDumpsOfGoneProcesses(d, dir.directory);
@@ -383,8 +402,13 @@ class Poller {
 
   void LogIncident(const detect::Verdict& v, const std::string& related, bool written) {
     if (!LogEnabled(LogLevel::kWarn)) return;
+    // A host whose ranks all joined names the remote ranks it waits for, and blames none here.
+    const std::string who = v.culprit_ranks.empty() && !v.culprits_without_facts.empty()
+                                ? " waiting on comm ranks [" + format::FormatRangeList(v.culprits_without_facts) +
+                                      "] on other hosts"
+                                : " culprit ranks " + CulpritList(v);
     std::string line = LinePrefix("WARN") + detect::ToString(v.kind) + " comm " + format::FormatHex(v.comm_hash) +
-                       " #" + std::to_string(v.seq) + " " + v.op + " culprit ranks " + CulpritList(v) +
+                       " #" + std::to_string(v.seq) + " " + v.op + who +
                        (written ? "; dumps in " : "; dump FAILED, dir ") + settings_.dump_dir +
                        (related.empty() ? "" : " (" + related + ")") + NextStep(written);
     LogRawLine(LogLevel::kWarn, line);
@@ -414,6 +438,7 @@ class Poller {
   bool io_failure_reported_ = false;
   bool dir_warning_logged_ = false;
   uint64_t last_dump_ns_ = 0;  // CLOCK_MONOTONIC of this process's last dump written
+  std::set<std::pair<uint64_t, uint64_t>> dumped_ops_;  // (comm, seq) of every dump written
   std::vector<OpenIncident> open_;
 };
 

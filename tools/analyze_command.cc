@@ -1,7 +1,8 @@
-// ncclwatch analyze DIR [--json] [--max-input-bytes SIZE]
+// ncclwatch analyze DIR [DIR...] [--json] [--max-input-bytes SIZE]
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,7 @@ namespace ncclwatch::tools {
 namespace {
 
 struct AnalyzeOptions {
-  std::string dir;
+  std::vector<std::string> dirs;
   bool json = false;
   uint64_t budget_bytes = dump::kDefaultInputBudgetBytes;
 };
@@ -26,7 +27,7 @@ struct AnalyzeOptions {
 // ones are listed in the report instead.
 int RunAnalyze(const AnalyzeOptions& options) {
   dump::DumpSet set;
-  if (!ReadUsableDumps("analyze", options.dir, options.budget_bytes, &set)) return kExitUsage;
+  if (!ReadUsableDumps("analyze", options.dirs, options.budget_bytes, &set)) return kExitUsage;
   analyze::Analysis analysis = analyze::Analyze(set);
   analyze::ApplyResolutions(set, &analysis);
   if (options.json) {
@@ -45,8 +46,10 @@ int RunAnalyze(const AnalyzeOptions& options) {
 
 void AddAnalyzeCommand(CLI::App& app, int* exit_status) {
   auto options = std::make_shared<AnalyzeOptions>();
-  CLI::App* cmd = app.add_subcommand("analyze", "Merge every rank's dump under DIR into one verdict");
-  cmd->add_option("DIR", options->dir, "Directory of dumps (searched recursively; one subdirectory per host is fine)")
+  CLI::App* cmd = app.add_subcommand("analyze", "Merge every rank's dump under DIR... into one verdict");
+  cmd->add_option("DIR", options->dirs,
+                  "Directories of dumps, searched recursively: a shared one (one subdirectory per host is "
+                  "fine), or one per host when each host wrote to its local disk")
       ->required();
   cmd->add_flag("--json", options->json, "Print the stable JSON schema ncclwatch.analysis v1 instead of text");
   AddInputBudgetOption(cmd, &options->budget_bytes);

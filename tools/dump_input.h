@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -16,10 +17,12 @@ namespace ncclwatch::tools {
 // defaulting *budget_bytes to dump::kDefaultInputBudgetBytes.
 void AddInputBudgetOption(CLI::App* cmd, uint64_t* budget_bytes);
 
-// Reads the dumps under `dir`. Returns false, after printing one line
-// "ncclwatch <command>: ..." on stderr, when the directory is unusable (missing, over the
-// budget) or holds no usable dump; otherwise `set` holds the dumps and rejected files.
-bool ReadUsableDumps(const char* command, const std::string& dir, uint64_t budget_bytes, dump::DumpSet* set);
+// Reads the dumps under each of `dirs` (one per host when hosts keep their dumps on local
+// disks), each within `budget_bytes`. Returns false, after printing one line
+// "ncclwatch <command>: ..." on stderr, when a directory is unusable (missing, over the
+// budget) or none holds a usable dump; otherwise `set` holds every dump and rejected file.
+bool ReadUsableDumps(const char* command, const std::vector<std::string>& dirs, uint64_t budget_bytes,
+                     dump::DumpSet* set);
 
 }  // namespace ncclwatch::tools
 

@@ -27,7 +27,7 @@ struct TraceOptions {
 
 int RunTrace(const TraceOptions& options) {
   dump::DumpSet set;
-  if (!ReadUsableDumps("trace", options.dir, options.budget_bytes, &set)) return kExitUsage;
+  if (!ReadUsableDumps("trace", {options.dir}, options.budget_bytes, &set)) return kExitUsage;
   for (const auto& r : set.rejected) PrintErrorLine("trace", "skipped " + r.error);
   analyze::Analysis analysis = analyze::Analyze(set);
   std::vector<const dump::RankDump*> all;

@@ -110,13 +110,17 @@ std::optional<Verdict> CheckInitHang(const RuleContext& context) {
   verdict.summary = "init_hang on comm " + FormatHash(group.comm_hash) + ": init of " +
                     FormatRanks(verdict.culprit_ranks) + " not finished" +
                     (context.offline() ? "" : " after " + FormatDuration(Age(context.now_ns, verdict.since_ns)));
-  if (context.offline() && group.partial()) {
-    // Init is collective: offline, the ranks that never left a dump are the ones the
-    // others wait for (they may never have called init at all).
+  // Init is collective: offline, the ranks that never left a dump are the ones the others
+  // wait for (they may never have called init at all); live, when every rank on this host is
+  // still in init, so are the ranks on other hosts, and no rank here is blamed for them.
+  const bool every_visible_rank_waits = verdict.other_ranks.empty();
+  if (group.partial() && (context.offline() || every_visible_rank_waits)) {
     verdict.culprits_without_facts = group.NotVisibleRanges();
     verdict.other_ranks = std::move(verdict.culprit_ranks);
     verdict.culprit_ranks.clear();
-    verdict.summary += "; no dump from " + FormatRanks(verdict.culprits_without_facts);
+    verdict.summary += (context.offline() ? "; no dump from " : "; " + FormatRanks(verdict.other_ranks) +
+                                                                    " wait on ") +
+                       FormatRanks(verdict.culprits_without_facts) + (context.offline() ? "" : " on other hosts");
   }
   if (group.partial()) {
     verdict.notes.push_back(

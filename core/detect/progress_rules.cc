@@ -132,17 +132,27 @@ std::optional<Verdict> CheckCollectiveHang(const RuleContext& context) {
   if (!context.Overdue(all_joined, threshold)) return std::nullopt;
 
   Verdict verdict = StartVerdict(VerdictKind::kCollectiveHang, group, seq);
+  // Live, with ranks on other hosts: every rank here joined #seq, so the cause is not here (a
+  // remote rank that has not joined, or the transport). The ranks here are the waiting victims;
+  // the ranks it waits for are named, never blamed for what cannot be seen.
+  const bool waits_on_remote = group.partial() && !context.offline();
   for (const CommMember& member : group.members) {
     bool done = member.comm->last_completed_seq >= seq;
-    (done ? verdict.other_ranks : verdict.culprit_ranks).push_back(member.rank());
+    (done || waits_on_remote ? verdict.other_ranks : verdict.culprit_ranks).push_back(member.rank());
   }
   verdict.since_ns = all_joined.value_or(0);
-  verdict.summary = "collective_hang on comm " + FormatHash(group.comm_hash) + ": #" +
-                    std::to_string(seq) + OpSuffix(verdict) + " joined by all " +
-                    std::to_string(group.members.size()) + (context.offline() ? " rank(s) with a dump" : " visible rank(s)") +
-                    " has not completed" +
-                    (context.offline() ? "" : " after " + FormatDuration(Age(context.now_ns, verdict.since_ns))) +
-                    " on " + FormatRanks(verdict.culprit_ranks);
+  const std::string stuck = "collective_hang on comm " + FormatHash(group.comm_hash) + ": #" +
+                            std::to_string(seq) + OpSuffix(verdict) + " joined by all " +
+                            std::to_string(group.members.size()) +
+                            (context.offline() ? " rank(s) with a dump" : " visible rank(s)") + " has not completed" +
+                            (context.offline() ? "" : " after " + FormatDuration(Age(context.now_ns, verdict.since_ns)));
+  if (waits_on_remote) {
+    verdict.culprits_without_facts = group.NotVisibleRanges();
+    verdict.summary = stuck + "; " + FormatRanks(verdict.other_ranks) + " wait on " +
+                      FormatRanks(verdict.culprits_without_facts) + " on other hosts";
+  } else {
+    verdict.summary = stuck + " on " + FormatRanks(verdict.culprit_ranks);
+  }
   if (group.partial()) verdict.notes.push_back(RemoteCauseNote(group));
   if (threshold != context.stall_ns) {
     verdict.notes.push_back("lone-rank threshold " + FormatDuration(threshold) +

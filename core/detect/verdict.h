@@ -68,8 +68,10 @@ struct Verdict {
   uint64_t seq = 0;           // collective #N; 0 for init_hang and sync_stuck
   std::string op;             // op at #N; "init" for init_hang; sync target for sync_stuck
   std::vector<int> culprit_ranks;  // communicator ranks (global ranks for sync_stuck) with facts
-  // Offline only (Scope::kJob): culprits that left no dump, as runs of communicator ranks.
-  // Kept as runs so a communicator claiming 2^20 ranks costs O(dumps), not O(nranks).
+  // Ranks without facts the verdict points at, as runs of communicator ranks: offline
+  // (Scope::kJob), culprits that left no dump; live, the ranks on other hosts a host whose
+  // ranks all joined waits for. Kept as runs so a communicator claiming 2^20 ranks costs
+  // O(dumps), not O(nranks).
   std::vector<format::RankRange> culprits_without_facts;
   std::vector<int> other_ranks;    // visible communicator ranks involved but not blamed
   uint64_t since_ns = 0;      // onset of the condition (see README for each kind)

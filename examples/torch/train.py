@@ -127,6 +127,8 @@ def main():
     parser.add_argument("--uneven-steps", type=int, default=-1)
     parser.add_argument("--extra-forward-rank", type=int, default=-1)
     parser.add_argument("--extra-forward-step", type=int, default=-1)
+    parser.add_argument("--print-every", type=int, default=0,
+                        help="each rank prints 'rank R step S' every N steps (tests wait for training)")
     parser.add_argument("--pg-timeout-sec", type=float, default=0.0,
                         help="ProcessGroupNCCL timeout (default: torch's own, 10 min)")
     args = parser.parse_args()
@@ -149,6 +151,8 @@ def main():
         loss.backward()
         optimizer.step()
         loss.item()  # the host waits for the step, as a training loop's logging does
+        if args.print_every > 0 and step % args.print_every == 0:
+            say(f"rank {rank} step {step}")
         if rank == args.extra_forward_rank and step == args.extra_forward_step:
             with torch.no_grad():
                 model(x).square().mean().item()  # validation on this rank only

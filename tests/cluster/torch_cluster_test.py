@@ -56,13 +56,14 @@ class ClusterJob:
     """torchrun under `ncclwatch run` on each of HOSTS simulated hosts; dumps go to tmp/dumps,
     either shared by the hosts or each host's own (--local: tmp/dumps/host<K> seen from here)."""
 
-    def __init__(self, tmp, steps, dump_mode, env=None):
+    def __init__(self, tmp, steps, dump_mode, env=None, train_args=""):
         self.dumps = os.path.join(tmp, "dumps")
         job = ("exec {cli} run --stall 3 --poll-ms 200 --dump-dir {dumps} --job-id {tag} -- "
                "{py} -m torch.distributed.run --nnodes $NNODES --node-rank $NODE_RANK "
                "--nproc-per-node {n} --master-addr $MASTER_ADDR --master-port $MASTER_PORT "
-               "{train} --mode ddp --steps {steps}").format(
-                   cli=CLI, dumps=self.dumps, tag=TAG, py=PYTHON, n=PER_HOST, train=TRAIN, steps=steps)
+               "{train} --mode ddp --steps {steps} {args}").format(
+                   cli=CLI, dumps=self.dumps, tag=TAG, py=PYTHON, n=PER_HOST, train=TRAIN, steps=steps,
+                   args=train_args)
         full_env = dict(os.environ, BUILD_DIR=BUILD, NCCL_DEBUG="WARN", OMP_NUM_THREADS="1",
                         PYTHONUNBUFFERED="1", NCCLWATCH_TEST_TAG=TAG, **(env or {}))
         full_env.pop("LD_PRELOAD", None)
@@ -165,7 +166,134 @@ def partition():
     return not failures
 
 
-SCENARIOS = {"healthy_ddp": healthy_ddp, "partition": partition}
+def analyze_json(dirs):
+    p = subprocess.run([CLI, "analyze", "--json"] + dirs, capture_output=True, text=True)
+    try:
+        return json.loads(p.stdout), None
+    except ValueError as e:
+        return None, f"analyze exit {p.returncode}, unreadable output ({e}): {p.stderr}"
+
+
+def warn_lines(out, host):
+    return [l for l in out.splitlines() if l.startswith(host + ":") and "NCCLWATCH WARN" in l]
+
+
+def straggler(dump_mode):
+    """Global rank 3 (host1's second rank) stalls 120 s in its Python data loader at step 3.
+    Pass: every rank of both hosts dumps within the threshold (3 s) + 3 s of the onset; analyze
+    (of the shared directory, or of both hosts' local directories) names rank 3 on host1 with
+    its Python frames; live, host1's log names rank 3 and host0's log names the remote ranks it
+    waits for and never blames its own."""
+    failures = []
+    nranks = HOSTS * PER_HOST
+    with tempfile.TemporaryDirectory(prefix="ncclwatch-torch-cluster-") as tmp:
+        job = ClusterJob(tmp, 1000, dump_mode, env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"},
+                         train_args="--straggler-rank 3 --straggler-step 3 --straggler-sec 120")
+        job.poll(until=lambda: len(job.written(".json")) >= nranks, timeout=150)
+        time.sleep(1)
+        job.stop()
+        out = job.output()
+        onset = re.search(r"straggler onset: rank 3 step 3 wall ([0-9.]+)", out)
+        dumps = [os.path.join(job.dumps, d) for d in job.written(".json")]
+        ranks = sorted(json.load(open(d))["process"]["global_rank"] for d in dumps)
+        if ranks != list(range(nranks)):
+            failures.append(f"dumps of ranks {ranks}, expected one per rank: {job.written('.json')}")
+        if onset:
+            late = max((os.stat(d).st_mtime for d in dumps), default=0) - float(onset.group(1))
+            print(f"onset -> last host's dump on disk: {late:.2f} s")
+            if late > 3 + 3:
+                failures.append(f"the last dump came {late:.2f} s after the onset, over threshold + 3 s")
+        else:
+            failures.append("no straggler onset line")
+        dirs = [job.dumps] if dump_mode == "shared" else [os.path.join(job.dumps, f"host{k}") for k in range(HOSTS)]
+        a, error = analyze_json(dirs)
+        if error:
+            failures.append(error)
+        else:
+            v = a["verdict"]
+            if (v["kind"], v["ranks"]) != ("straggler", [3]):
+                failures.append(f"analyze verdict {v}")
+            row = [r for r in a["ranks"] if r.get("rank") == 3]
+            if not row or row[0].get("host") != "host1":
+                failures.append(f"analyze's row of rank 3: {row}")
+            if "RestoreDataLoaderState" not in json.dumps(a["stacks"]):
+                failures.append("analyze shows rank 3's Python frames (RestoreDataLoaderState)")
+            if sorted(a["hosts"]) != ["host0", "host1"]:
+                failures.append(f"analyze read hosts {a['hosts']}")
+        host1, host0 = warn_lines(out, "host1"), warn_lines(out, "host0")
+        if not any("straggler" in l and "culprit ranks [3]" in l for l in host1):
+            failures.append(f"host1's log names rank 3: {host1[:2]}")
+        if not any("waiting on comm ranks [2-3] on other hosts" in l for l in host0):
+            failures.append(f"host0's log names the remote ranks it waits for: {host0[:2]}")
+        blamed = [l for l in host0 if re.search(r"culprit ranks \[[^\]]*\b[01]\b", l)]
+        if blamed:
+            failures.append(f"host0 blamed one of its own ranks: {blamed[:2]}")
+        if failures:
+            print(out[-4000:])
+    for f in failures:
+        print("FAIL:", f)
+    return not failures
+
+
+def host_processes(node_rank):
+    """Pids of this test's processes on simulated host `node_rank` (torchrun and its ranks)."""
+    pids = []
+    for environ in glob.glob("/proc/[0-9]*/environ"):
+        try:
+            with open(environ, "rb") as f:
+                env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        except OSError:
+            continue
+        if env.get(b"NCCLWATCH_TEST_TAG") == TAG.encode() and env.get(b"NODE_RANK") == str(node_rank).encode():
+            pids.append(int(os.path.basename(os.path.dirname(environ))))
+    return pids
+
+
+def killed_host():
+    """host1 dies (every process SIGKILLed, as a node failure) while the job trains. Pass: host0's
+    ranks dump; live, host0 names ranks 2-3 on other hosts and blames none of its own; analyze of
+    the survivors' dumps names ranks 2 and 3, which left no dump."""
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="ncclwatch-torch-cluster-") as tmp:
+        job = ClusterJob(tmp, 100000, "shared", env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"},
+                         train_args="--print-every 5")
+        job.poll(until=lambda: "rank 3 step 10" in job.output(), timeout=150)  # every rank trains
+        victims = host_processes(1)
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        job.poll(until=lambda: len(job.written(".json")) >= PER_HOST, timeout=60)
+        time.sleep(1)
+        job.stop()
+        out = job.output()
+        if not victims:
+            failures.append("host1's processes were not found")
+        ranks = sorted(json.load(open(os.path.join(job.dumps, d)))["process"]["global_rank"]
+                       for d in job.written(".json"))
+        if ranks[:PER_HOST] != [0, 1] or any(r not in (0, 1) for r in ranks):
+            failures.append(f"only host0's ranks dumped, each: {ranks}")
+        host0 = warn_lines(out, "host0")
+        if not any("waiting on comm ranks [2-3] on other hosts" in l for l in host0):
+            failures.append(f"host0's log names ranks 2-3 on other hosts: {host0[:2]}")
+        if [l for l in host0 if re.search(r"culprit ranks \[[^\]]*\b[01]\b", l)]:
+            failures.append(f"host0 blamed one of its own ranks: {host0[:2]}")
+        a, error = analyze_json([job.dumps])
+        if error:
+            failures.append(error)
+        elif a["verdict"]["ranks"] != [2, 3] or "no dump" not in a["verdict"]["summary"]:
+            failures.append(f"analyze names ranks 2 and 3, without dumps: {a['verdict']}")
+        if failures:
+            print(out[-4000:])
+    for f in failures:
+        print("FAIL:", f)
+    return not failures
+
+
+SCENARIOS = {"healthy_ddp": healthy_ddp, "partition": partition,
+             "straggler_shared": lambda: straggler("shared"), "straggler_local": lambda: straggler("local"),
+             "killed_host": killed_host}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/detect/detector.h"
+#include "core/format/rank_list.h"
 #include "tests/detect/view_builder.h"
 
 namespace ncclwatch::detect {
@@ -45,9 +46,36 @@ TEST_CASE("partial view: all visible ranks joined, no completion -> collective_h
   CHECK(v.partial);
   CHECK(v.nranks == 8);
   CHECK(v.seq == 21);
-  CHECK(v.culprit_ranks == Ranks{4, 5, 6, 7});
+  // Every rank here joined: none of them is blamed; the verdict names the remote ranks.
+  CHECK(v.culprit_ranks.empty());
+  CHECK(v.other_ranks == Ranks{4, 5, 6, 7});
+  CHECK(format::FormatRangeList(v.culprits_without_facts) == "0-3");
+  CHECK(v.summary.find("wait on ranks 0-3 on other hosts") != std::string::npos);
   CHECK(AnyNoteContains(v, "other hosts"));
   CHECK(AnyNoteContains(v, "4 of 8 ranks visible"));
+}
+
+TEST_CASE("partial view: every visible rank still in init -> init_hang waiting on the remote ranks",
+          "[visibility]") {
+  JobFacts view = SecondHostOfTwo(0);
+  for (int i = 0; i < 4; ++i) {
+    CommOf(view, i).init_started_ns = 5 * kSec;
+    CommOf(view, i).init_done_ns = 0;
+  }
+  std::vector<Verdict> verdicts = Classify(view, kConfig, 70 * kSec);
+  REQUIRE(verdicts.size() == 1);
+  const Verdict& v = verdicts[0];
+  CHECK(v.kind == VerdictKind::kInitHang);
+  CHECK(v.culprit_ranks.empty());
+  CHECK(v.other_ranks == Ranks{4, 5, 6, 7});
+  CHECK(format::FormatRangeList(v.culprits_without_facts) == "0-3");
+
+  // One rank here finished its init and another did not: the one here is named.
+  CommOf(view, 0).init_done_ns = 6 * kSec;
+  verdicts = Classify(view, kConfig, 70 * kSec);
+  REQUIRE(verdicts.size() == 1);
+  CHECK(verdicts[0].culprit_ranks == Ranks{5, 6, 7});
+  CHECK(verdicts[0].culprits_without_facts.empty());
 }
 
 TEST_CASE("partial view: a straggler is named only among visible ranks", "[visibility]") {
@@ -78,7 +106,9 @@ TEST_CASE("lone rank: needs both the threshold and lone_rank_factor x its cadenc
     CHECK(verdicts[0].kind == VerdictKind::kCollectiveHang);
     CHECK(verdicts[0].partial);
     CHECK(verdicts[0].seq == 41);
-    CHECK(verdicts[0].culprit_ranks == Ranks{3});
+    CHECK(verdicts[0].culprit_ranks.empty());
+    CHECK(verdicts[0].other_ranks == Ranks{3});
+    CHECK(format::FormatRangeList(verdicts[0].culprits_without_facts) == "0-2,4-7");
     CHECK(AnyNoteContains(verdicts[0], "only rank 3 of 8"));
   }
   SECTION("slow cadence: 10 x the median interval decides") {
