@@ -1,7 +1,5 @@
 #include "preload/capture_watch.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "preload/log.h"
@@ -61,9 +59,8 @@ void CaptureEnded(uint64_t key) noexcept {
   if (Drop(key)) in_progress.fetch_sub(1, std::memory_order_seq_cst);
 }
 
-void DecideCaptureTrust(bool dynamic_runtime_hooked) noexcept {
-  const char* mode = std::getenv("NCCLWATCH_CAPTURE_QUERY");
-  if (mode != nullptr && std::strcmp(mode, "always") == 0) {
+void DecideCaptureTrust(bool dynamic_runtime_hooked, bool query_always) noexcept {
+  if (query_always) {
     DistrustCaptureCount("NCCLWATCH_CAPTURE_QUERY=always");
   } else if (!dynamic_runtime_hooked) {
     DistrustCaptureCount("no dynamic CUDA runtime behind our hooks (a static one cannot be watched)");

@@ -43,8 +43,9 @@ void CaptureBegun(uint64_t key, bool succeeded) noexcept;
 // After an end call that ended the capture (success, or the capture was invalidated).
 void CaptureEnded(uint64_t key) noexcept;
 
-// Decided once, when ncclwatch activates: trusted only if `dynamic_runtime_hooked`.
-void DecideCaptureTrust(bool dynamic_runtime_hooked) noexcept;
+// Decided once, when ncclwatch activates: trusted only if `dynamic_runtime_hooked` and not
+// `query_always` (NCCLWATCH_CAPTURE_QUERY=always).
+void DecideCaptureTrust(bool dynamic_runtime_hooked, bool query_always) noexcept;
 // Asks again on every op, for good; logs `why` once.
 void DistrustCaptureCount(const char* why) noexcept;
 

@@ -91,7 +91,8 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
   }
   rt->cuda_resolved = rt->cuda.Resolve();
   // Captures are counted from our hooks only if the job's runtime is a dynamic one they precede.
-  DecideCaptureTrust(ResolveNext(Library::kCudart, "cudaStreamBeginCapture", nullptr) != nullptr);
+  DecideCaptureTrust(ResolveNext(Library::kCudart, "cudaStreamBeginCapture", nullptr) != nullptr,
+                     config.capture_query_always);
   if (rt->cuda_resolved) {
     rt->driver_resolved = rt->driver.Resolve();
     rt->tracker = std::make_unique<Tracker>(rt->cuda, rt->driver_resolved ? &rt->driver : nullptr);

@@ -42,16 +42,18 @@ Tracker::DevicePool* Tracker::PoolFor(int device) {
 }
 
 Tracker::EventSlot* Tracker::Claim(DevicePool* pool) {
-  if (pool->in_use.load(std::memory_order_relaxed) >= kEventsPerDevice) return nullptr;
   // Slots are claimed in cursor order and mostly freed in the same order, so the slot at
-  // the cursor is usually free.
-  const uint32_t start = pool->cursor.fetch_add(1, std::memory_order_relaxed);
+  // the cursor is usually free. The cursor is a hint (a load and a store, no read-modify-write
+  // on the hot path): threads racing for one slot are told apart by the slot's CAS. A full
+  // pool costs kClaimProbes relaxed loads.
+  const uint32_t start = pool->cursor.load(std::memory_order_relaxed);
   for (uint32_t i = 0; i < kClaimProbes; ++i) {
-    EventSlot& slot = pool->slots[(start + i) % kEventsPerDevice];
+    const uint32_t index = (start + i) % kEventsPerDevice;
+    EventSlot& slot = pool->slots[index];
     uint32_t expected = kFree;
     if (slot.state.load(std::memory_order_relaxed) == kFree &&
         slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
-      pool->in_use.fetch_add(1, std::memory_order_relaxed);
+      pool->cursor.store(index + 1, std::memory_order_relaxed);
       return &slot;
     }
   }
@@ -59,8 +61,8 @@ Tracker::EventSlot* Tracker::Claim(DevicePool* pool) {
 }
 
 void Tracker::Release(DevicePool* pool, EventSlot* slot) {
+  (void)pool;
   slot->state.store(kFree, std::memory_order_release);
-  pool->in_use.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void Tracker::DisableEvents(cudaError_t error) {
@@ -117,8 +119,10 @@ uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const Completion
     slot->targets[i].generation = targets[i].slot.generation();
     slot->targets[i].slot.EventRecorded();
   }
-  outstanding_.fetch_add(1, std::memory_order_relaxed);
   slot->state.store(kPending, std::memory_order_release);
+  // Tells the tracker to poll: a plain store (no read-modify-write). Released after the
+  // slot's state, and taken down by the tracker's exchange, which then sees the slot pending.
+  recorded_since_poll_.store(true, std::memory_order_release);
   return 0;
 }
 
@@ -262,7 +266,6 @@ void Tracker::CreateMissingEvents() {
         all = false;  // in use: it was claimed by a hook, which created its event if missing
         continue;
       }
-      pool->in_use.fetch_add(1, std::memory_order_relaxed);
       const bool created = slot.event != nullptr || CreateEvent(device, pool, &slot.event);
       Release(pool, &slot);
       if (!created) break;
@@ -271,7 +274,11 @@ void Tracker::CreateMissingEvents() {
   }
 }
 
-void Tracker::PollOnce(int* bound_device) {
+int Tracker::PollOnce(int* bound_device) {
+  // Lowered before the scan by an exchange, which reads the last raise and so sees the slots
+  // that raise published; a record made during the scan raises it again for the next poll.
+  recorded_since_poll_.exchange(false, std::memory_order_acq_rel);
+  int still_pending = 0;
   for (int device = 0; device < kMaxDevices; ++device) {
     DevicePool* pool = pools_[device].load(std::memory_order_acquire);
     if (pool == nullptr) continue;
@@ -279,15 +286,18 @@ void Tracker::PollOnce(int* bound_device) {
       if (slot.state.load(std::memory_order_acquire) != kPending) continue;
       Bind(device, pool, bound_device);
       const cudaError_t status = Query(slot.event);
-      if (status == cudaErrorNotReady) continue;
+      if (status == cudaErrorNotReady) {
+        ++still_pending;
+        continue;
+      }
       // Any other status: the event is unusable; its records never complete.
       Finish(&slot, status == cudaSuccess, shm::MonotonicNowNs());
-      outstanding_.fetch_sub(1, std::memory_order_relaxed);
       Release(pool, &slot);
     }
   }
   // Runtime queries leave cudaErrorNotReady as this thread's (the tracker's own) last error.
   if (driver_ == nullptr) cuda_.GetLastError();
+  return still_pending;
 }
 
 void Tracker::Run(int device) {
@@ -299,17 +309,19 @@ void Tracker::Run(int device) {
   cuda_.ThreadExchangeStreamCaptureMode(&mode);
   cuda_.GetLastError();
   std::unique_lock<std::mutex> lock(mu_);
+  int pending = 0;  // events left not ready by the last poll
+  auto busy = [&] { return pending > 0 || recorded_since_poll_.load(std::memory_order_acquire); };
   while (!stop_) {
-    const bool busy = outstanding_.load(std::memory_order_relaxed) > 0;
+    const bool polling = busy();
     lock.unlock();
-    if (busy) PollOnce(&bound_device);
+    if (polling) pending = PollOnce(&bound_device);
     CreateMissingEvents();
     lock.lock();
-    wake_.wait_for(lock, std::chrono::milliseconds(busy ? kBusyPollMs : kIdlePollMs), [this] { return stop_; });
+    wake_.wait_for(lock, std::chrono::milliseconds(polling ? kBusyPollMs : kIdlePollMs), [this] { return stop_; });
   }
   // One last look when stopped (at exit): a rank that synchronised before leaving publishes
   // the completions it waited for, so its exit evidence shows its true last completed #N.
-  if (outstanding_.load(std::memory_order_relaxed) > 0) {
+  if (busy()) {
     lock.unlock();
     PollOnce(&bound_device);
     lock.lock();

@@ -78,8 +78,7 @@ class Tracker {
     CompletionTarget targets[kTargetsPerEvent];
   };
   struct DevicePool {
-    std::atomic<uint32_t> cursor{0};
-    std::atomic<uint32_t> in_use{0};  // claimed or pending slots
+    std::atomic<uint32_t> cursor{0};  // where the next claim looks first (a hint)
     std::atomic<CUcontext> context{nullptr};  // the device's primary context (driver only)
     std::atomic<bool> direct_record{true};    // created streams recorded without a context push
     std::atomic<bool> all_created{false};     // every slot has its event (CreateMissingEvents)
@@ -105,13 +104,14 @@ class Tracker {
   static void Finish(EventSlot* slot, bool completed, uint64_t now_ns);
   void DisableEvents(cudaError_t error);
   void Run(int device);
-  void PollOnce(int* bound_device);
+  // Returns how many events are still not ready.
+  int PollOnce(int* bound_device);
   void CreateMissingEvents();
 
   const CudaApi& cuda_;
   const DriverApi* driver_;
   std::atomic<DevicePool*> pools_[kMaxDevices] = {};
-  std::atomic<uint64_t> outstanding_{0};
+  std::atomic<bool> recorded_since_poll_{false};  // raised by RecordCompletion
   std::atomic<bool> events_disabled_{false};
   std::atomic<bool> started_{false};
 
