@@ -34,10 +34,14 @@
 
 #include "bench/hooks/empty_call.h"
 
-// The sim runtime's count of CUDA calls made by the calling thread (sim/cudart/call_count.h).
-extern "C" uint64_t ncclsim_rt_calls_by_this_thread(void);
-
 namespace {
+
+// The sim runtime's count of CUDA calls made by the calling thread (sim/cudart/call_count.h);
+// null with the real runtime (scripts/bench --gpu), which counts nothing: no "calls" lines then.
+using CallCounter = uint64_t (*)();
+CallCounter FindCallCounter() {
+  return reinterpret_cast<CallCounter>(dlsym(RTLD_DEFAULT, "ncclsim_rt_calls_by_this_thread"));
+}
 
 // Fewer calls per batch than the preload's event pool holds (512), with an untimed pause
 // between batches in which its tracker drains completed events: the steady state of a
@@ -140,13 +144,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::vector<Family> families = Families(sim);
+  const CallCounter count_calls = FindCallCounter();
   for (const Family& f : families) NsPerCall(f.call);  // warm up: resolve symbols, fault pages
   for (int b = 0; b < batches; ++b) {
     for (const Family& f : families) {
-      const uint64_t calls_before = ncclsim_rt_calls_by_this_thread();
+      const uint64_t calls_before = count_calls != nullptr ? count_calls() : 0;
       std::printf("sample %s %.2f\n", f.name.c_str(), NsPerCall(f.call));
-      if (f.hooked) {
-        const double calls = static_cast<double>(ncclsim_rt_calls_by_this_thread() - calls_before) / kCallsPerBatch;
+      if (f.hooked && count_calls != nullptr) {
+        const double calls = static_cast<double>(count_calls() - calls_before) / kCallsPerBatch;
         std::printf("calls %s %.3f\n", f.name.c_str(), calls);
       }
       std::this_thread::sleep_for(kPauseBetweenBatches);
