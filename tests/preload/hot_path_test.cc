@@ -29,8 +29,8 @@ std::map<std::string, int> CallCounts(const testing::RankOutput& out) {
   return calls;
 }
 
-// The warm-up ops, then collective, group, p2p, legacy, captured, after_capture.
-constexpr size_t kRecords = 10;
+// The warm-up ops, then collective, group, p2p, legacy, captured, after_capture, after_driver_begin.
+constexpr size_t kRecords = 11;
 constexpr size_t kCaptured = 8;
 
 bool Settled(const JobSnapshot& s) {
@@ -53,6 +53,7 @@ void CheckHotPath(const std::vector<std::string>& env) {
   CHECK(calls.at("p2p") == 1);
   CHECK(calls.at("captured") == 1);  // the capture query, and no event
   CHECK(calls.at("after_capture") == 1);
+  CHECK(calls.at("after_driver_begin") == 1);  // the failed begin was not left counted
   // The legacy stream is the current context's: cuCtxGetCurrent, and (the sim binds no
   // context to the thread) a push and pop of the event's context around the record.
   CHECK(calls.at("legacy") >= 1);

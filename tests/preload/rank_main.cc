@@ -6,6 +6,7 @@
 // is done and complete, then waits for EOF on stdin (so the driver can read its published
 // progress), tears down and exits 0. Any failed step exits 1 with a message.
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <nccl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -295,7 +296,8 @@ void RunCapture(int rank, int nranks) {
 
 // The CUDA calls each hooked op makes on the job's thread (the sim counts them), printed as
 // "CALLS <what> <n>": steady state on a created stream, in a group, P2P, on the legacy
-// stream, inside a capture and after it. Records: 4 warm-up, then one per line in that order.
+// stream, inside a capture, after it, and after a failed driver begin (through our hook, found
+// by dlsym). Records: 4 warm-up, then one per line in that order.
 void RunHotPath(int rank, int nranks) {
   ncclComm_t comm;
   REQUIRE_OK(ncclCommInitRank(&comm, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank));
@@ -321,6 +323,11 @@ void RunHotPath(int rank, int nranks) {
   cudaGraph_t graph = nullptr;
   REQUIRE_OK(cudaStreamEndCapture(s, &graph));
   calls("after_capture", [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s)); });
+  // A driver begin that fails (the sim's driver has no captures) leaves no capture counted.
+  using DriverBegin = int (*)(void*, int);
+  auto begin = reinterpret_cast<DriverBegin>(dlsym(RTLD_DEFAULT, "cuStreamBeginCapture_v2"));
+  std::printf("DRIVER_BEGIN %d\n", begin != nullptr ? begin(s, 0) : -1);
+  calls("after_driver_begin", [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s)); });
   REQUIRE_OK(cudaGetLastError());
   REQUIRE_OK(cudaStreamSynchronize(s));
   ReadyAndWaitForRelease();
