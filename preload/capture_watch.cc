@@ -64,14 +64,17 @@ void DecideCaptureTrust(bool dynamic_runtime_hooked, bool query_always) noexcept
     DistrustCaptureCount("NCCLWATCH_CAPTURE_QUERY=always");
   } else if (!dynamic_runtime_hooked) {
     DistrustCaptureCount("no dynamic CUDA runtime behind our hooks (a static one cannot be watched)");
-  } else if (!distrusted.load()) {
+  } else {
     trusted.store(true);
+    // A distrust that raced with this decision wins (it raises `distrusted` before lowering).
+    if (distrusted.load()) trusted.store(false);
   }
 }
 
 void DistrustCaptureCount(const char* why) noexcept {
+  const bool already = distrusted.exchange(true);
   trusted.store(false);
-  if (distrusted.exchange(true)) return;
+  if (already) return;
   try {
     Log(LogLevel::kInfo, std::string("stream captures are checked on every op: ") + why);
   } catch (...) {
