@@ -29,16 +29,21 @@ std::map<std::string, int> CallCounts(const testing::RankOutput& out) {
   return calls;
 }
 
-// The warm-up ops, then collective, group, p2p, legacy, captured, after_capture, after_driver_begin.
-constexpr size_t kRecords = 11;
+// The warm-up ops, then collective, group, p2p, legacy, captured, after_capture,
+// after_driver_begin, per_thread_captured, to_graph_captured, after_graphs.
+constexpr size_t kRecords = 14;
 constexpr size_t kCaptured = 8;
+constexpr size_t kPerThreadCaptured = 11;
+constexpr size_t kToGraphCaptured = 12;
+
+bool Captured(size_t record) { return record == kCaptured || record == kPerThreadCaptured || record == kToGraphCaptured; }
 
 bool Settled(const JobSnapshot& s) {
   if (s.processes.size() != 1 || s.processes[0].comms.size() != 1) return false;
   const CommView& c = s.processes[0].comms[0];
   if (c.records.size() != kRecords) return false;
   for (size_t i = 0; i < kRecords; ++i) {
-    if (i != kCaptured && c.records[i].complete_ns == 0) return false;
+    if (!Captured(i) && c.records[i].complete_ns == 0) return false;
   }
   return true;
 }
@@ -54,6 +59,9 @@ void CheckHotPath(const std::vector<std::string>& env) {
   CHECK(calls.at("captured") == 1);  // the capture query, and no event
   CHECK(calls.at("after_capture") == 1);
   CHECK(calls.at("after_driver_begin") == 1);  // the failed begin was not left counted
+  CHECK(calls.at("per_thread_captured") >= 1);   // the capture query (plus the context's, on a default stream)
+  CHECK(calls.at("to_graph_captured") == 1);
+  CHECK(calls.at("after_graphs") == 1);  // both captures ended: no query any more
   // The legacy stream is the current context's: cuCtxGetCurrent, and (the sim binds no
   // context to the thread) a push and pop of the event's context around the record.
   CHECK(calls.at("legacy") >= 1);
@@ -64,10 +72,10 @@ void CheckHotPath(const std::vector<std::string>& env) {
   const CommView& c = snap.processes[0].comms[0];
   for (size_t i = 0; i < kRecords; ++i) {
     INFO("record " << i);
-    CHECK(((c.records[i].flags & shm::kRecordCaptured) != 0) == (i == kCaptured));
+    CHECK(((c.records[i].flags & shm::kRecordCaptured) != 0) == Captured(i));
     CHECK((c.records[i].flags & shm::kRecordUntracked) == 0);
   }
-  CHECK(c.records[kCaptured].complete_ns == 0);
+  for (size_t i : {kCaptured, kPerThreadCaptured, kToGraphCaptured}) CHECK(c.records[i].complete_ns == 0);
   CHECK(job.Finish(kTimeoutMs) == std::vector<int>{0});
 }
 

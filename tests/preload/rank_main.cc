@@ -296,8 +296,9 @@ void RunCapture(int rank, int nranks) {
 
 // The CUDA calls each hooked op makes on the job's thread (the sim counts them), printed as
 // "CALLS <what> <n>": steady state on a created stream, in a group, P2P, on the legacy
-// stream, inside a capture, after it, and after a failed driver begin (through our hook, found
-// by dlsym). Records: 4 warm-up, then one per line in that order.
+// stream, inside a capture, after it, after a failed driver begin (through our hook, found by
+// dlsym), inside captures of the per-thread stream and into a graph, and after those.
+// Records: 4 warm-up, then one per line in that order.
 void RunHotPath(int rank, int nranks) {
   ncclComm_t comm;
   REQUIRE_OK(ncclCommInitRank(&comm, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank));
@@ -328,6 +329,17 @@ void RunHotPath(int rank, int nranks) {
   auto begin = reinterpret_cast<DriverBegin>(dlsym(RTLD_DEFAULT, "cuStreamBeginCapture_v2"));
   std::printf("DRIVER_BEGIN %d\n", begin != nullptr ? begin(s, 0) : -1);
   calls("after_driver_begin", [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s)); });
+  // This thread's default stream, and a capture into an existing graph.
+  REQUIRE_OK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal));
+  calls("per_thread_captured",
+        [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, cudaStreamPerThread)); });
+  cudaGraph_t per_thread_graph = nullptr;
+  REQUIRE_OK(cudaStreamEndCapture(cudaStreamPerThread, &per_thread_graph));
+  cudaGraph_t target = per_thread_graph;  // captured on, as the sim has no cudaGraphCreate
+  REQUIRE_OK(cudaStreamBeginCaptureToGraph(s, target, nullptr, nullptr, 0, cudaStreamCaptureModeGlobal));
+  calls("to_graph_captured", [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s)); });
+  REQUIRE_OK(cudaStreamEndCapture(s, &target));
+  calls("after_graphs", [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s)); });
   REQUIRE_OK(cudaGetLastError());
   REQUIRE_OK(cudaStreamSynchronize(s));
   ReadyAndWaitForRelease();
