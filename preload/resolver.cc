@@ -50,6 +50,8 @@ void* ResolveNextOrThrow(Library library, const char* name, const void* caller) 
   if (symbol == nullptr) symbol = FromCaller(caller, primary, name);
   if (nccl) {
     if (symbol == nullptr) symbol = FromLoadedLibrary("libnccl.so.2", primary, name);
+  } else if (library == Library::kDriver) {
+    if (symbol == nullptr) symbol = FromLoadedLibrary("libcuda.so.1", primary, name);
   } else {
     if (symbol == nullptr) symbol = FromLoadedLibrary("libcudart.so.13", primary, name);
     if (symbol == nullptr) symbol = FromLoadedLibrary("libcudart.so.12", primary, name);

@@ -3,7 +3,8 @@
 // NCCL (in order): `pnccl<Name>` then `nccl<Name>` through RTLD_NEXT; else the library of
 // the caller (dladdr of the return address, dlopen RTLD_NOLOAD, dlsym on that handle),
 // which finds libnccl when it was loaded RTLD_LOCAL as by a Python extension; else an
-// already loaded libnccl.so.2. The CUDA runtime likewise, with libcudart.so.13 / .12.
+// already loaded libnccl.so.2. The CUDA runtime likewise, with libcudart.so.13 / .12, and
+// the driver with libcuda.so.1.
 // Never returns one of the preload's own definitions.
 #ifndef NCCLWATCH_PRELOAD_RESOLVER_H_
 #define NCCLWATCH_PRELOAD_RESOLVER_H_
@@ -12,7 +13,7 @@
 
 namespace ncclwatch::preload {
 
-enum class Library { kNccl, kCudart };
+enum class Library { kNccl, kCudart, kDriver };
 
 // `name` is the public name (e.g. "ncclAllReduce"). nullptr when nothing is found.
 void* ResolveNext(Library library, const char* name, const void* caller) noexcept;

@@ -15,9 +15,11 @@
 #include "core/shm/reader.h"
 #include "core/shm/run_identity.h"
 #include "core/shm/segment_file.h"
+#include "preload/capture_watch.h"
 #include "preload/exit_evidence.h"
 #include "preload/keep_errno.h"
 #include "preload/log.h"
+#include "preload/resolver.h"
 
 namespace ncclwatch::preload {
 namespace {
@@ -88,6 +90,9 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
     return nullptr;
   }
   rt->cuda_resolved = rt->cuda.Resolve();
+  // Captures are counted from our hooks only if the job's runtime is a dynamic one they precede.
+  DecideCaptureTrust(ResolveNext(Library::kCudart, "cudaStreamBeginCapture", nullptr) != nullptr,
+                     config.capture_query_always);
   if (rt->cuda_resolved) {
     rt->driver_resolved = rt->driver.Resolve();
     rt->tracker = std::make_unique<Tracker>(rt->cuda, rt->driver_resolved ? &rt->driver : nullptr);

@@ -8,6 +8,7 @@
 
 #include "core/shm/process_info.h"
 #include "preload/bounded_stop.h"
+#include "preload/capture_watch.h"
 #include "preload/log.h"
 
 namespace ncclwatch::preload {
@@ -41,16 +42,18 @@ Tracker::DevicePool* Tracker::PoolFor(int device) {
 }
 
 Tracker::EventSlot* Tracker::Claim(DevicePool* pool) {
-  if (pool->in_use.load(std::memory_order_relaxed) >= kEventsPerDevice) return nullptr;
   // Slots are claimed in cursor order and mostly freed in the same order, so the slot at
-  // the cursor is usually free.
-  const uint32_t start = pool->cursor.fetch_add(1, std::memory_order_relaxed);
+  // the cursor is usually free. The cursor is a hint (a load and a store, no read-modify-write
+  // on the hot path): threads racing for one slot are told apart by the slot's CAS. A full
+  // pool costs kClaimProbes relaxed loads.
+  const uint32_t start = pool->cursor.load(std::memory_order_relaxed);
   for (uint32_t i = 0; i < kClaimProbes; ++i) {
-    EventSlot& slot = pool->slots[(start + i) % kEventsPerDevice];
+    const uint32_t index = (start + i) % kEventsPerDevice;
+    EventSlot& slot = pool->slots[index];
     uint32_t expected = kFree;
     if (slot.state.load(std::memory_order_relaxed) == kFree &&
         slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
-      pool->in_use.fetch_add(1, std::memory_order_relaxed);
+      pool->cursor.store(index + 1, std::memory_order_relaxed);
       return &slot;
     }
   }
@@ -58,8 +61,8 @@ Tracker::EventSlot* Tracker::Claim(DevicePool* pool) {
 }
 
 void Tracker::Release(DevicePool* pool, EventSlot* slot) {
+  (void)pool;
   slot->state.store(kFree, std::memory_order_release);
-  pool->in_use.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void Tracker::DisableEvents(cudaError_t error) {
@@ -70,10 +73,9 @@ void Tracker::DisableEvents(cudaError_t error) {
 }
 
 uint32_t Tracker::CaptureFlags(cudaStream_t stream) {
-  // With an error pending, a runtime call that failed would overwrite it for good.
-  if (cuda_.PeekAtLastError() != cudaSuccess) {
-    return driver_ != nullptr ? DriverCaptureFlags(stream) : shm::kRecordUntracked;
-  }
+  // The driver's query never touches the runtime's last error. Without it, RecordCompletion
+  // already saw no error pending, so the runtime query's own error can be cleared.
+  if (driver_ != nullptr) return DriverCaptureFlags(stream);
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   const cudaError_t capture_error = cuda_.StreamIsCapturing(stream, &capture);
   if (capture_error != cudaSuccess) {
@@ -97,9 +99,12 @@ uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const Completion
   if (events_disabled_.load(std::memory_order_relaxed) || !started_.load(std::memory_order_relaxed)) {
     return shm::kRecordUntracked;
   }
+  // The common case, with the driver and no capture in progress: cuEventRecord, nothing else.
   if (driver_ == nullptr && cuda_.PeekAtLastError() != cudaSuccess) return shm::kRecordUntracked;
-  const uint32_t capture = CaptureFlags(reinterpret_cast<cudaStream_t>(stream));
-  if (capture != 0) return capture;
+  if (CaptureQueryNeeded()) {
+    const uint32_t capture = CaptureFlags(reinterpret_cast<cudaStream_t>(stream));
+    if (capture != 0) return capture;
+  }
 
   DevicePool* pool = PoolFor(device);
   EventSlot* slot = pool == nullptr ? nullptr : Claim(pool);
@@ -114,8 +119,10 @@ uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const Completion
     slot->targets[i].generation = targets[i].slot.generation();
     slot->targets[i].slot.EventRecorded();
   }
-  outstanding_.fetch_add(1, std::memory_order_relaxed);
   slot->state.store(kPending, std::memory_order_release);
+  // Tells the tracker to poll: a plain store (no read-modify-write). Released after the
+  // slot's state, and taken down by the tracker's exchange, which then sees the slot pending.
+  recorded_since_poll_.store(true, std::memory_order_release);
   return 0;
 }
 
@@ -126,8 +133,25 @@ bool Tracker::Record(DevicePool* pool, EventSlot* slot, uint64_t stream) {
   return false;
 }
 
-// The legacy stream is the current context's: record with the event's context current.
+// A created stream carries its own context: the event is recorded on it directly, whatever
+// context is current (one call). The legacy and per-thread default streams are the current
+// context's: those are recorded with the event's context current (cuCtxGetCurrent, and a push
+// and pop when it differs). Should a driver refuse the direct record where the pushed one
+// works, the device's pool records the pushed way from then on.
 bool Tracker::DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream) {
+  const bool default_stream = stream == 0 || stream == reinterpret_cast<uint64_t>(CU_STREAM_LEGACY) ||
+                              stream == reinterpret_cast<uint64_t>(CU_STREAM_PER_THREAD);
+  if (!default_stream && pool->direct_record.load(std::memory_order_relaxed)) {
+    if (driver_->EventRecord(reinterpret_cast<CUevent>(event), DriverStream(stream)) == CUDA_SUCCESS) return true;
+    if (!PushedRecord(pool, event, stream)) return false;
+    pool->direct_record.store(false, std::memory_order_relaxed);
+    Log(LogLevel::kInfo, "the driver refused an event record outside the stream's context; recording with it pushed");
+    return true;
+  }
+  return PushedRecord(pool, event, stream);
+}
+
+bool Tracker::PushedRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream) {
   CUcontext wanted = pool->context.load(std::memory_order_acquire);
   CUcontext current = nullptr;
   const bool push = driver_->CtxGetCurrent(&current) == CUDA_SUCCESS && wanted != nullptr && current != wanted &&
@@ -195,6 +219,8 @@ cudaError_t Tracker::Query(cudaEvent_t event) {
   if (driver_ == nullptr) return cuda_.EventQuery(event);
   const CUresult result = driver_->EventQuery(reinterpret_cast<CUevent>(event));
   if (result == CUDA_SUCCESS) return cudaSuccess;
+  // Recorded inside a capture we were told nothing of: from now on every op is asked.
+  if (result == CUDA_ERROR_CAPTURED_EVENT) DistrustCaptureCount("an event was recorded inside an unseen capture");
   return result == CUDA_ERROR_NOT_READY ? cudaErrorNotReady : cudaErrorUnknown;
 }
 
@@ -223,7 +249,36 @@ void Tracker::Finish(EventSlot* slot, bool completed, uint64_t now_ns) {
   }
 }
 
-void Tracker::PollOnce(int* bound_device) {
+// Creates the events of every slot that has none yet, a device at a time, so that the job's
+// threads find them made: creating one in the hook costs a context push, the create and a pop
+// (three calls more than the record, and microseconds on a GPU) for each of the first 512 ops.
+void Tracker::CreateMissingEvents() {
+  for (int device = 0; device < kMaxDevices; ++device) {
+    DevicePool* pool = pools_[device].load(std::memory_order_acquire);
+    if (pool == nullptr || pool->all_created.load(std::memory_order_relaxed)) continue;
+    // Until every slot has its event; a failed create ends it (the hooks create theirs as before).
+    bool all = true;
+    for (EventSlot& slot : pool->slots) {
+      if (events_disabled_.load(std::memory_order_relaxed)) return;
+      uint32_t expected = kFree;
+      if (slot.state.load(std::memory_order_acquire) != kFree ||
+          !slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
+        all = false;  // in use: it was claimed by a hook, which created its event if missing
+        continue;
+      }
+      const bool created = slot.event != nullptr || CreateEvent(device, pool, &slot.event);
+      Release(pool, &slot);
+      if (!created) break;
+    }
+    if (all) pool->all_created.store(true, std::memory_order_relaxed);
+  }
+}
+
+int Tracker::PollOnce(int* bound_device) {
+  // Lowered before the scan by an exchange, which reads the last raise and so sees the slots
+  // that raise published; a record made during the scan raises it again for the next poll.
+  recorded_since_poll_.exchange(false, std::memory_order_acq_rel);
+  int still_pending = 0;
   for (int device = 0; device < kMaxDevices; ++device) {
     DevicePool* pool = pools_[device].load(std::memory_order_acquire);
     if (pool == nullptr) continue;
@@ -231,15 +286,18 @@ void Tracker::PollOnce(int* bound_device) {
       if (slot.state.load(std::memory_order_acquire) != kPending) continue;
       Bind(device, pool, bound_device);
       const cudaError_t status = Query(slot.event);
-      if (status == cudaErrorNotReady) continue;
+      if (status == cudaErrorNotReady) {
+        ++still_pending;
+        continue;
+      }
       // Any other status: the event is unusable; its records never complete.
       Finish(&slot, status == cudaSuccess, shm::MonotonicNowNs());
-      outstanding_.fetch_sub(1, std::memory_order_relaxed);
       Release(pool, &slot);
     }
   }
   // Runtime queries leave cudaErrorNotReady as this thread's (the tracker's own) last error.
   if (driver_ == nullptr) cuda_.GetLastError();
+  return still_pending;
 }
 
 void Tracker::Run(int device) {
@@ -251,18 +309,19 @@ void Tracker::Run(int device) {
   cuda_.ThreadExchangeStreamCaptureMode(&mode);
   cuda_.GetLastError();
   std::unique_lock<std::mutex> lock(mu_);
+  int pending = 0;  // events left not ready by the last poll
+  auto busy = [&] { return pending > 0 || recorded_since_poll_.load(std::memory_order_acquire); };
   while (!stop_) {
-    const bool busy = outstanding_.load(std::memory_order_relaxed) > 0;
-    if (busy) {
-      lock.unlock();
-      PollOnce(&bound_device);
-      lock.lock();
-    }
-    wake_.wait_for(lock, std::chrono::milliseconds(busy ? kBusyPollMs : kIdlePollMs), [this] { return stop_; });
+    const bool polling = busy();
+    lock.unlock();
+    if (polling) pending = PollOnce(&bound_device);
+    CreateMissingEvents();
+    lock.lock();
+    wake_.wait_for(lock, std::chrono::milliseconds(polling ? kBusyPollMs : kIdlePollMs), [this] { return stop_; });
   }
   // One last look when stopped (at exit): a rank that synchronised before leaving publishes
   // the completions it waited for, so its exit evidence shows its true last completed #N.
-  if (outstanding_.load(std::memory_order_relaxed) > 0) {
+  if (busy()) {
     lock.unlock();
     PollOnce(&bound_device);
     lock.lock();

@@ -9,7 +9,10 @@
 // in its communicator's untracked_ops and is never marked complete.
 //
 // Application threads call RecordCompletion() right after NCCL enqueued work (lock-free:
-// a CAS on a pool slot, plus the CUDA calls). The thread polls every kBusyPollMs while
+// a CAS on a pool slot, plus the CUDA calls). With the driver, no capture in progress
+// (capture_watch.h) and a created stream, that is one call: cuEventRecord. The legacy stream
+// adds cuCtxGetCurrent; a capture in progress adds cuStreamIsCapturing; the runtime alone
+// costs cudaPeekAtLastError + cudaEventRecord (+ cudaStreamIsCapturing during captures). The thread polls every kBusyPollMs while
 // events are outstanding and wakes every kIdlePollMs otherwise. It binds to the first
 // communicator's device before any CUDA call, sets its capture mode to ThreadLocal so its
 // queries never invalidate another thread's graph capture, and clears the NotReady error
@@ -75,9 +78,10 @@ class Tracker {
     CompletionTarget targets[kTargetsPerEvent];
   };
   struct DevicePool {
-    std::atomic<uint32_t> cursor{0};
-    std::atomic<uint32_t> in_use{0};  // claimed or pending slots
+    std::atomic<uint32_t> cursor{0};  // where the next claim looks first (a hint)
     std::atomic<CUcontext> context{nullptr};  // the device's primary context (driver only)
+    std::atomic<bool> direct_record{true};    // created streams recorded without a context push
+    std::atomic<bool> all_created{false};     // every slot has its event (CreateMissingEvents)
     EventSlot slots[kEventsPerDevice];
   };
 
@@ -94,17 +98,20 @@ class Tracker {
   uint32_t DriverCaptureFlags(cudaStream_t stream);
   bool Record(DevicePool* pool, EventSlot* slot, uint64_t stream);
   bool DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
+  bool PushedRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   cudaError_t Query(cudaEvent_t event);
   void Bind(int device, DevicePool* pool, int* bound_device);
   static void Finish(EventSlot* slot, bool completed, uint64_t now_ns);
   void DisableEvents(cudaError_t error);
   void Run(int device);
-  void PollOnce(int* bound_device);
+  // Returns how many events are still not ready.
+  int PollOnce(int* bound_device);
+  void CreateMissingEvents();
 
   const CudaApi& cuda_;
   const DriverApi* driver_;
   std::atomic<DevicePool*> pools_[kMaxDevices] = {};
-  std::atomic<uint64_t> outstanding_{0};
+  std::atomic<bool> recorded_since_poll_{false};  // raised by RecordCompletion
   std::atomic<bool> events_disabled_{false};
   std::atomic<bool> started_{false};
 

@@ -6,12 +6,21 @@
 //
 // families: collective (ncclAllReduce), group (ncclGroupStart + ncclAllReduce + ncclGroupEnd,
 // per group), p2p (ncclSend), sync (cudaStreamSynchronize), and the floor: plt_empty (an
-// empty call into a shared object) and clock_read (one clock_gettime(CLOCK_MONOTONIC)).
+// empty call into a shared object), clock_read (one clock_gettime(CLOCK_MONOTONIC)) and
+// cuda_record (one cuEventRecord on the sim driver, the call the hook adds per op; only when
+// libcuda.so.1 is found). Per hooked family also, once per batch:
+//
+//   calls <family> <CUDA calls per call>
+//
+// counted by the sim (sim/cudart/call_count.h) on this thread: the hook's own calls, as the
+// sim's no-op NCCL makes none.
 // Families run in turn, batch by batch, so slow phases of a shared machine hit them alike.
 // scripts/bench runs it alternately with and without the preload and pairs the batches.
 //
 // usage: bench_hook_overhead [BATCHES]   (default 40)
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <nccl.h>
 #include <time.h>
 
@@ -27,15 +36,26 @@
 
 namespace {
 
+// The sim runtime's count of CUDA calls made by the calling thread (sim/cudart/call_count.h);
+// null with the real runtime (scripts/bench --gpu), which counts nothing: no "calls" lines then.
+using CallCounter = uint64_t (*)();
+CallCounter FindCallCounter() {
+  return reinterpret_cast<CallCounter>(dlsym(RTLD_DEFAULT, "ncclsim_rt_calls_by_this_thread"));
+}
+
 // Fewer calls per batch than the preload's event pool holds (512), with an untimed pause
 // between batches in which its tracker drains completed events: the steady state of a
-// training step rather than an endless burst.
-constexpr int kCallsPerBatch = 256;
-constexpr auto kPauseBetweenBatches = std::chrono::milliseconds(3);
+// training step rather than an endless burst. The three families that record an event put
+// 384 in the pool per round of 7 batches (70 ms), in which the tracker polls (every 25 ms)
+// two or three times: the pool never fills, so every op is tracked as in a job. (With 256
+// calls and 3 ms, the pool was full by the P2P batch, whose ops went untracked.)
+constexpr int kCallsPerBatch = 128;
+constexpr auto kPauseBetweenBatches = std::chrono::milliseconds(10);
 
 struct Family {
   std::string name;
   std::function<void()> call;
+  bool hooked = false;
 };
 
 double NsPerCall(const std::function<void()>& call) {
@@ -49,26 +69,49 @@ struct Sim {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
   float* buffer = nullptr;
+  // As many events as the preload's pool, recorded in turn like the pool's: the sim finds an
+  // event in a registry whose size sets the cost of the call, so both runs hold as many.
+  std::vector<cudaEvent_t> events;
+  mutable size_t next_event = 0;
+  CUresult (*event_record)(CUevent, CUstream) = nullptr;  // the sim driver's, when found
 };
+
+// The driver the preload would use: the sim's libcuda.so.1 when LD_LIBRARY_PATH has it.
+void FindDriver(Sim* sim) {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (driver == nullptr) driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver == nullptr) return;
+  sim->event_record = reinterpret_cast<CUresult (*)(CUevent, CUstream)>(dlsym(driver, "cuEventRecord"));
+}
+
+bool CreateEvents(Sim* sim) {
+  sim->events.resize(512);
+  for (cudaEvent_t& e : sim->events) {
+    if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) return false;
+  }
+  return true;
+}
 
 bool SetUp(Sim* sim) {
   ncclUniqueId id;
   return ncclGetUniqueId(&id) == ncclSuccess && ncclCommInitRank(&sim->comm, 1, id, 0) == ncclSuccess &&
          cudaStreamCreate(&sim->stream) == cudaSuccess &&
-         cudaMalloc(reinterpret_cast<void**>(&sim->buffer), 1024) == cudaSuccess;
+         cudaMalloc(reinterpret_cast<void**>(&sim->buffer), 1024) == cudaSuccess && CreateEvents(sim);
 }
 
 std::vector<Family> Families(const Sim& sim) {
-  return {
-      {"collective", [&] { ncclAllReduce(sim.buffer, sim.buffer, 256, ncclFloat, ncclSum, sim.comm, sim.stream); }},
+  std::vector<Family> families = {
+      {"collective", [&] { ncclAllReduce(sim.buffer, sim.buffer, 256, ncclFloat, ncclSum, sim.comm, sim.stream); },
+       true},
       {"group",
        [&] {
          ncclGroupStart();
          ncclAllReduce(sim.buffer, sim.buffer, 256, ncclFloat, ncclSum, sim.comm, sim.stream);
          ncclGroupEnd();
-       }},
-      {"p2p", [&] { ncclSend(sim.buffer, 256, ncclFloat, 0, sim.comm, sim.stream); }},
-      {"sync", [&] { cudaStreamSynchronize(sim.stream); }},
+       },
+       true},
+      {"p2p", [&] { ncclSend(sim.buffer, 256, ncclFloat, 0, sim.comm, sim.stream); }, true},
+      {"sync", [&] { cudaStreamSynchronize(sim.stream); }, true},
       {"plt_empty", [] { ncclwatch_bench_empty_call(); }},
       {"clock_read",
        [] {
@@ -77,6 +120,13 @@ std::vector<Family> Families(const Sim& sim) {
          asm volatile("" : : "r"(&ts) : "memory");
        }},
   };
+  if (sim.event_record != nullptr) {
+    families.push_back({"cuda_record", [&] {
+                          const cudaEvent_t e = sim.events[sim.next_event++ % sim.events.size()];
+                          sim.event_record(reinterpret_cast<CUevent>(e), reinterpret_cast<CUstream>(sim.stream));
+                        }});
+  }
+  return families;
 }
 
 }  // namespace
@@ -88,15 +138,22 @@ int main(int argc, char** argv) {
     return 2;
   }
   Sim sim;
+  FindDriver(&sim);
   if (batches < 1 || !SetUp(&sim)) {
     std::fprintf(stderr, "bench_hook_overhead: setup failed\n");
     return 1;
   }
   const std::vector<Family> families = Families(sim);
+  const CallCounter count_calls = FindCallCounter();
   for (const Family& f : families) NsPerCall(f.call);  // warm up: resolve symbols, fault pages
   for (int b = 0; b < batches; ++b) {
     for (const Family& f : families) {
+      const uint64_t calls_before = count_calls != nullptr ? count_calls() : 0;
       std::printf("sample %s %.2f\n", f.name.c_str(), NsPerCall(f.call));
+      if (f.hooked && count_calls != nullptr) {
+        const double calls = static_cast<double>(count_calls() - calls_before) / kCallsPerBatch;
+        std::printf("calls %s %.3f\n", f.name.c_str(), calls);
+      }
       std::this_thread::sleep_for(kPauseBetweenBatches);
     }
   }

@@ -1,4 +1,15 @@
-"""Hook overhead: bench_hook_overhead alternately with and without the preload, batches paired."""
+"""Hook overhead: bench_hook_overhead alternately with and without the preload, batches paired.
+
+The added time of a hook is split in two: the CUDA calls it makes (counted by the sim, each
+costed at the median of one cuEventRecord timed in the runs with the preload, the call the
+hook adds per op) and ours, the rest. The sim's NCCL is a no-op (NCCLSIM_NOOP=1) and so are
+its driver's event record and query (NCCLSIM_NOOP_EVENTS=1): the CUDA call costs about an
+empty call, so ours is measured almost directly rather than as a small difference of two
+large ones (the sim runtime's record costs 400-550 ns, and its noise swamped ours). The goals apply to ours. The program runs pinned to one CPU, with the
+sim's libcuda.so.1 (as on a GPU machine, where the driver is always there): see BENCHMARKS.md
+for why pinning (the tracker thread's polls otherwise share the sim runtime's lock with the
+hook from the other core, which made earlier runs bimodal).
+"""
 
 import collections
 import os
@@ -9,27 +20,46 @@ from stats import median, percentile
 
 SECTION = "hook overhead"
 HOOKED = ("collective", "group", "p2p", "sync")
-FLOOR = ("plt_empty", "clock_read")
+FLOOR = ("plt_empty", "clock_read", "cuda_record")
 # 1 us per call keeps even 1,000 hooked calls per step under 1 ms, far below 1 % of a real step.
 # Issue 3: <= 100 ns median added per hooked NCCL call, <= 50 ns on the cudaStreamSynchronize
-# pass-through. Groups and P2P are held to the collective budget.
-GOAL_ADDED_NS = {"collective": 100.0, "group": 100.0, "p2p": 100.0, "sync": 50.0}
+# pass-through. Groups and P2P are held to the collective budget. Issue 23: the goals are for
+# our own time (the hook minus its CUDA calls), and at most one CUDA call per op.
+GOAL_OURS_NS = {"collective": 100.0, "group": 100.0, "p2p": 100.0, "sync": 50.0}
+GOAL_CALLS = {"collective": 1.0, "group": 1.0, "p2p": 1.0, "sync": 0.0}
+
+
+def pinned_cpu():
+    """The last CPU this process may run on: the benchmark and all its threads share it."""
+    return max(os.sched_getaffinity(0))
 
 
 def run_once(ctx, preload, batches, job_id):
     env = dict(os.environ, NCCLSIM_NOOP="1", NCCLWATCH_JOB_ID=job_id)
+    if not ctx.gpu:
+        # The sim driver's event record and query return at once: the hook's one CUDA call then
+        # costs about as much as an empty call, and what is left of the added time is ours.
+        env["NCCLSIM_NOOP_EVENTS"] = "1"
     env.pop("LD_PRELOAD", None)
+    if not ctx.gpu:  # the sim's libcuda.so.1, so that the preload records with the driver as on a GPU
+        sim_lib = os.path.join(ctx.build_dir, "sim", "lib")
+        env["LD_LIBRARY_PATH"] = sim_lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     if preload:
         env["LD_PRELOAD"] = ctx.preload
+    cpu = pinned_cpu()
     out = subprocess.run([ctx.bin("bench_hook_overhead"), str(batches)], env=env, capture_output=True,
-                         text=True, timeout=300, check=True).stdout
+                         text=True, timeout=300, check=True,
+                         preexec_fn=lambda: os.sched_setaffinity(0, {cpu})).stdout
     ranks.remove_segments(job_id)
     samples = collections.defaultdict(list)
+    calls = collections.defaultdict(list)
     for line in out.splitlines():
-        tag, family, ns = line.split()
+        tag, family, value = line.split()
         if tag == "sample":
-            samples[family].append(float(ns))
-    return samples
+            samples[family].append(float(value))
+        elif tag == "calls":
+            calls[family].append(float(value))
+    return samples, calls
 
 
 def run(ctx, results):
@@ -37,24 +67,44 @@ def run(ctx, results):
     plain = collections.defaultdict(list)
     hooked = collections.defaultdict(list)
     diffs = collections.defaultdict(list)
+    calls = collections.defaultdict(list)
     for i in range(rounds):
         # Alternate which goes first so a drift of the machine favours neither.
         order = (False, True) if i % 2 == 0 else (True, False)
         got = {p: run_once(ctx, p, batches, f"{ctx.tag}-hooks-{i}-{int(p)}") for p in order}
         for family in HOOKED + FLOOR:
-            plain[family] += got[False][family]
-            hooked[family] += got[True][family]
-            diffs[family] += [h - p for p, h in zip(got[False][family], got[True][family])]
-    print(f"  {rounds} rounds x {batches} batches x 256 calls, alternating plain/preload")
+            plain[family] += got[False][0][family]
+            hooked[family] += got[True][0][family]
+            diffs[family] += [h - p for p, h in zip(got[False][0][family], got[True][0][family])]
+        for family in HOOKED:
+            # Calls the hook adds: with the preload minus without (the sim's no-op NCCL makes none).
+            calls[family] += [h - p for p, h in zip(got[False][1][family], got[True][1][family])]
+    # The call's cost in the process with the preload, whose event pool makes the sim's event
+    # registry as large as the hook finds it (about 90 ns more per record than without).
+    record_ns = median(hooked["cuda_record"]) if hooked["cuda_record"] else None
+    print(f"  {rounds} rounds x {batches} batches x 128 calls, alternating plain/preload, pinned to CPU {pinned_cpu()}")
     for family in HOOKED:
         d = diffs[family]
+        n_calls = median(calls[family]) if calls[family] else None
         ratio = median(hooked[family]) / median(plain[family])
-        value = (f"+{median(d):.0f} ns median, +{percentile(d, 99):.0f} ns p99 "
+        added = (f"+{median(d):.0f} ns median, +{percentile(d, 99):.0f} ns p99 "
                  f"({median(plain[family]):.0f} -> {median(hooked[family]):.0f} ns/call, x{ratio:.2f})")
+        print(f"  {family:10s} {added}")
+        results.add(SECTION, f"{family}: added ns/call", added)
+        if n_calls is None or record_ns is None:
+            results.add(SECTION, f"{family}: ours", "n/a (no call count or no sim libcuda.so.1)", "", False)
+            continue
+        ours = median(d) - n_calls * record_ns
+        value = (f"{ours:+.0f} ns ours + {n_calls:.2f} CUDA calls x {record_ns:.0f} ns "
+                 f"(added {median(d):.0f} ns)")
         print(f"  {family:10s} {value}")
-        goal = GOAL_ADDED_NS[family]
-        results.add(SECTION, f"{family}: added ns/call", value, f"median <= {goal:.0f} ns", median(d) <= goal)
+        goal = GOAL_OURS_NS[family]
+        results.add(SECTION, f"{family}: ours + the CUDA calls", value,
+                    f"ours <= {goal:.0f} ns, <= {GOAL_CALLS[family]:.0f} call",
+                    ours <= goal and n_calls <= GOAL_CALLS[family] + 1e-9)
     for family in FLOOR:
+        if not plain[family]:
+            continue
         value = f"{median(plain[family]):.1f} ns/call (with preload {median(hooked[family]):.1f})"
         print(f"  {family:10s} {value}")
         results.add(SECTION, f"floor {family}", value)

@@ -6,6 +6,7 @@ Normally started by scripts/bench, which builds first.
 
 import argparse
 import os
+import subprocess
 import sys
 import time
 import traceback
@@ -31,9 +32,29 @@ SECTIONS = {
 }
 
 
+GPU_SECTIONS = ("hooks", "step", "detect")
+
+
+def real_library_path():
+    """Directories of the real libnccl.so.2 and CUDA runtime, for --gpu (NCCLWATCH_GPU_LIB_PATH wins)."""
+    if os.environ.get("NCCLWATCH_GPU_LIB_PATH"):
+        return os.environ["NCCLWATCH_GPU_LIB_PATH"]
+    dirs = []
+    try:
+        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, timeout=30).stdout
+        for line in out.splitlines():
+            if "libnccl.so.2 " in line and "=>" in line:
+                dirs.append(os.path.dirname(line.split("=>")[1].strip()))
+                break
+    except OSError:
+        pass
+    dirs.append(os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "lib64"))
+    return ":".join(dirs)
+
+
 class Context:
-    def __init__(self, build_dir, quick):
-        self.build_dir, self.quick = build_dir, quick
+    def __init__(self, build_dir, quick, gpu=False):
+        self.build_dir, self.quick, self.gpu = build_dir, quick, gpu
         self.preload = os.path.join(build_dir, "lib", "libncclwatch.so")
         self.tag = f"bench{os.getpid()}"
 
@@ -50,12 +71,19 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true", help="fewer repeats and sizes (about 2 minutes)")
     p.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}")
     p.add_argument("--markdown", help="also write the machine line and the table to this file")
+    p.add_argument("--gpu", action="store_true",
+                   help="real NCCL and CUDA (scripts/bench checks for a GPU first); hooks, step and detect only")
     return p.parse_args(argv)
 
 
 def main(argv):
     args = parse_args(argv)
-    ctx = Context(os.path.abspath(args.build_dir), args.quick)
+    ctx = Context(os.path.abspath(args.build_dir), args.quick, args.gpu)
+    if args.gpu:
+        # The benchmarks and examples find the sim by RUNPATH, which LD_LIBRARY_PATH overrides.
+        os.environ["LD_LIBRARY_PATH"] = real_library_path()
+        print(f"gpu: real libraries from {os.environ['LD_LIBRARY_PATH']}")
+        args.only = ",".join(s for s in args.only.split(",") if s in GPU_SECTIONS)
     results = Results()
     started = time.monotonic()
     where = machine.describe()

@@ -77,6 +77,8 @@ struct Settings {
   double lone_rank_factor = detect::DetectConfig{}.lone_rank_factor;
   // NCCLWATCH_ADAPTIVE (0 | 1, default 0): thresholds from each communicator's cadence.
   bool adaptive = false;
+  // Ask CUDA whether each op's stream captures, even when no capture was seen to begin.
+  bool capture_query_always = false;
   // NCCLWATCH_STACK_TIMEOUT_MS (integer 1 .. 600000, default 300): how long a dump waits for
   // threads to answer the stack signal.
   int stack_timeout_ms = 300;

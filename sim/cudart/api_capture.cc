@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api_common.h"
+#include "call_count.h"
 #include "graph.h"
 
 namespace ncclsim {
@@ -107,9 +108,11 @@ NCCLSIM_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t s, cudaGraph_t
   return Report(ncclsim::EndCapture(s, graph, DefaultStream::kPerThread));
 }
 NCCLSIM_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
+  ncclsim::CountCall();
   return Report(ncclsim::IsCapturing(s, status, DefaultStream::kLegacy));
 }
 NCCLSIM_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t s, cudaStreamCaptureStatus* status) {
+  ncclsim::CountCall();
   return Report(ncclsim::IsCapturing(s, status, DefaultStream::kPerThread));
 }
 NCCLSIM_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, cudaStreamCaptureStatus* status,
@@ -125,6 +128,7 @@ NCCLSIM_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t s, cudaStr
   return Report(ncclsim::CaptureInfo(s, status, id, graph, deps, edges, num_deps, DefaultStream::kPerThread));
 }
 NCCLSIM_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  ncclsim::CountCall();
   if (cudaError_t e = ncclsim::CheckUsable(); e != cudaSuccess) return Report(e);
   if (mode == nullptr) return Report(cudaErrorInvalidValue);
   *mode = ncclsim::Runtime::ExchangeThreadCaptureMode(*mode);

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "api_common.h"
+#include "call_count.h"
 #include "device_profile.h"
 
 namespace ncclsim {
@@ -27,11 +28,13 @@ NCCLSIM_EXPORT cudaError_t cudaGetDeviceCount(int* count) {
   return Report(*count == 0 ? cudaErrorNoDevice : cudaSuccess);
 }
 NCCLSIM_EXPORT cudaError_t cudaSetDevice(int device) {
+  ncclsim::CountCall();
   if (cudaError_t e = ncclsim::CheckDevice(device); e != cudaSuccess) return Report(e);
   ncclsim::Runtime::set_current_device(device);
   return cudaSuccess;
 }
 NCCLSIM_EXPORT cudaError_t cudaGetDevice(int* device) {
+  ncclsim::CountCall();
   if (cudaError_t e = ncclsim::CheckUsable(); e != cudaSuccess) return Report(e);
   if (device == nullptr) return Report(cudaErrorInvalidValue);
   if (ncclsim::Runtime::Get().device_count() == 0) return Report(cudaErrorNoDevice);

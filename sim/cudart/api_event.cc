@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "api_common.h"
+#include "call_count.h"
 #include "event.h"
 
 namespace ncclsim {
@@ -78,6 +79,7 @@ using ncclsim::Report;
 
 NCCLSIM_EXPORT cudaError_t cudaEventCreate(cudaEvent_t* event) { return Report(ncclsim::Create(event, 0)); }
 NCCLSIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  ncclsim::CountCall();
   return Report(ncclsim::Create(event, flags));
 }
 NCCLSIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
@@ -85,9 +87,11 @@ NCCLSIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
   return Report(ncclsim::Event::Destroy(event) ? cudaSuccess : cudaErrorInvalidResourceHandle);
 }
 NCCLSIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t s) {
+  ncclsim::CountCall();
   return Report(ncclsim::Record(event, s, DefaultStream::kLegacy));
 }
 NCCLSIM_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t s) {
+  ncclsim::CountCall();
   return Report(ncclsim::Record(event, s, DefaultStream::kPerThread));
 }
 NCCLSIM_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t s, unsigned int) {
@@ -97,6 +101,7 @@ NCCLSIM_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cuda
   return Report(ncclsim::Record(event, s, DefaultStream::kPerThread));
 }
 NCCLSIM_EXPORT cudaError_t cudaEventQuery(cudaEvent_t handle) {
+  ncclsim::CountCall();
   ncclsim::Event* event;
   if (cudaError_t e = ncclsim::Lookup(handle, &event); e != cudaSuccess) return Report(e);
   return Report(event->Query());

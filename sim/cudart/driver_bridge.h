@@ -17,6 +17,9 @@
 
 extern "C" {
 
+// Counts one CUDA call of the calling thread (call_count.h).
+void ncclsim_rt_count_call(void);
+
 int ncclsim_rt_device_count(void);
 int ncclsim_rt_current_device(void);
 cudaError_t ncclsim_rt_set_current_device(int device);

@@ -96,6 +96,7 @@ CUcontext CurrentContext() { return context_stack.empty() ? nullptr : context_st
 namespace drv = ncclsim::driver;
 
 NCCLSIM_DRIVER_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
+  drv::rt::CountCall();
   if (context == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = drv::CheckDevice(device); r != CUDA_SUCCESS) return r;
   std::lock_guard lock(drv::Primaries::Get().mu());
@@ -123,25 +124,34 @@ NCCLSIM_DRIVER_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice device) { return
 NCCLSIM_DRIVER_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice device) { return drv::Reset(device); }
 
 NCCLSIM_DRIVER_EXPORT CUresult cuCtxGetCurrent(CUcontext* context) {
+  drv::rt::CountCall();
   if (context == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *context = drv::CurrentContext();
   return CUDA_SUCCESS;
 }
 // Replaces the top of the stack; null unbinds it.
 NCCLSIM_DRIVER_EXPORT CUresult cuCtxSetCurrent(CUcontext context) {
+  drv::rt::CountCall();
   if (context != nullptr && !drv::IsContext(context)) return CUDA_ERROR_INVALID_CONTEXT;
   if (!drv::context_stack.empty()) drv::context_stack.pop_back();
   if (context != nullptr) drv::context_stack.push_back(context);
   return CUDA_SUCCESS;
 }
 NCCLSIM_DRIVER_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext context) {
+  drv::rt::CountCall();
   if (CUresult r = drv::CheckContext(context); r != CUDA_SUCCESS) return r;
   drv::context_stack.push_back(context);
   return CUDA_SUCCESS;
 }
 NCCLSIM_DRIVER_EXPORT CUresult cuCtxPushCurrent(CUcontext context) { return cuCtxPushCurrent_v2(context); }
-NCCLSIM_DRIVER_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext* context) { return drv::Pop(context); }
-NCCLSIM_DRIVER_EXPORT CUresult cuCtxPopCurrent(CUcontext* context) { return drv::Pop(context); }
+NCCLSIM_DRIVER_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext* context) {
+  drv::rt::CountCall();
+  return drv::Pop(context);
+}
+NCCLSIM_DRIVER_EXPORT CUresult cuCtxPopCurrent(CUcontext* context) {
+  drv::rt::CountCall();
+  return drv::Pop(context);
+}
 NCCLSIM_DRIVER_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
   if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
   CUcontext current = drv::CurrentContext();

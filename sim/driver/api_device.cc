@@ -48,6 +48,7 @@ NCCLSIM_DRIVER_EXPORT CUresult cuDeviceGetCount(int* count) {
   return CUDA_SUCCESS;
 }
 NCCLSIM_DRIVER_EXPORT CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  ncclsim::driver::rt::CountCall();
   if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = CheckDevice(ordinal); r != CUDA_SUCCESS) return r;
   *device = ordinal;

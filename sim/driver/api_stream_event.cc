@@ -1,11 +1,25 @@
 // Streams and events: the sim runtime's own (CUstream is cudaStream_t, CUevent is cudaEvent_t),
 // reached through the bridge, so a driver call never touches the runtime's last error.
+#include <cstdlib>
+#include <cstring>
+
 #include "context.h"
 #include "driver_api.h"
 #include "runtime_link.h"
 
 namespace ncclsim::driver {
 namespace {
+
+// NCCLSIM_NOOP_EVENTS=1: cuEventRecord and cuEventQuery return success at once (still counted
+// as CUDA calls), so that a benchmark over the sim's no-op NCCL times a watcher's hook with a
+// nearly free event record instead of the sim runtime's (several hundred ns under its mutexes).
+bool NoopEvents() {
+  static const bool noop = [] {
+    const char* v = std::getenv("NCCLSIM_NOOP_EVENTS");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return noop;
+}
 
 // CU_STREAM_DEFAULT / CU_STREAM_NON_BLOCKING have the runtime's values (0 and 1).
 static_assert(CU_STREAM_NON_BLOCKING == 0x1, "same as cudaStreamNonBlocking");
@@ -131,6 +145,10 @@ NCCLSIM_DRIVER_EXPORT CUresult cuEventCreate(CUevent* event, unsigned int flags)
 NCCLSIM_DRIVER_EXPORT CUresult cuEventDestroy_v2(CUevent event) { return drv::rt::EventDestroy(event); }
 NCCLSIM_DRIVER_EXPORT CUresult cuEventDestroy(CUevent event) { return drv::rt::EventDestroy(event); }
 NCCLSIM_DRIVER_EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
+  if (drv::NoopEvents()) {
+    drv::rt::CountCall();
+    return event != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  }
   return drv::rt::EventRecord(event, stream);
 }
 NCCLSIM_DRIVER_EXPORT CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) {
@@ -142,7 +160,13 @@ NCCLSIM_DRIVER_EXPORT CUresult cuEventRecordWithFlags(CUevent event, CUstream st
 NCCLSIM_DRIVER_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent event, CUstream stream, unsigned int flags) {
   return drv::RecordWithFlags(event, PerThread(stream), flags);
 }
-NCCLSIM_DRIVER_EXPORT CUresult cuEventQuery(CUevent event) { return drv::rt::EventQuery(event); }
+NCCLSIM_DRIVER_EXPORT CUresult cuEventQuery(CUevent event) {
+  if (drv::NoopEvents()) {
+    drv::rt::CountCall();
+    return event != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  }
+  return drv::rt::EventQuery(event);
+}
 NCCLSIM_DRIVER_EXPORT CUresult cuEventSynchronize(CUevent event) { return drv::rt::EventSynchronize(event); }
 NCCLSIM_DRIVER_EXPORT CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
   return drv::ElapsedTime(ms, start, end);

@@ -14,6 +14,9 @@
 
 namespace ncclsim::driver::rt {
 
+// Counts one CUDA call of the calling thread (sim/cudart/call_count.h).
+void CountCall();
+
 int DeviceCount();
 // The runtime's current device of the calling thread.
 int CurrentDevice();

@@ -6,11 +6,13 @@
 // is done and complete, then waits for EOF on stdin (so the driver can read its published
 // progress), tears down and exits 0. Any failed step exits 1 with a message.
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <nccl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +33,9 @@ ncclResult_t ncclCommGrow(ncclComm_t, int nRanks, const ncclUniqueId*, int rank,
 ncclResult_t ncclCommSuspend(ncclComm_t, int flags);
 ncclResult_t ncclCommResume(ncclComm_t);
 }
+
+// The sim runtime's count of CUDA calls made by the calling thread (sim/cudart/call_count.h).
+extern "C" uint64_t ncclsim_rt_calls_by_this_thread(void);
 
 namespace {
 
@@ -289,6 +294,58 @@ void RunCapture(int rank, int nranks) {
   REQUIRE_OK(ncclCommDestroy(comm));
 }
 
+// The CUDA calls each hooked op makes on the job's thread (the sim counts them), printed as
+// "CALLS <what> <n>": steady state on a created stream, in a group, P2P, on the legacy
+// stream, inside a capture, after it, after a failed driver begin (through our hook, found by
+// dlsym), inside captures of the per-thread stream and into a graph, and after those.
+// Records: 4 warm-up, then one per line in that order.
+void RunHotPath(int rank, int nranks) {
+  ncclComm_t comm;
+  REQUIRE_OK(ncclCommInitRank(&comm, nranks, IdFromEnv("NCCLWATCH_TEST_ID0"), rank));
+  cudaStream_t s = NewStream(0);
+  Buffers b;
+  for (int i = 0; i < 4; ++i) REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s));
+  usleep(500000);  // the tracker creates the pool's events within one 100 ms idle wake-up
+  auto calls = [](const char* what, auto&& op) {
+    const uint64_t before = ncclsim_rt_calls_by_this_thread();
+    op();
+    std::printf("CALLS %s %llu\n", what, static_cast<unsigned long long>(ncclsim_rt_calls_by_this_thread() - before));
+  };
+  calls("collective", [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s)); });
+  calls("group", [&] {
+    REQUIRE_OK(ncclGroupStart());
+    REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s));
+    REQUIRE_OK(ncclGroupEnd());
+  });
+  calls("p2p", [&] { REQUIRE_OK(ncclSend(b.send, 16, ncclFloat, rank, comm, s)); });
+  calls("legacy", [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, nullptr)); });
+  REQUIRE_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  calls("captured", [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s)); });
+  cudaGraph_t graph = nullptr;
+  REQUIRE_OK(cudaStreamEndCapture(s, &graph));
+  calls("after_capture", [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s)); });
+  // A driver begin that fails (the sim's driver has no captures) leaves no capture counted.
+  using DriverBegin = int (*)(void*, int);
+  auto begin = reinterpret_cast<DriverBegin>(dlsym(RTLD_DEFAULT, "cuStreamBeginCapture_v2"));
+  std::printf("DRIVER_BEGIN %d\n", begin != nullptr ? begin(s, 0) : -1);
+  calls("after_driver_begin", [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s)); });
+  // This thread's default stream, and a capture into an existing graph.
+  REQUIRE_OK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal));
+  calls("per_thread_captured",
+        [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, cudaStreamPerThread)); });
+  cudaGraph_t per_thread_graph = nullptr;
+  REQUIRE_OK(cudaStreamEndCapture(cudaStreamPerThread, &per_thread_graph));
+  cudaGraph_t target = per_thread_graph;  // captured on, as the sim has no cudaGraphCreate
+  REQUIRE_OK(cudaStreamBeginCaptureToGraph(s, target, nullptr, nullptr, 0, cudaStreamCaptureModeGlobal));
+  calls("to_graph_captured", [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s)); });
+  REQUIRE_OK(cudaStreamEndCapture(s, &target));
+  calls("after_graphs", [&] { REQUIRE_OK(ncclAllReduce(b.send, b.recv, 16, ncclFloat, ncclSum, comm, s)); });
+  REQUIRE_OK(cudaGetLastError());
+  REQUIRE_OK(cudaStreamSynchronize(s));
+  ReadyAndWaitForRelease();
+  REQUIRE_OK(ncclCommDestroy(comm));
+}
+
 // The usual single-process multi-GPU init: several ncclCommInitRank inside one group,
 // which NCCL carries out at ncclGroupEnd.
 void RunGroupInit() {
@@ -531,7 +588,7 @@ void RunManyComms(int rank, int nranks) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: preload_rank collectives|split|nonblocking|initall|threads|fork|capture|groupinit|api232|blocked|polling|polling_hang|diverge|initall4|manycomms\n");
+    std::fprintf(stderr, "usage: preload_rank collectives|split|nonblocking|initall|threads|fork|capture|hotpath|groupinit|api232|blocked|polling|polling_hang|diverge|initall4|manycomms\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -559,6 +616,7 @@ int main(int argc, char** argv) {
   else if (scenario == "threads") RunThreads(rank, nranks);
   else if (scenario == "fork") RunFork(rank, nranks);
   else if (scenario == "capture") RunCapture(rank, nranks);
+  else if (scenario == "hotpath") RunHotPath(rank, nranks);
   else if (scenario == "blocked") RunBlocked(rank, nranks);
   else if (scenario == "polling") RunPolling(rank, nranks);
   else if (scenario == "polling_hang") RunPollingHang(rank, nranks);
