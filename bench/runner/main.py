@@ -18,6 +18,7 @@ import exporter_scrape
 import hooks
 import machine
 import step_time
+import multihost
 import teardown
 from results import Results
 
@@ -29,6 +30,7 @@ SECTIONS = {
     "analyze": analyzer,
     "exporter": exporter_scrape,
     "teardown": teardown,
+    "multihost": multihost,
 }
 
 
@@ -57,6 +59,7 @@ class Context:
         self.build_dir, self.quick, self.gpu = build_dir, quick, gpu
         self.preload = os.path.join(build_dir, "lib", "libncclwatch.so")
         self.tag = f"bench{os.getpid()}"
+        self.source_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
     def bin(self, name):
         return os.path.join(self.build_dir, "bin", name)

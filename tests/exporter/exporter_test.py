@@ -403,7 +403,7 @@ def st_ticks(pid):
 
 
 class Prometheus:
-    def __init__(self, exporter_port):
+    def __init__(self, *exporter_ports):
         check(PROMETHEUS is not None, "prometheus installed (Debian package prometheus, scripts/setup)")
         self.tmp = tempfile.mkdtemp(prefix="ncclwatch-prom-")
         self.port = free_port()
@@ -418,7 +418,7 @@ scrape_configs:
   - job_name: ncclwatch
     honor_labels: true
     static_configs:
-      - targets: ["127.0.0.1:{exporter_port}"]
+      - targets: [{", ".join(f'"127.0.0.1:{p}"' for p in exporter_ports)}]
 """)
         self.log = open(os.path.join(self.tmp, "prometheus.log"), "w")
         self.proc = subprocess.Popen(
@@ -427,7 +427,8 @@ scrape_configs:
         wait_for("prometheus ready", self.ready, 30)
         # Its discovery hands the scrape loop its first targets up to 5 s after start: measure
         # from a scraping Prometheus, as in production.
-        wait_for("prometheus scrapes the exporter", lambda: self.proc.poll() is None and self.query("up == 1"), 30)
+        wait_for("prometheus scrapes the exporter", lambda: self.proc.poll() is None and
+                 len(self.query("up == 1")) == len(exporter_ports), 30)
 
     def get(self, path):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
@@ -618,8 +619,68 @@ def run_metrics():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def prometheus_cluster_straggler():
+    """2 simulated hosts x 2 ranks (scripts/sim-cluster: own /dev/shm, pids and clocks each), an
+    exporter on each host, one Prometheus scraping both: global rank 3, on host1, stalls in data
+    loading. NcclwatchStraggler fires naming host1 and rank 3 within the threshold + 5 s."""
+    ports = [free_port(), free_port()]
+    job_id = f"exp-cluster-{os.getpid()}"
+    tmp = tempfile.mkdtemp(prefix="ncclwatch-exp-cluster-")
+    watch = (f"{st.CLI} run --stall {STALL_SEC} --poll-ms {st.POLL_MS} --job-id {job_id} "
+             f"--dump-dir {tmp}/dumps --")
+    ranks = ('for l in 0 1; do RANK=$((NODE_RANK * 2 + l)) LOCAL_RANK=$l WORLD_SIZE=$((NNODES * 2)) '
+             f'{watch} {st.DDP_LOOP} --quiet --tp 1 --steps 100000 --step-ms 20 --straggler-rank 3 '
+             '--straggler-step 40 --straggler-sec 120 & done; wait')
+    script = (f'set -- {" ".join(map(str, ports))}; shift $NODE_RANK; '
+              f'{st.CLI} exporter --listen 127.0.0.1:$1 --job {job_id} & {ranks}')
+    log = open(os.path.join(tmp, "cluster.log"), "w")
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    cluster = subprocess.Popen([os.path.join(SOURCE, "scripts", "sim-cluster"), "--hosts", "2", "--timeout", "90",
+                                "--", "sh", "-c", script], stdout=log, stderr=subprocess.STDOUT, env=env)
+    prom = None
+    try:
+        prom = Prometheus(*ports)
+        check(prom.proc.poll() is None, "prometheus runs")
+        onset, fired = None, None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and fired is None and cluster.poll() is None:
+            now = time.monotonic()
+            try:
+                host0 = parse(urllib.request.urlopen(f"http://127.0.0.1:{ports[0]}/metrics", timeout=2).read().decode())
+            except OSError:
+                host0 = []
+            pending = samples(host0, "ncclwatch_comm_oldest_pending_seconds", job=job_id, rank=0)
+            if onset is None and pending and max(v for _, v in pending) > 0:
+                onset = now - max(v for _, v in pending)
+            for a in prom.alerts(job_id):
+                if a["labels"].get("alertname") == "NcclwatchStraggler" and a["state"] == "firing":
+                    fired = (now, a)
+            time.sleep(0.2)
+        if check(fired is not None, "NcclwatchStraggler fires") and check(onset is not None, "onset seen on host0"):
+            at, alert = fired
+            labels = alert["labels"]
+            print(f"NcclwatchStraggler across 2 hosts fired {at - onset:.2f} s after the onset: {labels}")
+            check(at - onset <= STALL_SEC + 5, f"within threshold + 5 s: {at - onset:.2f} s")
+            check(labels.get("host") == "host1" and labels.get("rank") == "3", f"names host1 and rank 3: {labels}")
+            others = [a["labels"] for a in prom.alerts(job_id) if a["labels"].get("alertname") == "NcclwatchStraggler"
+                      and (a["labels"].get("rank"), a["labels"].get("host")) != ("3", "host1")]
+            check(not others, f"no other rank blamed: {others}")
+    finally:
+        if cluster.poll() is None:
+            cluster.send_signal(signal.SIGTERM)
+        cluster.wait()
+        log.close()
+        if prom:
+            prom.stop()
+        if st.failures:
+            print(open(os.path.join(tmp, "cluster.log"), errors="replace").read()[-3000:])
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 SCENARIOS = {f.__name__: f for f in (metrics, idle_connections, slow_clients, hostile_segments,
-                                     prometheus_straggler, prometheus_healthy, run_metrics)}
+                                     prometheus_straggler, prometheus_healthy, run_metrics,
+                                     prometheus_cluster_straggler)}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
