@@ -1,6 +1,7 @@
-// ncclwatch status [--job ID] [--watch]
+// ncclwatch status [--job ID] [--json] [--watch]
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -15,12 +16,15 @@
 #include "tools/exit_status.h"
 #include "tools/status_table.h"
 
+#include <nlohmann/json.hpp>
+
 namespace ncclwatch::tools {
 namespace {
 
 struct StatusOptions {
   std::string job;
   bool watch = false;
+  bool json = false;
   double interval_sec = 1.0;
   int iterations = 0;  // with --watch: stop after this many refreshes; 0 = until interrupted
 };
@@ -28,14 +32,24 @@ struct StatusOptions {
 volatile sig_atomic_t g_stop = 0;
 void RequestStop(int) { g_stop = 1; }
 
-// Empty when there is nothing to show.
+// Empty when there is nothing to show. JSON: one object {"jobs": [...]} per snapshot, one line.
 std::string Render(const StatusOptions& options) {
   std::vector<std::string> jobs = options.job.empty() ? shm::ListJobIds() : std::vector<std::string>{options.job};
   std::string out;
+  nlohmann::json all = nlohmann::json::array();
   for (const auto& job : jobs) {
     shm::JobSnapshot snapshot = shm::ReadJobSnapshot(job);
     if (snapshot.processes.empty()) continue;
-    out += RenderStatusTable(snapshot, shm::MonotonicNowNs()) + "\n";
+    if (options.json) {
+      all.push_back(StatusJson(snapshot, shm::MonotonicNowNs()));
+    } else {
+      out += RenderStatusTable(snapshot, shm::MonotonicNowNs()) + "\n";
+    }
+  }
+  if (options.json && !all.empty()) {
+    out = nlohmann::json{{"schema", "ncclwatch.status"}, {"version", 1}, {"jobs", std::move(all)}}.dump(
+              -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+          "\n";
   }
   return out;
 }
@@ -55,6 +69,7 @@ int RunStatus(const StatusOptions& options) {
   }
   signal(SIGINT, RequestStop);
   signal(SIGTERM, RequestStop);
+  const bool on_terminal = isatty(STDOUT_FILENO) != 0 && !options.json;
   for (int i = 0; !g_stop && (options.iterations == 0 || i < options.iterations); ++i) {
     if (i > 0) {
       timespec pause{static_cast<time_t>(options.interval_sec),
@@ -63,8 +78,13 @@ int RunStatus(const StatusOptions& options) {
       if (g_stop) break;
     }
     std::string table = Render(options);
-    // Home the cursor and clear the screen so the table refreshes in place.
-    std::printf("\033[H\033[2J%s", table.empty() ? no_job.c_str() : table.c_str());
+    if (on_terminal) {
+      // Home the cursor and clear the screen so the table refreshes in place.
+      std::printf("\033[H\033[2J%s", table.empty() ? no_job.c_str() : table.c_str());
+    } else {
+      // Into a pipe or a file: plain snapshots one after another, no terminal escapes.
+      std::printf("%s%s", i > 0 && !options.json ? "\n" : "", table.empty() ? no_job.c_str() : table.c_str());
+    }
     std::fflush(stdout);
   }
   return kExitOk;
@@ -76,7 +96,10 @@ void AddStatusCommand(CLI::App& app, int* exit_status) {
   auto options = std::make_shared<StatusOptions>();
   CLI::App* cmd = app.add_subcommand("status", "Live table of this host's ranks, from shared memory alone");
   cmd->add_option("--job", options->job, "Job id (NCCLWATCH_JOB_ID, TORCHELASTIC_RUN_ID, ...); default: every job");
-  cmd->add_flag("--watch", options->watch, "Refresh in place until interrupted");
+  cmd->add_flag("--watch", options->watch,
+                "Refresh until interrupted: in place on a terminal, as successive snapshots into a pipe");
+  cmd->add_flag("--json", options->json,
+                "One JSON object per snapshot (schema ncclwatch.status v1, exact numbers; tools/README.md)");
   cmd->add_option("--interval", options->interval_sec, "Seconds between refreshes with --watch (default 1)")
       ->check(Positive());
   cmd->add_option("--iterations", options->iterations, "With --watch, stop after N refreshes (0: never)")

@@ -54,7 +54,14 @@ std::string GoneState(const shm::ProcessView& p) {
   return p.alive ? "" : ",DEAD";
 }
 
-std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_ns) {
+bool AllGone(const shm::JobSnapshot& snapshot) {
+  for (const auto& p : snapshot.processes) {
+    if (p.alive && !p.exited) return false;
+  }
+  return !snapshot.processes.empty();
+}
+
+std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_ns, bool job_gone) {
   const shm::RecordView* current = Current(c);
   std::string op = current ? "#" + std::to_string(current->seq) + " " + shm::OpName(current->op)
                    : c.last_enqueued_seq > c.last_completed_seq ? "#" + std::to_string(c.last_completed_seq + 1) + " ?"
@@ -68,12 +75,14 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
   if (BlockedInSync(p)) state += ",blocked-in-sync";
   if (c.async_error) state += ",async-error=" + std::to_string(c.async_error);
   if (c.untracked_ops) state += ",untracked=" + std::to_string(c.untracked_ops);
+  // A job whose processes are all gone has no clock to count against: no age.
+  const std::string age = job_gone ? "-" : Age(now_ns, since);
+  const std::string rank_of_n = std::to_string(c.rank) + "/" + std::to_string(c.nranks);
   char line[512];
-  std::snprintf(line, sizeof line, "%-5d %-8d %-20s %5d/%-5d %-7llu %-7llu %-20s %-8s %s\n", p.global_rank, p.pid,
-                format::FormatHex(c.comm_hash).c_str(), c.rank, c.nranks,
+  std::snprintf(line, sizeof line, "%-5d %-8d %-18s %-11s %-7llu %-7llu %-20s %-8s %s\n", p.global_rank, p.pid,
+                format::FormatHex(c.comm_hash).c_str(), rank_of_n.c_str(),
                 static_cast<unsigned long long>(c.last_enqueued_seq),
-                static_cast<unsigned long long>(c.last_completed_seq), op.c_str(), Age(now_ns, since).c_str(),
-                state.c_str());
+                static_cast<unsigned long long>(c.last_completed_seq), op.c_str(), age.c_str(), state.c_str());
   return line;
 }
 
@@ -84,18 +93,62 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
   std::string out = "job " + format::EscapeForTerminal(snapshot.job_id) + ": " + std::to_string(snapshot.processes.size()) +
                     " process(es) on this host\n";
   char header[256];
-  std::snprintf(header, sizeof header, "%-5s %-8s %-20s %11s %-7s %-7s %-20s %-8s %s\n", "RANK", "PID", "COMM",
+  std::snprintf(header, sizeof header, "%-5s %-8s %-18s %-11s %-7s %-7s %-20s %-8s %s\n", "RANK", "PID", "COMM",
                 "RANK/N", "ENQ", "DONE", "CURRENT", "AGE", "STATE");
   out += header;
+  const bool gone = AllGone(snapshot);
   for (const auto& p : snapshot.processes) {
     if (p.comms.empty()) {
-      std::string gone = GoneState(p);
-      if (!gone.empty()) gone[0] = ' ';
-      out += std::to_string(p.global_rank) + "     " + std::to_string(p.pid) + "  (no communicator yet)" + gone + "\n";
+      std::string how = GoneState(p);
+      if (!how.empty()) how[0] = ' ';
+      char line[128];
+      std::snprintf(line, sizeof line, "%-5d %-8d (no communicator yet)%s\n", p.global_rank, p.pid, how.c_str());
+      out += line;
     }
-    for (const auto& c : p.comms) out += Row(p, c, now_ns);
+    for (const auto& c : p.comms) out += Row(p, c, now_ns, gone);
+  }
+  if (gone) {
+    out += "every process of this job is gone (exited or killed); `ncclwatch gc --job " +
+           format::EscapeForTerminal(snapshot.job_id) + "` removes what it left in /dev/shm\n";
   }
   return out;
+}
+
+nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
+  nlohmann::json processes = nlohmann::json::array();
+  for (const auto& p : snapshot.processes) {
+    nlohmann::json comms = nlohmann::json::array();
+    for (const auto& c : p.comms) {
+      const shm::RecordView* current = Current(c);
+      comms.push_back({{"comm", format::FormatHex(c.comm_hash)},
+                       {"rank", c.rank},
+                       {"nranks", c.nranks},
+                       {"state", LifecycleName(c.state)},
+                       {"last_enqueued_seq", c.last_enqueued_seq},
+                       {"last_completed_seq", c.last_completed_seq},
+                       {"in_flight_seq", current ? nlohmann::json(current->seq) : nlohmann::json(nullptr)},
+                       {"in_flight_op", current ? nlohmann::json(shm::OpName(current->op)) : nlohmann::json(nullptr)},
+                       {"in_flight_ns", current && now_ns > current->enqueue_ns
+                                            ? nlohmann::json(now_ns - current->enqueue_ns)
+                                            : nlohmann::json(nullptr)},
+                       {"async_error", c.async_error},
+                       {"untracked_ops", c.untracked_ops}});
+    }
+    nlohmann::json exit = nullptr;
+    if (p.exited) {
+      exit = {{"how", p.exit_how == shm::ExitHow::kSignal ? "signal" : "status"},
+              {"status", p.exit_status},
+              {"signal", p.exit_signal}};
+    }
+    processes.push_back({{"global_rank", p.global_rank},
+                         {"pid", p.pid},
+                         {"host", p.host},
+                         {"alive", p.alive && !p.exited},
+                         {"exit", exit},
+                         {"blocked_in_sync", BlockedInSync(p)},
+                         {"comms", std::move(comms)}});
+  }
+  return {{"job", snapshot.job_id}, {"gone", AllGone(snapshot)}, {"processes", std::move(processes)}};
 }
 
 }  // namespace ncclwatch::tools

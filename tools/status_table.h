@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/shm/snapshot.h"
 
 namespace ncclwatch::tools {
@@ -18,6 +20,13 @@ namespace ncclwatch::tools {
 //            without a word) and "blocked-in-sync" for the process.
 // `now_ns` is CLOCK_MONOTONIC, as are the snapshot's times.
 std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns);
+
+// The same, as one JSON object (`ncclwatch status --json`): {"job", "gone", "processes": [
+// {"global_rank", "pid", "host", "alive", "exit": null | {"how", "status", "signal"},
+// "blocked_in_sync", "comms": [{"comm", "rank", "nranks", "state", "last_enqueued_seq",
+// "last_completed_seq", "in_flight_seq", "in_flight_op", "in_flight_ns", "async_error",
+// "untracked_ops"}]}]}. Exact numbers; names as the table shows them.
+nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns);
 
 }  // namespace ncclwatch::tools
 

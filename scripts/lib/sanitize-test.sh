@@ -111,7 +111,7 @@ ncclwatch_sanitize_asan() {
   if [[ $mode == short ]]; then
     cmake --build "$build" -j "${BUILD_JOBS:-2}" --target format_test dump_test dump_dir_test analyze_test core_shm_tests \
       core_watch_tests detect_tests preload_reach_view_tests cli_test fuzz_dump_reader fuzz_shm_segment fuzz_env \
-      fuzz_trigger_file fuzz_fault_spec ncclwatch_preload dlsym_probe missing_real_probe rtld_local_host \
+      fuzz_trigger_file fuzz_fault_spec fuzz_exporter_metrics ncclwatch_preload dlsym_probe missing_real_probe rtld_local_host \
       rtld_local_shim
     echo "sanitize: ASan+UBSan (build-asan): unit tests, CLI tests, fuzz corpus replays, preload dlsym/missing/RTLD_LOCAL"
     ncclwatch_sanitize_ctest "$build" -R "$short_tests"

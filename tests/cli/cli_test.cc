@@ -366,11 +366,29 @@ TEST_CASE("status shows a live job's communicators from shared memory", "[cli][s
   CHECK(Has(r.out, "#3 AllReduce"));
   CHECK(Has(r.out, "in-flight"));
 
+  // Into a pipe (as here), --watch prints plain snapshots: no terminal escapes.
   testing::ProcessResult watch = Ncclwatch({"status", "--job", job, "--watch", "--interval", "0.05", "--iterations", "2"});
   CHECK(watch.exit_status == 0);
-  size_t refreshes = 0;
-  for (size_t pos = 0; (pos = watch.out.find("\033[H\033[2J", pos)) != std::string::npos; ++pos) ++refreshes;
-  CHECK(refreshes == 2);
+  CHECK(watch.out.find('\033') == std::string::npos);
+  size_t snapshots = 0;
+  for (size_t pos = 0; (pos = watch.out.find("job " + job + ": 1 process(es)", pos)) != std::string::npos; ++pos) {
+    ++snapshots;
+  }
+  CHECK(snapshots == 2);
+
+  // --json: one object per snapshot, exact numbers.
+  testing::ProcessResult json = Ncclwatch({"status", "--job", job, "--json"});
+  CHECK(json.exit_status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  CHECK(doc["schema"] == "ncclwatch.status");
+  REQUIRE(doc["jobs"].size() == 1);
+  const nlohmann::json& comm = doc["jobs"][0]["processes"][0]["comms"][0];
+  CHECK(comm["comm"] == "0xfeedface12345678");
+  CHECK(comm["last_enqueued_seq"] == 3);
+  CHECK(comm["last_completed_seq"] == 2);
+  CHECK(comm["in_flight_seq"] == 3);
+  CHECK(comm["in_flight_op"] == "AllReduce");
+  CHECK(doc["jobs"][0]["gone"] == false);
 
   testing::ProcessResult none = Ncclwatch({"status", "--job", job + "-absent"});
   CHECK(none.exit_status == kExitUsage);

@@ -609,6 +609,27 @@ def sync_stuck():
         job.cleanup()
 
 
+def run_on_terminal(cmd, timeout=30):
+    """stdout of cmd run with a pseudo-terminal as its standard output."""
+    import pty
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, stdout=slave, stderr=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the other side closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    proc.wait(timeout=5)
+    return b"".join(chunks).decode(errors="replace")
+
+
 def status_live():
     # `ncclwatch status` against a live simulated job: 4 healthy ranks under the preload, read
     # from shared memory alone while they train.
@@ -633,9 +654,12 @@ def status_live():
         first = out
         time.sleep(1.0)
         check(table() != first, "the table changes as collectives complete")
-        watch = subprocess.run([CLI, "status", "--job", job.job_id, "--watch", "--interval", "0.2", "--iterations", "3"],
-                               capture_output=True, text=True, timeout=30)
-        check(watch.returncode == 0 and watch.stdout.count("\033[H") == 3, "--watch refreshes in place")
+        cmd = [CLI, "status", "--job", job.job_id, "--watch", "--interval", "0.2", "--iterations", "3"]
+        watch = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        check(watch.returncode == 0 and "\033" not in watch.stdout and watch.stdout.count("RANK ") == 3,
+              "--watch into a pipe: three plain snapshots, no terminal escapes")
+        on_terminal = run_on_terminal(cmd)
+        check(on_terminal.count("\033[H\033[2J") == 3, "--watch on a terminal refreshes in place")
     finally:
         job.stop()
         job.cleanup()
