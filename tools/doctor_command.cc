@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/analyze/hints.h"
 #include "core/dump/process_facts.h"
@@ -25,6 +26,12 @@
 
 namespace ncclwatch::tools {
 namespace {
+
+std::string FormatSecondsOf(uint64_t ns) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g s", static_cast<double>(ns) / 1e9);
+  return text;
+}
 
 struct DoctorOptions {
   std::optional<int> pid;
@@ -144,13 +151,32 @@ int BinaryTarget(const std::string& name, const std::string& search_path) {
   return kExitOk;
 }
 
-// Which NCCL the process loaded, how it came, and whether ncclwatch reaches it.
-int PidTarget(int pid) {
-  ProcessReach reach = InspectProcessReach(pid);
-  if (!reach.error.empty()) {
-    PrintErrorLine("doctor", reach.error);
-    return kExitUsage;
+// What ncclwatch in `pid` runs with: the settings its environment gives (the preload reads
+// them once, at its first communicator), and the rank its launcher gave it.
+void ProcessSettings(int pid) {
+  const settings::EnvVars env = settings::ReadEnvironmentOf(pid);
+  std::vector<std::string> warnings;
+  const settings::Settings s = settings::ParseSettings(env, &warnings);
+  const shm::RankIdentity& rank = s.launcher_rank;
+  Line("rank", rank.global_rank < 0 ? std::string("not given by a launcher (taken from its communicators)")
+                                    : std::to_string(rank.global_rank) + " of " + std::to_string(rank.world_size) +
+                                          " (local rank " + std::to_string(rank.local_rank) + ")");
+  Line("job id", s.job_id);
+  Line("stall", FormatSecondsOf(s.stall_threshold_ns) + " (NCCLWATCH_STALL_SEC)");
+  std::string dump_dir = s.dump_dir;
+  if (dump_dir.empty()) {
+    char cwd[4096] = {};
+    const ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/cwd").c_str(), cwd, sizeof cwd - 1);
+    dump_dir = (n > 0 ? std::string(cwd, static_cast<size_t>(n)) : std::string("<its working directory>")) +
+               "/ncclwatch-dumps/" + s.job_id;
   }
+  Line("dump dir", dump_dir);
+  Line("disabled", s.disable ? "yes (NCCLWATCH_DISABLE=1)" : "no");
+  for (const std::string& w : warnings) Line("WARNING", w);
+}
+
+// Which NCCL the process loaded, how it came, and whether ncclwatch reaches it.
+int PidTarget(int pid, const ProcessReach& reach) {
   std::string who = "pid " + std::to_string(pid);
   Line("ncclwatch", reach.preload_mapped ? "libncclwatch.so is loaded in " + who +
                                                (reach.preload_ahead ? " (preloaded)" : " (but not preloaded)")
@@ -176,7 +202,8 @@ int SelfTarget() {
   void* nccl = ::dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (!nccl) return kExitOk;  // the NCCL: line above already says "not found"
   std::printf("this process, as a job that dlopens libnccl.so.2 would:\n");
-  int status = PidTarget(static_cast<int>(::getpid()));
+  const int self = static_cast<int>(::getpid());
+  int status = PidTarget(self, InspectProcessReach(self));
   ::dlclose(nccl);
   return status;
 }
@@ -186,12 +213,26 @@ int RunDoctor(const DoctorOptions& options, const settings::Settings& settings) 
     std::fprintf(stderr, "ncclwatch doctor: give either --pid or BINARY, not both\n");
     return kExitUsage;
   }
+  // The target first: a pid that does not exist is said at once, not after a host report.
+  std::optional<ProcessReach> reach;
+  if (options.pid) {
+    reach = InspectProcessReach(*options.pid);
+    if (!reach->error.empty()) {
+      PrintErrorLine("doctor", reach->error);
+      return kExitUsage;
+    }
+    std::printf("process %d:\n", *options.pid);
+    PidTarget(*options.pid, *reach);
+    ProcessSettings(*options.pid);
+    Environment(options.pid, settings);
+    std::printf("\nhost (what this shell finds, which the process may not use):\n");
+  }
   Driver();
   Kernel();
   LibraryVersion("NCCL", "libnccl.so.2", "ncclGetVersion", true);
   LibraryVersion("CUDA runtime", "libcudart.so.13", "cudaRuntimeGetVersion", false);
+  if (options.pid) return kExitOk;
   Environment(options.pid, settings);
-  if (options.pid) return PidTarget(*options.pid);
   if (!options.binary.empty()) return BinaryTarget(options.binary, settings.path);
   return SelfTarget();
 }

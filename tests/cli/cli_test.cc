@@ -292,7 +292,10 @@ TEST_CASE("doctor tells a dynamically linked NCCL from a static one", "[cli][doc
 }
 
 TEST_CASE("doctor --pid reads a running process's libraries and environment", "[cli][doctor]") {
-  testing::RunningApp app({Env("FAKE_DYNAMIC_APP"), "wait"}, {{"NCCL_P2P_DISABLE", "1"}});
+  testing::RunningApp app({Env("FAKE_DYNAMIC_APP"), "wait"},
+                         {{"NCCL_P2P_DISABLE", "1"}, {"NCCLWATCH_JOB_ID", "doctorjob"}, {"NCCLWATCH_STALL_SEC", "7"},
+                          {"NCCLWATCH_DUMP_DIR", "/tmp/doctor-dumps"}, {"RANK", "3"}, {"WORLD_SIZE", "8"},
+                          {"LOCAL_RANK", "1"}});
   // The child has run the dynamic loader once libnccl shows in its maps.
   std::string maps = "/proc/" + std::to_string(app.pid()) + "/maps";
   testing::ProcessResult r;
@@ -305,7 +308,17 @@ TEST_CASE("doctor --pid reads a running process's libraries and environment", "[
   CHECK(Has(r.out, "libnccl.so.2 dynamically"));
   CHECK(Has(r.out, "NCCL_P2P_DISABLE=1"));
   CHECK(Has(r.out, "libncclwatch.so is NOT loaded"));
-  CHECK(Ncclwatch({"doctor", "--pid", "999999999"}).exit_status == kExitUsage);
+  // The process's own ncclwatch settings, as its environment gives them, before the host's.
+  CHECK(Has(r.out, "job id:        doctorjob"));
+  CHECK(Has(r.out, "stall:         7 s"));
+  CHECK(Has(r.out, "dump dir:      /tmp/doctor-dumps"));
+  CHECK(Has(r.out, "rank:          3 of 8 (local rank 1)"));
+  CHECK(r.out.find("process " + std::to_string(app.pid())) < r.out.find("host ("));
+  // A target that does not exist: one line, and no host report before it.
+  testing::ProcessResult missing = Ncclwatch({"doctor", "--pid", "999999999"});
+  CHECK(missing.exit_status == kExitUsage);
+  CHECK(missing.out.empty());
+  CHECK(IsOneLine(missing.err));
 }
 
 namespace {
