@@ -6,7 +6,10 @@
 #include <map>
 #include <set>
 #include <string>
+#include <optional>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -154,6 +157,22 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
   }
   auto micros = [&](int64_t ns) { return static_cast<double>(SaturatingSub(ns, origin)) / 1000.0; };
 
+  // When the verdict's collective first began anywhere: where a straggler's missing span starts.
+  // Once, over every record: per culprit would be quadratic in communicators (hostile dumps).
+  std::optional<int64_t> verdict_first_in;
+  if (verdict.kind == "straggler" && verdict.seq != 0) {
+    for (const auto& t : tracks) {
+      for (const auto& other : t.dump->comms) {
+        if (other.comm_hash != verdict.comm_hash) continue;
+        for (const auto& r : other.records) {
+          if (r.seq != verdict.seq || r.enqueue_ns == 0 || r.peer >= 0) continue;
+          const int64_t at = aligned(*t.dump, r.enqueue_ns);
+          if (!verdict_first_in || at < *verdict_first_in) verdict_first_in = at;
+        }
+      }
+    }
+  }
+
   json events = json::array();
   for (size_t i = 0; i < tracks.size(); ++i) {
     const auto& d = *tracks[i].dump;
@@ -163,12 +182,33 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
     events.push_back(Meta("process_name", pid, 0, {{"name", name}}));
     events.push_back(Meta("process_sort_index", pid, 0, {{"sort_index", static_cast<int>(i)}}));
     int64_t detected = aligned(d, d.incident.detected_mono_ns);
+    int next_tid = 1;
     for (size_t ci = 0; ci < d.comms.size(); ++ci) {
       const auto& c = d.comms[ci];
-      int tid = static_cast<int>(ci) + 1;
-      events.push_back(Meta("thread_name", pid, tid,
-                            {{"name", "comm " + format::FormatHex(c.comm_hash) + " rank " + std::to_string(c.rank) +
-                                          "/" + std::to_string(c.nranks)}}));
+      const std::string comm_name =
+          "comm " + format::FormatHex(c.comm_hash) + " rank " + std::to_string(c.rank) + "/" + std::to_string(c.nranks);
+      // Ops of one communicator overlap in time (the next is enqueued before the last
+      // completes), and a viewer needs the spans of one track to nest. Each op goes to the
+      // first lane whose last span ended before it starts: lane 0 is the communicator's track,
+      // lanes 1.. its overlapping ops.
+      std::vector<std::pair<int, int64_t>> lanes;  // (tid, end of its last span)
+      auto lane_for = [&](int64_t start, int64_t end) {
+        for (auto& [tid, lane_end] : lanes) {
+          if (lane_end <= start) {
+            lane_end = end;
+            return tid;
+          }
+        }
+        const int tid = next_tid++;
+        events.push_back(Meta("thread_name", pid, tid,
+                              {{"name", lanes.empty() ? comm_name
+                                                      : comm_name + " (overlapping ops " +
+                                                            std::to_string(lanes.size() + 1) + ")"}}));
+        lanes.emplace_back(tid, end);
+        return tid;
+      };
+      if (c.records.empty()) lane_for(0, 0);
+      bool has_verdict_op = false;
       for (const auto& r : c.records) {
         if (r.enqueue_ns == 0) continue;
         int64_t start = aligned(d, r.enqueue_ns);
@@ -177,14 +217,27 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
         // trace viewers reject negative durations.
         int64_t end = std::max(start, done ? aligned(d, r.complete_ns) : detected);
         bool at_verdict = c.comm_hash == verdict.comm_hash && r.seq == verdict.seq;
+        has_verdict_op = has_verdict_op || at_verdict;
         json args{{"seq", r.seq}, {"count", r.count}, {"datatype", r.datatype}, {"redop", r.redop},
                   {"root", r.root}, {"peer", r.peer}, {"stream", format::FormatHex(r.stream)},
                   {"complete", done}};
         json span{{"ph", "X"}, {"name", r.op + " #" + std::to_string(r.seq) + (done ? "" : " (incomplete)")},
-                  {"cat", "collective"}, {"pid", pid}, {"tid", tid}, {"ts", micros(start)},
+                  {"cat", "collective"}, {"pid", pid}, {"tid", lane_for(start, end)}, {"ts", micros(start)},
                   {"dur", static_cast<double>(SaturatingSub(end, start)) / 1000.0}, {"args", std::move(args)}};
         if (at_verdict && tracks[i].culprit) span["cname"] = "terrible";
         events.push_back(std::move(span));
+      }
+      // The collective a culprit never issued, drawn where it is missing: from the moment the
+      // first rank entered it until this rank's dump.
+      if (tracks[i].culprit && c.comm_hash == verdict.comm_hash && verdict.seq != 0 && !has_verdict_op) {
+        const std::optional<int64_t>& first_in = verdict_first_in;
+        if (first_in && *first_in <= detected) {
+          json span{{"ph", "X"}, {"name", verdict.op + " #" + std::to_string(verdict.seq) + " (never issued)"},
+                    {"cat", "missing"}, {"pid", pid}, {"tid", lane_for(*first_in, detected)},
+                    {"ts", micros(*first_in)}, {"dur", static_cast<double>(detected - *first_in) / 1000.0},
+                    {"cname", "terrible"}, {"args", {{"seq", verdict.seq}, {"issued", false}}}};
+          events.push_back(std::move(span));
+        }
       }
     }
     if (tracks[i].culprit) {

@@ -2,10 +2,13 @@
 // for ui.perfetto.dev and chrome://tracing.
 //
 // One process track per rank dump ("rank G (host:pid)"), sorted by global rank, with
-// culprits first and marked "CULPRIT"; one thread track per communicator. Each collective
-// record is a complete ("X") span from enqueue to completion; one still incomplete at the
-// incident ends at the detection time and is named "... (incomplete)". Each culprit gets
-// an instant event "culprit: <kind> #<seq> <op>" at its detection time.
+// culprits first and marked "CULPRIT"; one thread track per communicator, plus one lane per
+// level of overlap ("(overlapping ops N)"): spans on one track never overlap, as the format
+// requires of complete events. Each collective record is a complete ("X") span from enqueue to
+// completion; one still incomplete at the incident ends at the detection time and is named
+// "... (incomplete)". A culprit that never issued the verdict's collective gets a span
+// "<op> #<seq> (never issued)" from the first rank's enqueue of it to the culprit's dump. Each
+// culprit gets an instant event "culprit: <kind> #<seq> <op>" at its detection time.
 //
 // Time axis: monotonic clocks of different hosts are not comparable. Each host is first
 // placed by its wall clock at detection; then hosts sharing a communicator with the

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -32,6 +33,8 @@ Traced TraceOf(const std::vector<dump::RankDump>& job) {
 }
 
 }  // namespace
+
+void CheckNesting(const json& trace);
 
 TEST_CASE("the trace is trace-event JSON with one track per rank and the culprit marked", "[trace]") {
   auto job = testing::HealthyJob(8, 0, 4);  // two hosts with unrelated monotonic clocks
@@ -72,6 +75,57 @@ TEST_CASE("the trace is trace-event JSON with one track per rank and the culprit
     }
   }
   CHECK(culprits == 1);
+}
+
+// Complete events on one (pid, tid) must nest: a span that starts inside another ends inside it.
+void CheckNesting(const json& trace) {
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> by_track;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const double ts = e["ts"], dur = e["dur"];
+    by_track[{e["pid"].get<int>(), e["tid"].get<int>()}].push_back({ts, ts + dur});
+  }
+  for (auto& [track, spans] : by_track) {
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i) {
+      const bool after = spans[i].first >= spans[i - 1].second;
+      const bool inside = spans[i].second <= spans[i - 1].second;
+      CHECK((after || inside));
+    }
+  }
+}
+
+TEST_CASE("spans on a track nest: overlapping ops go to lanes of their own", "[trace]") {
+  auto job = testing::HealthyJob(2, 0);
+  // Three ops in flight at once on each rank (enqueued back to back, none complete).
+  for (auto& d : job) testing::Issue(d, 5, 2);
+  Traced t = TraceOf(job);
+  CheckNesting(t.trace);
+  int lanes = 0;
+  for (const auto& e : t.trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" &&
+        e["args"]["name"].get<std::string>().find("overlapping ops") != std::string::npos) {
+      ++lanes;
+    }
+  }
+  CHECK(lanes == 4);  // two extra lanes per rank
+}
+
+TEST_CASE("the culprit's missing collective is drawn until its dump", "[trace]") {
+  auto job = testing::HealthyJob(2, 0);
+  testing::Issue(job[0], 6, 5);  // rank 0 waits in #6; rank 1 never issued it
+  Traced t = TraceOf(job);
+  REQUIRE(t.analysis.verdict.kind == "straggler");
+  int missing = 0;
+  for (const auto& e : t.trace["traceEvents"]) {
+    if (e["ph"] == "X" && e["name"].get<std::string>().find("(never issued)") != std::string::npos) {
+      ++missing;
+      CHECK(e["dur"].get<double>() > 0);
+      CHECK(e["args"]["issued"] == false);
+    }
+  }
+  CHECK(missing == 1);
+  CheckNesting(t.trace);
 }
 
 TEST_CASE("the trace aligns hosts by collective number, not by their monotonic clocks", "[trace]") {
