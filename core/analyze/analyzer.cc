@@ -132,6 +132,9 @@ Analysis Analyze(const dump::DumpSet& set) {
     return a;
   }
   a.verdict = ToReportedVerdict(verdicts.front());
+  for (const detect::P2PEvidence& e : verdicts.front().p2p) {
+    a.p2p.push_back(P2PRow{e.rank, e.op, e.peer, e.seq, e.posted, e.complete, e.count, e.datatype});
+  }
   const CommTable* table = nullptr;
   for (const auto& t : tables) {
     if (a.verdict.comm_hash != 0 && t.comm_hash == a.verdict.comm_hash) table = &t;

@@ -19,6 +19,19 @@ namespace ncclwatch::detect {
 uint64_t EffectiveLastCompleted(uint64_t published_last_completed,
                                 const std::vector<RecordFacts>& records);
 
+// Where one point-to-point op stands. P2P ops are outside the collective sequence, so each is
+// judged by itself.
+enum class P2PState {
+  kComplete,  // seen complete, or owes no completion (captured into a graph, or failed)
+  kPending,   // issued, tracked, not seen complete: a wait
+  kUnknown,   // its completion cannot be known (untracked, or aborted): never complete, no wait
+};
+
+// The state of `op`, one of `comm.p2p_records`. Completion events fire in stream order, so an
+// op later on the same stream (P2P or collective) seen complete completes it too, even when
+// its own completion is unknown; an aborted op's later ops are aborted as well.
+P2PState P2PStateOf(const RecordFacts& op, const CommFacts& comm);
+
 }  // namespace ncclwatch::detect
 
 #endif  // NCCLWATCH_CORE_DETECT_COMPLETION_H_

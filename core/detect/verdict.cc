@@ -6,12 +6,16 @@
 namespace ncclwatch::detect {
 namespace {
 
-constexpr std::array<std::pair<VerdictKind, std::string_view>, 7> kNames = {{
+constexpr std::array<std::pair<VerdictKind, std::string_view>, 11> kNames = {{
     {VerdictKind::kMismatch, "mismatch"},
+    {VerdictKind::kP2PMismatch, "p2p_mismatch"},
     {VerdictKind::kRankExited, "rank_exited"},
     {VerdictKind::kInitHang, "init_hang"},
+    {VerdictKind::kP2PDeadlock, "p2p_deadlock"},
     {VerdictKind::kStraggler, "straggler"},
+    {VerdictKind::kP2PStraggler, "p2p_straggler"},
     {VerdictKind::kCollectiveHang, "collective_hang"},
+    {VerdictKind::kP2PHang, "p2p_hang"},
     {VerdictKind::kSyncStuck, "sync_stuck"},
     {VerdictKind::kNone, "none"},
 }};
