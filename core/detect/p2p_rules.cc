@@ -24,7 +24,7 @@ std::string DescribeWait(const RuleContext& context, const P2PWait& wait) {
          ForHowLong(context, wait.op->enqueue_ns);
 }
 
-// Waits whose peer has not posted the matching op: the edges of the wait-for graph.
+// Overdue waits whose peer has not posted the matching op: the edges of the wait-for graph.
 bool WaitsOnUnposted(const P2PWait& wait) { return wait.overdue && !wait.peer_posted; }
 
 std::vector<int> SortedUnique(std::vector<int> ranks) {
@@ -45,7 +45,10 @@ void AddAbsenceNote(const P2PWait& wait, Verdict& verdict) {
 std::vector<const P2PWait*> FindCycle(const std::vector<P2PWait>& waits) {
   std::map<int, std::vector<const P2PWait*>> out_edges;
   for (const P2PWait& wait : waits) {
-    if (WaitsOnUnposted(wait) && wait.peer != nullptr) out_edges[wait.waiter->rank()].push_back(&wait);
+    // A peer that went on past the op it owes is no part of a cycle: it skipped the op.
+    if (WaitsOnUnposted(wait) && wait.peer != nullptr && !wait.peer_moved_on) {
+      out_edges[wait.waiter->rank()].push_back(&wait);
+    }
   }
   std::map<int, int> color;  // 0 unvisited, 1 on the current path, 2 done
   std::vector<const P2PWait*> path;
@@ -134,13 +137,18 @@ std::optional<Verdict> CheckP2PDeadlock(const RuleContext& context) {
 
 std::optional<Verdict> CheckP2PStraggler(const RuleContext& context) {
   const std::vector<P2PWait> waits = FindP2PWaits(context);
-  std::set<int> waiting;  // ranks with an edge out: victims, not culprits
+  // Ranks that wait themselves on an op not posted, overdue or not yet: victims, not culprits
+  // (a rank whose wait is young may be closing a cycle: wait until it is overdue too).
+  std::set<int> waiting;
+  std::set<int> overdue_waiters;
   for (const P2PWait& wait : waits) {
-    if (WaitsOnUnposted(wait)) waiting.insert(wait.waiter->rank());
+    if (!wait.peer_posted) waiting.insert(wait.waiter->rank());
+    if (WaitsOnUnposted(wait)) overdue_waiters.insert(wait.waiter->rank());
   }
-  std::vector<const P2PWait*> blamed;  // waits on a rank that waits on nobody
+  // Waits on a rank that waits on nobody, or that went on past the op it owes.
+  std::vector<const P2PWait*> blamed;
   for (const P2PWait& wait : waits) {
-    if (!WaitsOnUnposted(wait) || waiting.count(wait.peer_rank)) continue;
+    if (!WaitsOnUnposted(wait) || (waiting.count(wait.peer_rank) && !wait.peer_moved_on)) continue;
     if (wait.peer == nullptr && !context.offline()) continue;  // on another host: may run fine
     blamed.push_back(&wait);
   }
@@ -157,7 +165,6 @@ std::optional<Verdict> CheckP2PStraggler(const RuleContext& context) {
     } else {
       without_facts.push_back({wait->peer_rank, wait->peer_rank});
     }
-    victims.push_back(wait->waiter->rank());
     if (wait->op->enqueue_ns != 0 && wait->op->enqueue_ns < verdict.since_ns) verdict.since_ns = wait->op->enqueue_ns;
     if (listed++ < kMaxListedWaits) {
       verdict.p2p.push_back(PeerEvidence(*wait));
@@ -166,8 +173,8 @@ std::optional<Verdict> CheckP2PStraggler(const RuleContext& context) {
     }
     if (listed <= kMaxListedWaits) AddAbsenceNote(*wait, verdict);
   }
-  // Ranks without facts are reported as runs; the waiting ranks are victims even when one
-  // of them is also waited on by a rank further down a chain (it waits itself).
+  // Every rank overdue in a wait on an op not posted is a victim, down every chain.
+  victims.assign(overdue_waiters.begin(), overdue_waiters.end());
   verdict.culprit_ranks = SortedUnique(culprits);
   for (int rank : verdict.culprit_ranks) std::erase(victims, rank);
   verdict.other_ranks = SortedUnique(victims);

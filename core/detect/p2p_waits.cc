@@ -33,6 +33,16 @@ const CommMember* MemberOfRank(const CommGroup& group, int rank) {
   return nullptr;
 }
 
+// Whether `comm` saw complete some op (P2P or collective) issued after `since_ns`.
+bool CompletedAfter(const CommFacts& comm, uint64_t since_ns) {
+  for (const auto* records : {&comm.p2p_records, &comm.records}) {
+    for (const RecordFacts& r : *records) {
+      if (r.enqueue_ns > since_ns && r.complete_ns != 0 && !r.untracked) return true;
+    }
+  }
+  return false;
+}
+
 const char* OppositeOpName(const RecordFacts& op) {
   if (op.op == "Send") return "Recv";
   if (op.op == "Recv") return "Send";
@@ -76,6 +86,9 @@ std::vector<P2PWait> FindP2PWaits(const RuleContext& context) {
         wait.peer_posted = highest != theirs.highest.end() && highest->second >= op->seq;
         auto match = theirs.by_seq.find(std::tuple(wanted, member.rank(), op->seq));
         if (match != theirs.by_seq.end()) wait.match = match->second;
+        wait.peer_moved_on = !wait.peer_posted && op->enqueue_ns != 0 &&
+                             wait.peer->process->host == member.process->host &&
+                             CompletedAfter(*wait.peer->comm, op->enqueue_ns);
       }
       // P2P ops have no cadence of their own: the configured threshold, never the adaptive one.
       std::optional<uint64_t> since;

@@ -24,6 +24,11 @@ struct P2PWait {
   bool peer_posted = false;           // the peer posted its op #seq towards the waiter
   const RecordFacts* match = nullptr; // that op, when the peer still keeps its record
   bool overdue = false;               // pending longer than the stall threshold (offline: always)
+  // The peer has not posted the matching op but completed an op issued after the waiter's:
+  // it went on past the op it owes (skipped it), so it is to blame even when it waits itself
+  // by now (on ranks stuck behind this wait). Judged only when both ranks are on one host:
+  // the clocks of different hosts are never compared.
+  bool peer_moved_on = false;
 };
 
 // Every wait of the group, ordered by (waiter rank, peer rank, direction). O(R log R) over

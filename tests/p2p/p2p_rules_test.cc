@@ -172,7 +172,7 @@ TEST_CASE("p2p_straggler: along a chain of waits the rank that waits on nobody i
   const detect::Verdict v = Judge(job);
   CHECK(v.kind == detect::VerdictKind::kP2PStraggler);
   CHECK(v.culprit_ranks == Ranks{2});
-  CHECK(v.other_ranks == Ranks{1});
+  CHECK(v.other_ranks == Ranks{0, 1});
 }
 
 TEST_CASE("p2p_straggler: micro-batches in flight match in order, the k-th with the k-th", "[p2p]") {
@@ -258,6 +258,43 @@ TEST_CASE("grouped all-to-all: the rank that skipped a peer is the culprit, judg
   CHECK(v.kind == detect::VerdictKind::kP2PStraggler);
   CHECK(v.culprit_ranks == Ranks{kSkipper});
   CHECK(v.other_ranks == Ranks{kSkipped});
+}
+
+TEST_CASE("grouped all-to-all: a rank that went on past the op it owes is the culprit, not a cycle", "[p2p]") {
+  // Rank 2 leaves rank 0 out of every group from step 1 on. Rank 0 waits on rank 2 (step 1);
+  // ranks 1 and 3 wait on rank 0 (step 2); rank 2 finished step 2 with ranks 1 and 3 and waits
+  // on them in step 3. The waits form the cycle 0 -> 2 -> 1 -> 0, but rank 2 went on past
+  // the op rank 0 waits for: it skipped it, and is the one to blame.
+  shm::JobSnapshot job = Job(4);
+  auto exchange = [&job](int r, int peer, uint64_t seq, uint64_t at, uint64_t done) {
+    Post(job, r, shm::Op::kSend, peer, seq, at, done, 1024, shm::kRecordInGroup);
+    Post(job, r, shm::Op::kRecv, peer, seq, at, done, 1024, shm::kRecordInGroup);
+  };
+  for (int r = 0; r < 4; ++r) {
+    for (int peer = 0; peer < 4; ++peer) {
+      if (peer != r) exchange(r, peer, 1, 50, 51);  // step 0: everyone with everyone
+    }
+  }
+  for (int peer : {1, 3}) exchange(0, peer, 2, 100, 101);  // step 1: rank 0's ops with 1, 3 complete,
+  exchange(0, 2, 2, 100, 0);                                 // with 2 pending
+  for (int r : {1, 3}) {
+    exchange(r, 0, 2, 100, 101);
+    exchange(r, 2, 2, 100, 101);
+    exchange(r, 4 - r, 2, 100, 101);
+    exchange(r, 0, 3, 110, 0);      // step 2: stuck on rank 0, still at step 1
+    exchange(r, 2, 3, 110, 111);
+    exchange(r, 4 - r, 3, 110, 0);
+  }
+  for (int peer : {1, 3}) {
+    exchange(2, peer, 2, 100, 101);
+    exchange(2, peer, 3, 110, 111);
+    exchange(2, peer, 4, 120, 0);   // step 3: waits on ranks 1 and 3
+  }
+  const detect::Verdict v = Judge(job);
+  CHECK(v.kind == detect::VerdictKind::kP2PStraggler);
+  CHECK(v.culprit_ranks == Ranks{2});
+  CHECK(v.other_ranks == Ranks{0, 1, 3});
+  CHECK(v.seq == 2);
 }
 
 TEST_CASE("P2P waits younger than the stall threshold are silent live", "[p2p]") {
