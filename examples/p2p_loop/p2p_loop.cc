@@ -113,7 +113,7 @@ __attribute__((noinline)) void AllToAllStep(Job& job, int step) {
   CheckNccl(job, ncclGroupStart(), "ncclGroupStart");
   for (int peer = 0; peer < n; ++peer) {
     if (peer == r) continue;
-    if (r == job.opt.skip_rank && peer == job.opt.skip_peer && step == job.opt.bug_step) continue;
+    if (r == job.opt.skip_rank && peer == job.opt.skip_peer && step >= job.opt.bug_step) continue;
     Send(job, peer, static_cast<size_t>(peer) * job.opt.count);
     Recv(job, peer, static_cast<size_t>(peer) * job.opt.count);
   }
@@ -155,7 +155,7 @@ void AddFlags(CLI::App& app, Options& o) {
   app.add_option("--count", o.count, "elements per message")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--bug-step", o.bug_step, "step at which the planted failure happens");
   app.add_option("--stall-rank", o.stall_rank, "pipeline: rank that stalls in host code before its sends");
-  app.add_option("--skip-rank", o.skip_rank, "alltoall: rank that leaves --skip-peer out of its group");
+  app.add_option("--skip-rank", o.skip_rank, "alltoall: rank that leaves --skip-peer out of its groups from --bug-step on");
   app.add_option("--skip-peer", o.skip_peer, "alltoall: the peer it leaves out");
   app.add_flag("--recv-first", o.recv_first, "ring: rank 0 receives before it sends at --bug-step (deadlock)");
   app.add_flag("--quiet", o.quiet, "print nothing on success");
