@@ -21,6 +21,7 @@ detect::RecordFacts ToRecordFacts(const dump::CollectiveRecord& r) {
   out.root = r.root;
   out.peer = detect::IsPointToPoint(r.op) ? r.peer : -1;
   out.stream = r.stream;
+  out.in_group = r.in_group;
   out.enqueue_ns = r.enqueue_ns;
   out.complete_ns = r.complete_ns;
   out.never_completes = r.never_completes;

@@ -40,4 +40,14 @@ P2PState P2PStateOf(const RecordFacts& op, const CommFacts& comm) {
   return op.untracked ? P2PState::kUnknown : P2PState::kPending;
 }
 
+bool QueuedBehindPending(const RecordFacts& op, const CommFacts& comm) {
+  if (op.enqueue_ns == 0) return false;
+  for (const RecordFacts& earlier : comm.p2p_records) {
+    if (earlier.stream != op.stream || earlier.enqueue_ns == 0 || earlier.enqueue_ns >= op.enqueue_ns) continue;
+    if (earlier.in_group && op.in_group) continue;
+    if (P2PStateOf(earlier, comm) != P2PState::kComplete) return true;
+  }
+  return false;
+}
+
 }  // namespace ncclwatch::detect

@@ -32,6 +32,12 @@ enum class P2PState {
 // its own completion is unknown; an aborted op's later ops are aborted as well.
 P2PState P2PStateOf(const RecordFacts& op, const CommFacts& comm);
 
+// Whether `op` (one of `comm.p2p_records`) cannot start yet: an earlier P2P op on its stream
+// has not completed, and the two are not both grouped (grouped ops progress together). A Send
+// posted after a pending Recv on one stream waits for that Recv: torch's dist.recv then
+// dist.send on both stages deadlocks in stream order, with every op posted.
+bool QueuedBehindPending(const RecordFacts& op, const CommFacts& comm);
+
 }  // namespace ncclwatch::detect
 
 #endif  // NCCLWATCH_CORE_DETECT_COMPLETION_H_

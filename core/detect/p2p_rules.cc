@@ -24,7 +24,9 @@ std::string DescribeWait(const RuleContext& context, const P2PWait& wait) {
          ForHowLong(context, wait.op->enqueue_ns);
 }
 
-// Overdue waits whose peer has not posted the matching op: the edges of the wait-for graph.
+// Overdue waits on a peer that has not started the matching op: the edges of the wait-for graph.
+bool WaitsOnPeer(const P2PWait& wait) { return wait.overdue && PeerHasNotStarted(wait); }
+// Overdue waits whose peer has not posted the matching op at all.
 bool WaitsOnUnposted(const P2PWait& wait) { return wait.overdue && !wait.peer_posted; }
 
 std::vector<int> SortedUnique(std::vector<int> ranks) {
@@ -46,7 +48,7 @@ std::vector<const P2PWait*> FindCycle(const std::vector<P2PWait>& waits) {
   std::map<int, std::vector<const P2PWait*>> out_edges;
   for (const P2PWait& wait : waits) {
     // A peer that went on past the op it owes is no part of a cycle: it skipped the op.
-    if (WaitsOnUnposted(wait) && wait.peer != nullptr && !wait.peer_moved_on) {
+    if (WaitsOnPeer(wait) && wait.peer != nullptr && !wait.peer_moved_on) {
       out_edges[wait.waiter->rank()].push_back(&wait);
     }
   }
@@ -142,8 +144,8 @@ std::optional<Verdict> CheckP2PStraggler(const RuleContext& context) {
   std::set<int> waiting;
   std::set<int> overdue_waiters;
   for (const P2PWait& wait : waits) {
-    if (!wait.peer_posted) waiting.insert(wait.waiter->rank());
-    if (WaitsOnUnposted(wait)) overdue_waiters.insert(wait.waiter->rank());
+    if (PeerHasNotStarted(wait)) waiting.insert(wait.waiter->rank());
+    if (WaitsOnPeer(wait)) overdue_waiters.insert(wait.waiter->rank());
   }
   // Waits on a rank that waits on nobody, or that went on past the op it owes.
   std::vector<const P2PWait*> blamed;
@@ -198,7 +200,7 @@ std::optional<Verdict> CheckP2PHang(const RuleContext& context) {
   const std::vector<P2PWait> waits = FindP2PWaits(context);
   std::vector<const P2PWait*> hung;
   for (const P2PWait& wait : waits) {
-    if (wait.overdue && wait.peer_posted && wait.peer != nullptr) hung.push_back(&wait);
+    if (wait.overdue && wait.peer_posted && !wait.match_queued && wait.peer != nullptr) hung.push_back(&wait);
   }
   if (hung.empty()) return std::nullopt;
   const P2PWait& first = *hung.front();

@@ -68,7 +68,7 @@ std::vector<P2PWait> FindP2PWaits(const RuleContext& context) {
           r.peer == member.rank()) {
         continue;
       }
-      if (P2PStateOf(r, *member.comm) != P2PState::kPending) continue;
+      if (P2PStateOf(r, *member.comm) != P2PState::kPending || QueuedBehindPending(r, *member.comm)) continue;
       const RecordFacts*& slot = oldest[{r.peer, direction}];
       if (slot == nullptr || r.seq < slot->seq) slot = &r;
     }
@@ -86,6 +86,7 @@ std::vector<P2PWait> FindP2PWaits(const RuleContext& context) {
         wait.peer_posted = highest != theirs.highest.end() && highest->second >= op->seq;
         auto match = theirs.by_seq.find(std::tuple(wanted, member.rank(), op->seq));
         if (match != theirs.by_seq.end()) wait.match = match->second;
+        wait.match_queued = wait.match != nullptr && QueuedBehindPending(*wait.match, *wait.peer->comm);
         wait.peer_moved_on = !wait.peer_posted && op->enqueue_ns != 0 &&
                              wait.peer->process->host == member.process->host &&
                              CompletedAfter(*wait.peer->comm, op->enqueue_ns);

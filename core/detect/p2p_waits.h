@@ -23,6 +23,9 @@ struct P2PWait {
   const CommMember* peer = nullptr;   // nullptr: the peer rank has no facts (another host, no dump)
   bool peer_posted = false;           // the peer posted its op #seq towards the waiter
   const RecordFacts* match = nullptr; // that op, when the peer still keeps its record
+  // That op is posted but queued on its stream behind an earlier pending op of the peer: the
+  // peer waits in that earlier op before this one can start (QueuedBehindPending).
+  bool match_queued = false;
   bool overdue = false;               // pending longer than the stall threshold (offline: always)
   // The peer has not posted the matching op but completed an op issued after the waiter's:
   // it went on past the op it owes (skipped it), so it is to blame even when it waits itself
@@ -31,7 +34,11 @@ struct P2PWait {
   bool peer_moved_on = false;
 };
 
-// Every wait of the group, ordered by (waiter rank, peer rank, direction). O(R log R) over
+// A wait on a peer: its op #seq is not posted, or queued behind another of the peer's waits.
+inline bool PeerHasNotStarted(const P2PWait& wait) { return !wait.peer_posted || wait.match_queued; }
+
+// Every wait of the group, ordered by (waiter rank, peer rank, direction). An op queued on its
+// stream behind the waiter's own earlier pending op is no wait of its own (it waits for that one). O(R log R) over
 // R P2P records in all: a hostile dump of millions of records stays cheap.
 std::vector<P2PWait> FindP2PWaits(const RuleContext& context);
 

@@ -201,6 +201,30 @@ TEST_CASE("p2p_deadlock: both stages receive first", "[p2p]") {
   CHECK(Mentions(v.summary, "cycle rank 0 -> rank 1 -> rank 0"));
 }
 
+TEST_CASE("p2p_deadlock: both stages receive then send on one stream (torch's dist.recv, dist.send)", "[p2p]") {
+  // Nothing blocks the host: every op is posted, but each Send is queued behind its Recv.
+  shm::JobSnapshot job = Job(2);
+  for (int r = 0; r < 2; ++r) {
+    Post(job, r, shm::Op::kRecv, 1 - r, 1, 100);
+    Post(job, r, shm::Op::kSend, 1 - r, 1, 101);
+  }
+  const detect::Verdict v = Judge(job);
+  CHECK(v.kind == detect::VerdictKind::kP2PDeadlock);
+  CHECK(v.culprit_ranks == Ranks{0, 1});
+  CHECK(v.op == "Recv");
+}
+
+TEST_CASE("grouped Recv and Send (batch_isend_irecv) progress together: a hang, never a deadlock", "[p2p]") {
+  shm::JobSnapshot job = Job(2);
+  for (int r = 0; r < 2; ++r) {
+    Post(job, r, shm::Op::kRecv, 1 - r, 1, 100, 0, 1024, shm::kRecordInGroup);
+    Post(job, r, shm::Op::kSend, 1 - r, 1, 101, 0, 1024, shm::kRecordInGroup);
+  }
+  const detect::Verdict v = Judge(job);
+  CHECK(v.kind == detect::VerdictKind::kP2PHang);
+  CHECK(v.culprit_ranks == Ranks{0, 1});
+}
+
 TEST_CASE("p2p_deadlock: a 3-rank ring in which each rank receives from the previous before sending", "[p2p]") {
   shm::JobSnapshot job = Job(3);
   for (int r = 0; r < 3; ++r) Post(job, r, shm::Op::kRecv, (r + 2) % 3, 1, 100 + r);
