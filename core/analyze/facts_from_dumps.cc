@@ -21,7 +21,7 @@ detect::RecordFacts ToRecordFacts(const dump::CollectiveRecord& r) {
   out.root = r.root;
   out.peer = detect::IsPointToPoint(r.op) ? r.peer : -1;
   out.stream = r.stream;
-  out.in_group = r.in_group;
+  out.group = static_cast<uint32_t>(std::min<uint64_t>(r.group, 0x10000));  // a hostile value stays a group
   out.enqueue_ns = r.enqueue_ns;
   out.complete_ns = r.complete_ns;
   out.never_completes = r.never_completes;

@@ -44,7 +44,7 @@ bool QueuedBehindPending(const RecordFacts& op, const CommFacts& comm) {
   if (op.enqueue_ns == 0) return false;
   for (const RecordFacts& earlier : comm.p2p_records) {
     if (earlier.stream != op.stream || earlier.enqueue_ns == 0 || earlier.enqueue_ns >= op.enqueue_ns) continue;
-    if (earlier.in_group && op.in_group) continue;
+    if (earlier.group != 0 && earlier.group == op.group) continue;
     if (P2PStateOf(earlier, comm) != P2PState::kComplete) return true;
   }
   return false;

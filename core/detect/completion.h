@@ -33,7 +33,7 @@ enum class P2PState {
 P2PState P2PStateOf(const RecordFacts& op, const CommFacts& comm);
 
 // Whether `op` (one of `comm.p2p_records`) cannot start yet: an earlier P2P op on its stream
-// has not completed, and the two are not both grouped (grouped ops progress together). A Send
+// has not completed, and the two are not of one group (a group's ops progress together). A Send
 // posted after a pending Recv on one stream waits for that Recv: torch's dist.recv then
 // dist.send on both stages deadlocks in stream order, with every op posted.
 bool QueuedBehindPending(const RecordFacts& op, const CommFacts& comm);

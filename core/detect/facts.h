@@ -45,9 +45,9 @@ struct RecordFacts {
   int root = -1;          // -1 for ops without a root
   int peer = -1;          // communicator rank of the peer of a P2P op; -1 for collectives
   uint64_t stream = 0;    // cudaStream_t value the op was issued on
-  // Issued inside ncclGroupStart/End: it progresses together with the group's other ops,
-  // not behind them in stream order.
-  bool in_group = false;
+  // Which ncclGroupStart/End launched it (0: none). Ops of one group progress together; ops of
+  // different groups (torch wraps each send and receive in its own) run in stream order.
+  uint32_t group = 0;
   uint64_t enqueue_ns = 0;
   uint64_t complete_ns = 0;  // 0 while not known complete
   // No completion is owed: captured into a graph (it runs when the graph does) or the call

@@ -29,6 +29,14 @@ bool WaitsOnPeer(const P2PWait& wait) { return wait.overdue && PeerHasNotStarted
 // Overdue waits whose peer has not posted the matching op at all.
 bool WaitsOnUnposted(const P2PWait& wait) { return wait.overdue && !wait.peer_posted; }
 
+// Oldest wait first (then by waiter and peer: FindP2PWaits' order): the verdict names the wait
+// that began the trouble, e.g. a stage's Recv before the Send it issued after it.
+void OldestFirst(std::vector<const P2PWait*>& waits) {
+  std::stable_sort(waits.begin(), waits.end(), [](const P2PWait* a, const P2PWait* b) {
+    return a->op->enqueue_ns < b->op->enqueue_ns;
+  });
+}
+
 std::vector<int> SortedUnique(std::vector<int> ranks) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
@@ -155,6 +163,7 @@ std::optional<Verdict> CheckP2PStraggler(const RuleContext& context) {
     blamed.push_back(&wait);
   }
   if (blamed.empty()) return std::nullopt;
+  OldestFirst(blamed);
   Verdict verdict = StartP2PVerdict(VerdictKind::kP2PStraggler, context, *blamed.front());
   std::vector<int> culprits;
   std::vector<int> victims;
@@ -203,6 +212,7 @@ std::optional<Verdict> CheckP2PHang(const RuleContext& context) {
     if (wait.overdue && wait.peer_posted && !wait.match_queued && wait.peer != nullptr) hung.push_back(&wait);
   }
   if (hung.empty()) return std::nullopt;
+  OldestFirst(hung);
   const P2PWait& first = *hung.front();
   Verdict verdict = StartP2PVerdict(VerdictKind::kP2PHang, context, first);
   verdict.culprit_ranks = SortedUnique({first.waiter->rank(), first.peer_rank});

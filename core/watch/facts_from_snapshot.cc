@@ -25,7 +25,7 @@ detect::RecordFacts ToRecordView(const shm::RecordView& r) {
   out.root = shm::HasRoot(r.op) ? r.root_or_peer : -1;
   out.peer = detect::IsPointToPoint(out.op) ? r.root_or_peer : -1;
   out.stream = r.stream;
-  out.in_group = (r.flags & shm::kRecordInGroup) != 0;
+  out.group = shm::RecordGroupOf(r.flags);
   out.enqueue_ns = r.enqueue_ns;
   out.complete_ns = r.complete_ns;
   out.never_completes = shm::OwesNoCompletion(r.flags);

@@ -202,23 +202,28 @@ TEST_CASE("p2p_deadlock: both stages receive first", "[p2p]") {
 }
 
 TEST_CASE("p2p_deadlock: both stages receive then send on one stream (torch's dist.recv, dist.send)", "[p2p]") {
-  // Nothing blocks the host: every op is posted, but each Send is queued behind its Recv.
-  shm::JobSnapshot job = Job(2);
-  for (int r = 0; r < 2; ++r) {
-    Post(job, r, shm::Op::kRecv, 1 - r, 1, 100);
-    Post(job, r, shm::Op::kSend, 1 - r, 1, 101);
+  // Nothing blocks the host: every op is posted, but each Send is queued behind its Recv, plain
+  // or each in a group of its own, as torch issues them.
+  for (uint32_t recv_flags : {0u, shm::kRecordInGroup | shm::RecordGroupBits(7)}) {
+    const uint32_t send_flags = recv_flags == 0 ? 0 : shm::kRecordInGroup | shm::RecordGroupBits(8);
+    shm::JobSnapshot job = Job(2);
+    for (int r = 0; r < 2; ++r) {
+      Post(job, r, shm::Op::kRecv, 1 - r, 1, 100, 0, 1024, recv_flags);
+      Post(job, r, shm::Op::kSend, 1 - r, 1, 101, 0, 1024, send_flags);
+    }
+    const detect::Verdict v = Judge(job);
+    CHECK(v.kind == detect::VerdictKind::kP2PDeadlock);
+    CHECK(v.culprit_ranks == Ranks{0, 1});
+    CHECK(v.op == "Recv");
   }
-  const detect::Verdict v = Judge(job);
-  CHECK(v.kind == detect::VerdictKind::kP2PDeadlock);
-  CHECK(v.culprit_ranks == Ranks{0, 1});
-  CHECK(v.op == "Recv");
 }
 
 TEST_CASE("grouped Recv and Send (batch_isend_irecv) progress together: a hang, never a deadlock", "[p2p]") {
   shm::JobSnapshot job = Job(2);
-  for (int r = 0; r < 2; ++r) {
-    Post(job, r, shm::Op::kRecv, 1 - r, 1, 100, 0, 1024, shm::kRecordInGroup);
-    Post(job, r, shm::Op::kSend, 1 - r, 1, 101, 0, 1024, shm::kRecordInGroup);
+  for (int r = 0; r < 2; ++r) {  // one group per rank (serial 3, 9), and a writer without serials
+    const uint32_t group = r == 0 ? shm::kRecordInGroup | shm::RecordGroupBits(3) : shm::kRecordInGroup;
+    Post(job, r, shm::Op::kRecv, 1 - r, 1, 100, 0, 1024, group);
+    Post(job, r, shm::Op::kSend, 1 - r, 1, 101, 0, 1024, group);
   }
   const detect::Verdict v = Judge(job);
   CHECK(v.kind == detect::VerdictKind::kP2PHang);
