@@ -92,12 +92,13 @@ def pipeline_stall():
 
 def pipeline_transport_hang():
     # 2 stages, 4 micro-batches; the sim's transport never moves op #21 of either rank (stage 0's
-    # 21st Send, stage 1's 21st Recv): both posted, neither completes.
+    # 21st Send, stage 1's 21st Recv): both posted, neither completes. Stage 1 posts its Recvs
+    # before its step's compute, stage 0 its Sends after: the Recv is the older wait, named first.
     job = run("p2p_hang", 2, ["--pattern", "pipeline", "--micro-batches", "4"], expect_dumps=2,
               env={"NCCLSIM_FAULT": "hang:comm=0,seq=21"})
     try:
-        report = verdict_of(job, "p2p_hang", None, 21, "Send", [0, 1], [0, 1])
-        check_p2p_rows(report, [(0, "Send", 1, True), (1, "Recv", 0, True)])
+        report = verdict_of(job, "p2p_hang", None, 21, "Recv", [0, 1], [0, 1])
+        check_p2p_rows(report, [(1, "Recv", 0, True), (0, "Send", 1, True)])
         wd.check(any(h["id"] == "p2p_transport" for h in report.get("hints", [])), "p2p_transport hint")
     finally:
         job.cleanup()
