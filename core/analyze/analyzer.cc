@@ -141,7 +141,10 @@ Analysis Analyze(const dump::DumpSet& set) {
   }
   if (table) {
     a.missing_ranks = table->MissingRanks();
-    a.ranks = BuildRankRows(*table, a.verdict);
+    // A P2P verdict's number counts per peer: the rows show each rank's collectives as they stand.
+    ReportedVerdict rows_at = a.verdict;
+    if (detect::IsPointToPointKind(a.verdict.kind)) rows_at.seq = 0;
+    a.ranks = BuildRankRows(*table, rows_at);
     if (a.verdict.kind == "mismatch") a.fingerprints = BuildFingerprints(*table, a.verdict.seq);
   }
   auto culprits = CulpritDumps(a.verdict, table, dumps, &a.culprits_without_stacks);

@@ -7,6 +7,7 @@
 
 #include "core/analyze/report.h"
 #include "core/detect/p2p_op.h"
+#include "core/detect/verdict.h"
 #include "core/format/duration.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
@@ -48,7 +49,7 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
   out << "VERDICT: " << Esc(v.kind) << '\n';
   if (v.kind != "none") {
     if (v.comm_hash) out << "  communicator " << format::FormatHex(v.comm_hash) << " (" << v.nranks << " ranks)\n";
-    if (v.seq && v.kind.rfind("p2p_", 0) == 0) out << "  " << Esc(v.op) << " #" << v.seq << " (numbered per peer)\n";
+    if (v.seq && detect::IsPointToPointKind(v.kind)) out << "  " << Esc(v.op) << " #" << v.seq << " (numbered per peer)\n";
     else if (v.seq) out << "  collective #" << v.seq << ' ' << Esc(v.op) << '\n';
     else if (!v.op.empty()) out << "  op " << Esc(v.op) << '\n';
     out << "  culprits: " << FormatRanks(v.ranks) << (v.kind == "sync_stuck" ? " (global)" : GlobalRanksNote(a))

@@ -199,8 +199,11 @@ std::optional<Verdict> CheckP2PStraggler(const RuleContext& context) {
     culprits_text = (verdict.culprit_ranks.empty() ? "" : culprits_text + " and ") + "ranks without a dump " +
                     format::FormatRangeList(without_facts);
   }
+  const bool one = verdict.culprit_ranks.size() + without_facts.size() == 1;
   verdict.summary = "p2p_straggler on comm " + FormatHash(context.group.comm_hash) + ": " + culprits_text +
-                    " have not posted the op their peers wait for: " + waits_text;
+                    (one ? " has not posted the op its peers wait for: "
+                         : " have not posted the ops their peers wait for: ") +
+                    waits_text;
   if (listed > kMaxListedWaits) verdict.summary += "; and " + std::to_string(listed - kMaxListedWaits) + " more";
   return verdict;
 }

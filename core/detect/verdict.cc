@@ -38,6 +38,16 @@ std::optional<VerdictKind> ParseVerdictKind(std::string_view name) {
 
 int Priority(VerdictKind kind) { return static_cast<int>(kind); }
 
+bool IsPointToPointKind(VerdictKind kind) {
+  return kind == VerdictKind::kP2PMismatch || kind == VerdictKind::kP2PDeadlock ||
+         kind == VerdictKind::kP2PStraggler || kind == VerdictKind::kP2PHang;
+}
+
+bool IsPointToPointKind(std::string_view name) {
+  const std::optional<VerdictKind> kind = ParseVerdictKind(name);
+  return kind && IsPointToPointKind(*kind);
+}
+
 std::string ToString(SyncTarget target) {
   switch (target) {
     case SyncTarget::kStream: return "stream";

@@ -43,6 +43,11 @@ std::optional<VerdictKind> ParseVerdictKind(std::string_view name);
 // Lower is more important.
 int Priority(VerdictKind kind);
 
+// p2p_mismatch, p2p_deadlock, p2p_straggler, p2p_hang: their seq numbers a P2P op per peer.
+bool IsPointToPointKind(VerdictKind kind);
+// The same, by name ("p2p_hang"); false for any other string.
+bool IsPointToPointKind(std::string_view name);
+
 // "stream", "event", "device".
 std::string ToString(SyncTarget target);
 
