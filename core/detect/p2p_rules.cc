@@ -60,28 +60,37 @@ std::vector<const P2PWait*> FindCycle(const std::vector<P2PWait>& waits) {
       out_edges[wait.waiter->rank()].push_back(&wait);
     }
   }
+  // Iterative depth-first search: a hostile dump set may chain 2^20 ranks, too deep to recurse.
   std::map<int, int> color;  // 0 unvisited, 1 on the current path, 2 done
-  std::vector<const P2PWait*> path;
+  std::vector<const P2PWait*> path;                // edges taken from the root
+  std::vector<std::pair<int, size_t>> stack;       // (rank, next out-edge to try)
   std::vector<const P2PWait*> cycle;
-  // Iterative DFS would be longer; depth is bounded by the ranks with facts in one comm.
-  auto visit = [&](auto&& self, int rank) -> bool {
-    color[rank] = 1;
-    for (const P2PWait* edge : out_edges[rank]) {
-      const int next = edge->peer_rank;
-      path.push_back(edge);
-      if (color[next] == 1) {
-        auto start = std::find_if(path.begin(), path.end(), [next](const P2PWait* w) { return w->waiter->rank() == next; });
-        cycle.assign(start, path.end());
-        return true;
+  for (const auto& [root, root_edges] : out_edges) {
+    if (color[root] != 0) continue;
+    stack.push_back({root, 0});
+    color[root] = 1;
+    while (!stack.empty() && cycle.empty()) {
+      auto& [rank, next_edge] = stack.back();
+      const std::vector<const P2PWait*>& edges = out_edges[rank];
+      if (next_edge == edges.size()) {
+        color[rank] = 2;
+        stack.pop_back();
+        if (!path.empty()) path.pop_back();
+        continue;
       }
-      if (color[next] == 0 && self(self, next)) return true;
-      path.pop_back();
+      const P2PWait* edge = edges[next_edge++];
+      const int next = edge->peer_rank;
+      if (color[next] == 1) {
+        path.push_back(edge);
+        auto first = std::find_if(path.begin(), path.end(), [next](const P2PWait* w) { return w->waiter->rank() == next; });
+        cycle.assign(first, path.end());
+      } else if (color[next] == 0) {
+        path.push_back(edge);
+        color[next] = 1;
+        stack.push_back({next, 0});
+      }
     }
-    color[rank] = 2;
-    return false;
-  };
-  for (const auto& [rank, edges] : out_edges) {
-    if (color[rank] == 0 && visit(visit, rank)) break;
+    if (!cycle.empty()) break;
   }
   if (cycle.empty()) return cycle;
   auto lowest = std::min_element(cycle.begin(), cycle.end(),
@@ -127,14 +136,20 @@ std::optional<Verdict> CheckP2PDeadlock(const RuleContext& context) {
   Verdict verdict = StartP2PVerdict(VerdictKind::kP2PDeadlock, context, *cycle.front());
   std::string ring;
   std::string ops;
+  size_t listed = 0;
   for (const P2PWait* wait : cycle) {
     verdict.culprit_ranks.push_back(wait->waiter->rank());
-    verdict.p2p.push_back(PostedEvidence(*wait));
     if (wait->op->enqueue_ns != 0 && (verdict.since_ns == 0 || wait->op->enqueue_ns > verdict.since_ns)) {
       verdict.since_ns = wait->op->enqueue_ns;  // the cycle closed when its last wait began
     }
+    if (listed++ >= kMaxListedWaits) continue;  // a cycle may run through 2^20 ranks
+    verdict.p2p.push_back(PostedEvidence(*wait));
     ring += "rank " + std::to_string(wait->waiter->rank()) + " -> ";
     ops += (ops.empty() ? "" : ", ") + DescribeWait(context, *wait);
+  }
+  if (listed > kMaxListedWaits) {
+    ring += "... (" + std::to_string(listed - kMaxListedWaits) + " more) -> ";
+    ops += ", ...";
   }
   ring += "rank " + std::to_string(cycle.front()->waiter->rank());
   verdict.culprit_ranks = SortedUnique(verdict.culprit_ranks);

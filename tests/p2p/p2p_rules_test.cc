@@ -240,6 +240,37 @@ TEST_CASE("p2p_deadlock: a 3-rank ring in which each rank receives from the prev
   CHECK(Mentions(v.summary, "cycle rank 0 -> rank 2 -> rank 1 -> rank 0"));
 }
 
+TEST_CASE("p2p_deadlock: a ring of 4096 ranks is found (iteratively), its evidence bounded", "[p2p]") {
+  constexpr int kRanks = 4096;
+  detect::JobFacts facts;
+  facts.scope = detect::Scope::kJob;
+  for (int r = 0; r < kRanks; ++r) {
+    detect::ProcessFacts p;
+    p.pid = 1000 + r;
+    p.host = "hostA";
+    detect::CommFacts c;
+    c.comm_hash = kHash;
+    c.rank = r;
+    c.nranks = kRanks;
+    c.init_started_ns = 1;
+    c.init_done_ns = 2;
+    detect::RecordFacts recv;
+    recv.seq = 1;
+    recv.op = "Recv";
+    recv.peer = (r + kRanks - 1) % kRanks;
+    recv.enqueue_ns = 100;
+    c.p2p_records.push_back(recv);
+    p.comms.push_back(c);
+    facts.processes.push_back(p);
+  }
+  const std::vector<detect::Verdict> verdicts = detect::Classify(facts, detect::DetectConfig{}, 0);
+  REQUIRE(verdicts.size() == 1);
+  CHECK(verdicts[0].kind == detect::VerdictKind::kP2PDeadlock);
+  CHECK(verdicts[0].culprit_ranks.size() == kRanks);
+  CHECK(verdicts[0].p2p.size() == 16);
+  CHECK(verdicts[0].summary.size() < 4096);
+}
+
 TEST_CASE("p2p_hang: both sides posted the matching ops and neither completed", "[p2p]") {
   shm::JobSnapshot job = Job(2);
   History(job, 0, 1, 4);
