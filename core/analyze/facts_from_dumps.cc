@@ -42,7 +42,12 @@ std::vector<detect::RecordFacts> CollectiveRecords(const dump::CommDump& comm) {
   return records;
 }
 
-// The dump's P2P ops, the first record of each (direction, peer, number) only.
+// P2P completion and matching compare each op with the others of its communicator (stream
+// order): a hostile dump's million records must not make that quadratic. The watchdog writes
+// 64 records per communicator (kRecordsPerCommInDump), so the newest 256 lose nothing real.
+constexpr size_t kMaxP2PRecordsPerComm = 256;
+
+// The dump's newest P2P ops, the first record of each (direction, peer, number) only.
 std::vector<detect::RecordFacts> P2PRecords(const dump::CommDump& comm) {
   std::vector<detect::RecordFacts> records;
   std::set<std::tuple<detect::P2PDirection, int, uint64_t>> seen;
@@ -50,6 +55,9 @@ std::vector<detect::RecordFacts> P2PRecords(const dump::CommDump& comm) {
     const detect::P2PDirection direction = detect::P2PDirectionOf(r.op);
     if (direction == detect::P2PDirection::kNone || !seen.emplace(direction, r.peer, r.seq).second) continue;
     records.push_back(ToRecordFacts(r));
+  }
+  if (records.size() > kMaxP2PRecordsPerComm) {
+    records.erase(records.begin(), records.end() - static_cast<std::ptrdiff_t>(kMaxP2PRecordsPerComm));
   }
   return records;
 }

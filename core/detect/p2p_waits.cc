@@ -1,5 +1,6 @@
 #include "core/detect/p2p_waits.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -26,11 +27,11 @@ PostedOps IndexPosted(const CommFacts& comm) {
   return index;
 }
 
+// Members are sorted by rank, one per rank (comm_group.h): O(log members).
 const CommMember* MemberOfRank(const CommGroup& group, int rank) {
-  for (const CommMember& member : group.members) {
-    if (member.rank() == rank) return &member;
-  }
-  return nullptr;
+  auto it = std::lower_bound(group.members.begin(), group.members.end(), rank,
+                             [](const CommMember& m, int r) { return m.rank() < r; });
+  return it != group.members.end() && it->rank() == rank ? &*it : nullptr;
 }
 
 // Whether `comm` saw complete some op (P2P or collective) issued after `since_ns`.
@@ -54,12 +55,18 @@ const char* OppositeOpName(const RecordFacts& op) {
 
 std::vector<P2PWait> FindP2PWaits(const RuleContext& context) {
   const CommGroup& group = context.group;
-  std::map<int, PostedOps> posted;  // by rank, built once per member
-  for (const CommMember& member : group.members) posted.emplace(member.rank(), IndexPosted(*member.comm));
+  // By rank, for members with P2P records only: a collective-only job of 2^20 ranks costs
+  // one pass over its members here.
+  std::map<int, PostedOps> posted;
+  for (const CommMember& member : group.members) {
+    if (!member.comm->p2p_records.empty()) posted.emplace(member.rank(), IndexPosted(*member.comm));
+  }
+  if (posted.empty()) return {};
+  static const PostedOps kNothingPosted;
 
   std::vector<P2PWait> waits;
   for (const CommMember& member : group.members) {
-    if (!member.alive()) continue;
+    if (!member.alive() || member.comm->p2p_records.empty()) continue;
     // The oldest pending op of each (peer, direction).
     std::map<std::pair<int, P2PDirection>, const RecordFacts*> oldest;
     for (const RecordFacts& r : member.comm->p2p_records) {
@@ -80,7 +87,8 @@ std::vector<P2PWait> FindP2PWaits(const RuleContext& context) {
       wait.direction = key.second;
       wait.peer = MemberOfRank(group, wait.peer_rank);
       if (wait.peer != nullptr) {
-        const PostedOps& theirs = posted.at(wait.peer_rank);
+        auto found = posted.find(wait.peer_rank);
+        const PostedOps& theirs = found != posted.end() ? found->second : kNothingPosted;
         const P2PDirection wanted = Opposite(wait.direction);
         auto highest = theirs.highest.find({wanted, member.rank()});
         wait.peer_posted = highest != theirs.highest.end() && highest->second >= op->seq;
