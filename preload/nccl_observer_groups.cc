@@ -1,5 +1,6 @@
 // ncclGroupStart / ncclGroupEnd / ncclGroupSimulateEnd: ops and inits issued inside a group
 // are published at the outermost GroupEnd, when NCCL launches them.
+#include <atomic>
 #include <vector>
 
 #include "preload/nccl_observer.h"
@@ -18,6 +19,12 @@ void AddToRanges(std::vector<StreamRange>* ranges, CommEntry* comm, uint64_t str
     }
   }
   ranges->push_back({comm, stream, RecordRange::Of(ref)});
+}
+
+// 1..65535, wrapping: which outermost GroupEnd launched a record (layout.h, kRecordGroupShift).
+uint32_t NextGroupSerial() {
+  static std::atomic<uint32_t> launched{0};
+  return launched.fetch_add(1, std::memory_order_relaxed) % 0xffffu + 1;
 }
 
 }  // namespace
@@ -48,8 +55,9 @@ bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept {
     ts->group_ranges.clear();
     if (kind == GroupEndKind::kLaunch) {
       // Published before the launch, so that a rank stuck inside GroupEnd shows its ops.
+      const uint32_t flags = shm::kRecordInGroup | shm::RecordGroupBits(NextGroupSerial());
       for (const GroupedOp& g : ts->grouped_ops) {
-        const shm::RecordRef ref = g.comm->slot.Append(g.op, shm::kRecordInGroup, g.enqueue_ns);
+        const shm::RecordRef ref = g.comm->slot.Append(g.op, flags, g.enqueue_ns);
         AddToRanges(&ts->group_ranges, g.comm, g.op.stream, ref);
       }
     }

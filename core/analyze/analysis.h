@@ -15,11 +15,14 @@ namespace ncclwatch::analyze {
 // (core/detect/verdict.h) with its culprits expanded to a full rank list, plus whether the
 // incident resolved. Kept apart from detect::Verdict because it is the report's schema.
 struct ReportedVerdict {
-  // straggler|mismatch|collective_hang|init_hang|sync_stuck|rank_exited|none
+  // straggler|mismatch|collective_hang|init_hang|sync_stuck|rank_exited|p2p_mismatch|
+  // p2p_deadlock|p2p_straggler|p2p_hang|none
   std::string kind = "none";
   uint64_t comm_hash = 0;   // 0 for sync_stuck and none
   int nranks = 0;
-  uint64_t seq = 0;         // 1-based collective number; 0 for init_hang, sync_stuck, none
+  // 1-based collective number; for p2p_* the per-peer number of `op`; 0 for init_hang,
+  // sync_stuck, none
+  uint64_t seq = 0;
   std::string op;           // "init" for init_hang
   std::vector<int> ranks;   // culprits (global ranks for sync_stuck)
   std::vector<int> other_ranks;  // involved, not blamed (e.g. the waiters)
@@ -42,6 +45,18 @@ struct RankRow {
   uint64_t last_completed = 0;
   std::string state;            // see StateAt() in comm_table.h
   int async_error = 0;
+};
+
+// p2p_* verdicts: one rank of the pair or cycle, and its op towards its peer.
+struct P2PRow {
+  int rank = -1;
+  std::string op;       // what it posted, or (posted == false) what it owes
+  int peer = -1;        // towards whom
+  uint64_t seq = 0;     // its k-th op of that direction towards that peer
+  bool posted = true;
+  bool complete = false;
+  uint64_t count = 0;   // of a posted op
+  int datatype = -1;
 };
 
 struct FingerprintCell {
@@ -90,6 +105,7 @@ struct Analysis {
   std::vector<int> missing_ranks;        // ranks of the verdict's communicator without a dump
   std::vector<RankRow> ranks;            // every rank of the verdict's communicator
   std::vector<FingerprintRow> fingerprints;  // mismatch only: collectives around #seq
+  std::vector<P2PRow> p2p;               // p2p_* only: each rank of the pair or cycle
   std::vector<StackGroup> stacks;        // culprits first
   size_t culprits_without_stacks = 0;
   std::vector<Hint> hints;

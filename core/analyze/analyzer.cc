@@ -132,13 +132,19 @@ Analysis Analyze(const dump::DumpSet& set) {
     return a;
   }
   a.verdict = ToReportedVerdict(verdicts.front());
+  for (const detect::P2PEvidence& e : verdicts.front().p2p) {
+    a.p2p.push_back(P2PRow{e.rank, e.op, e.peer, e.seq, e.posted, e.complete, e.count, e.datatype});
+  }
   const CommTable* table = nullptr;
   for (const auto& t : tables) {
     if (a.verdict.comm_hash != 0 && t.comm_hash == a.verdict.comm_hash) table = &t;
   }
   if (table) {
     a.missing_ranks = table->MissingRanks();
-    a.ranks = BuildRankRows(*table, a.verdict);
+    // A P2P verdict's number counts per peer: the rows show each rank's collectives as they stand.
+    ReportedVerdict rows_at = a.verdict;
+    if (detect::IsPointToPointKind(a.verdict.kind)) rows_at.seq = 0;
+    a.ranks = BuildRankRows(*table, rows_at);
     if (a.verdict.kind == "mismatch") a.fingerprints = BuildFingerprints(*table, a.verdict.seq);
   }
   auto culprits = CulpritDumps(a.verdict, table, dumps, &a.culprits_without_stacks);

@@ -1,9 +1,12 @@
 #include "core/analyze/facts_from_dumps.h"
 
 #include <algorithm>
+#include <set>
+#include <tuple>
 #include <unordered_set>
 
 #include "core/detect/completion.h"
+#include "core/detect/p2p_op.h"
 
 namespace ncclwatch::analyze {
 namespace {
@@ -16,6 +19,9 @@ detect::RecordFacts ToRecordFacts(const dump::CollectiveRecord& r) {
   out.datatype = r.datatype;
   out.redop = r.redop;
   out.root = r.root;
+  out.peer = detect::IsPointToPoint(r.op) ? r.peer : -1;
+  out.stream = r.stream;
+  out.group = static_cast<uint32_t>(std::min<uint64_t>(r.group, 0x10000));  // a hostile value stays a group
   out.enqueue_ns = r.enqueue_ns;
   out.complete_ns = r.complete_ns;
   out.never_completes = r.never_completes;
@@ -29,10 +35,30 @@ std::vector<detect::RecordFacts> CollectiveRecords(const dump::CommDump& comm) {
   std::vector<detect::RecordFacts> records;
   std::unordered_set<uint64_t> seen;
   for (const dump::CollectiveRecord& r : comm.records) {
-    if (IsPointToPoint(r.op) || !seen.insert(r.seq).second) continue;
+    if (detect::IsPointToPoint(r.op) || !seen.insert(r.seq).second) continue;
     records.push_back(ToRecordFacts(r));
   }
   std::stable_sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
+  return records;
+}
+
+// P2P completion and matching compare each op with the others of its communicator (stream
+// order): a hostile dump's million records must not make that quadratic. The watchdog writes
+// 64 records per communicator (kRecordsPerCommInDump), so the newest 256 lose nothing real.
+constexpr size_t kMaxP2PRecordsPerComm = 256;
+
+// The dump's newest P2P ops, the first record of each (direction, peer, number) only.
+std::vector<detect::RecordFacts> P2PRecords(const dump::CommDump& comm) {
+  std::vector<detect::RecordFacts> records;
+  std::set<std::tuple<detect::P2PDirection, int, uint64_t>> seen;
+  for (const dump::CollectiveRecord& r : comm.records) {
+    const detect::P2PDirection direction = detect::P2PDirectionOf(r.op);
+    if (direction == detect::P2PDirection::kNone || !seen.emplace(direction, r.peer, r.seq).second) continue;
+    records.push_back(ToRecordFacts(r));
+  }
+  if (records.size() > kMaxP2PRecordsPerComm) {
+    records.erase(records.begin(), records.end() - static_cast<std::ptrdiff_t>(kMaxP2PRecordsPerComm));
+  }
   return records;
 }
 
@@ -49,6 +75,7 @@ detect::CommFacts ToCommFacts(const dump::CommDump& comm) {
   out.left = comm.left;
   out.untracked_ops = comm.untracked_ops;
   out.records = CollectiveRecords(comm);
+  out.p2p_records = P2PRecords(comm);
   out.last_completed_seq = detect::EffectiveLastCompleted(comm.last_completed_seq, out.records);
   return out;
 }
@@ -81,10 +108,6 @@ detect::ProcessFacts ToProcessFacts(const dump::RankDump& d) {
 }
 
 }  // namespace
-
-bool IsPointToPoint(const std::string& op) {
-  return op == "Send" || op == "Recv" || op == "PutSignal" || op == "Signal" || op == "WaitSignal";
-}
 
 detect::JobFacts FactsFromDumps(const std::vector<const dump::RankDump*>& dumps) {
   detect::JobFacts facts;

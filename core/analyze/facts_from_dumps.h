@@ -13,12 +13,9 @@
 
 namespace ncclwatch::analyze {
 
-// Point-to-point and one-sided calls legitimately differ between ranks; like the live
-// producer, the facts keep collectives only.
-bool IsPointToPoint(const std::string& op);
-
 // One ProcessFacts per dump, in the order given (processes[i] comes from dumps[i]).
-// Records are kept in ascending #N, the first record of a number only; completion is
+// Collectives are kept in ascending #N, the first record of a number only; P2P ops
+// (detect/p2p_op.h, the live producer's predicate) go to p2p_records; completion is
 // detect::EffectiveLastCompleted over the dump's counter and records, as live.
 detect::JobFacts FactsFromDumps(const std::vector<const dump::RankDump*>& dumps);
 

@@ -11,6 +11,7 @@
 
 #include "core/analyze/facts_from_dumps.h"
 #include "core/analyze/user_frames.h"
+#include "core/detect/p2p_op.h"
 #include "core/format/rank_list.h"
 
 namespace ncclwatch::analyze {
@@ -60,8 +61,10 @@ std::string DriverEvidence(const std::vector<const dump::RankDump*>& dumps) {
 void P2PTransport(const HintInput& in, std::vector<Hint>* hints) {
   Hint h;
   h.id = "p2p_transport";
-  h.advice =
-      "Every rank is inside the same collective and it never completes: test the P2P path with "
+  h.advice = std::string(in.verdict->kind == "p2p_hang"
+                             ? "Both ranks of the pair posted matching Send/Recv ops and they never complete: "
+                             : "Every rank is inside the same collective and it never completes: ") +
+             "test the P2P path with "
       "NCCL_P2P_DISABLE=1, check the driver version (545.x has such reports), set NCCL_P2P_LEVEL=NVL on "
       "NVLink machines, and rerun with NCCL_DEBUG=INFO.";
   h.evidence.push_back(in.verdict->summary);
@@ -191,7 +194,7 @@ std::string CrashEvidence(int rank, const dump::RankDump& d) {
 std::vector<const dump::CollectiveRecord*> CallsFromFirst(const dump::CommDump& c) {
   std::map<uint64_t, const dump::CollectiveRecord*> by_seq;
   for (const auto& r : c.records) {
-    if (!IsPointToPoint(r.op)) by_seq.emplace(r.seq, &r);
+    if (!detect::IsPointToPoint(r.op)) by_seq.emplace(r.seq, &r);
   }
   std::vector<const dump::CollectiveRecord*> calls;
   for (const auto& [seq, r] : by_seq) {
@@ -295,7 +298,8 @@ bool KernelOlderThan5_5(const std::string& release) {
 std::vector<Hint> BuildHints(const HintInput& in) {
   std::vector<Hint> hints;
   const std::string& kind = in.verdict->kind;
-  if (kind == "collective_hang") P2PTransport(in, &hints);
+  if (kind == "collective_hang" || kind == "p2p_hang") P2PTransport(in, &hints);
+  if (kind == "p2p_straggler") DataLoading(in, &hints);
   if (kind == "straggler") DataLoading(in, &hints);
   if (kind == "mismatch" && in.fingerprints && !in.fingerprints->empty()) Divergence(in, &hints);
   if (kind == "init_hang") InitTransport(in, &hints);

@@ -59,6 +59,15 @@ json FingerprintsJson(const Analysis& a) {
   return rows;
 }
 
+json P2PJson(const Analysis& a) {
+  json rows = json::array();
+  for (const auto& r : a.p2p) {
+    rows.push_back(json{{"rank", r.rank}, {"op", r.op}, {"peer", r.peer}, {"seq", r.seq}, {"posted", r.posted},
+                        {"complete", r.complete}, {"count", r.count}, {"datatype", r.datatype}});
+  }
+  return rows;
+}
+
 json StacksJson(const Analysis& a) {
   json groups = json::array();
   for (const auto& g : a.stacks) {
@@ -91,6 +100,7 @@ nlohmann::json RenderJsonReport(const Analysis& a) {
               {"missing_ranks", a.missing_ranks},
               {"ranks", RanksJson(a)},
               {"fingerprints", FingerprintsJson(a)},
+              {"p2p", P2PJson(a)},
               {"stacks", StacksJson(a)},
               {"culprits_without_stacks", a.culprits_without_stacks},
               {"hints", std::move(hints)},

@@ -6,6 +6,8 @@
 #include <unordered_map>
 
 #include "core/analyze/report.h"
+#include "core/detect/p2p_op.h"
+#include "core/detect/verdict.h"
 #include "core/format/duration.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
@@ -47,7 +49,8 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
   out << "VERDICT: " << Esc(v.kind) << '\n';
   if (v.kind != "none") {
     if (v.comm_hash) out << "  communicator " << format::FormatHex(v.comm_hash) << " (" << v.nranks << " ranks)\n";
-    if (v.seq) out << "  collective #" << v.seq << ' ' << Esc(v.op) << '\n';
+    if (v.seq && detect::IsPointToPointKind(v.kind)) out << "  " << Esc(v.op) << " #" << v.seq << " (numbered per peer)\n";
+    else if (v.seq) out << "  collective #" << v.seq << ' ' << Esc(v.op) << '\n';
     else if (!v.op.empty()) out << "  op " << Esc(v.op) << '\n';
     out << "  culprits: " << FormatRanks(v.ranks) << (v.kind == "sync_stuck" ? " (global)" : GlobalRanksNote(a))
         << '\n';
@@ -110,6 +113,25 @@ void Fingerprints(const Analysis& a, std::ostringstream& out) {
   out << '\n';
 }
 
+// "rank 1: waits in Recv #3 from rank 0 (count=4096 dtype=7)", "rank 0: has not posted Send #3 to rank 1".
+void P2POps(const Analysis& a, std::ostringstream& out) {
+  if (a.p2p.empty()) return;
+  out << "EVIDENCE: point-to-point ops of the pair or cycle\n";
+  for (const auto& r : a.p2p) {
+    const bool sends = detect::P2PDirectionOf(r.op) == detect::P2PDirection::kSend;
+    const std::string op = Esc(r.op) + " #" + std::to_string(r.seq) + (sends ? " to rank " : " from rank ") +
+                           std::to_string(r.peer);
+    out << "  rank " << r.rank << ": ";
+    if (!r.posted) {
+      out << "has not posted " << op << '\n';
+      continue;
+    }
+    out << (r.complete ? "posted " : "waits in ") << op << " (count=" << r.count << " dtype=" << r.datatype << ")"
+        << (r.complete ? ", complete" : "") << '\n';
+  }
+  out << '\n';
+}
+
 void Stacks(const Analysis& a, std::ostringstream& out) {
   if (a.stacks.empty() && a.culprits_without_stacks == 0) return;
   out << "EVIDENCE: culprit stacks (innermost user frames first)\n";
@@ -151,6 +173,7 @@ std::string RenderTextReport(const Analysis& a) {
   Verdict(a, out);
   RankStates(a, out);
   Fingerprints(a, out);
+  P2POps(a, out);
   Stacks(a, out);
   Hints(a, out);
   Lines("NOTES", a.notes, out);

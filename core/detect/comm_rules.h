@@ -46,6 +46,18 @@ std::optional<Verdict> CheckStraggler(const RuleContext& context);
 // (longer still for a rank alone on this host).
 std::optional<Verdict> CheckCollectiveHang(const RuleContext& context);
 
+// Point-to-point rules, per ordered pair of ranks in NCCL's matching order (p2p_waits.h).
+// Thresholds: the configured stall threshold (P2P ops have no cadence); offline none.
+// The count or datatype of a pending op differs from its peer's matching op. No threshold.
+std::optional<Verdict> CheckP2PMismatch(const RuleContext& context);
+// A cycle of ranks, each overdue in an op whose peer has not posted the matching op.
+std::optional<Verdict> CheckP2PDeadlock(const RuleContext& context);
+// Ranks are overdue in ops whose peer has not posted the matching op, and that peer waits on
+// nobody: the peer is the culprit (the stage that did not send).
+std::optional<Verdict> CheckP2PStraggler(const RuleContext& context);
+// Both sides posted a matching pair of ops and the waiter's has not completed.
+std::optional<Verdict> CheckP2PHang(const RuleContext& context);
+
 }  // namespace ncclwatch::detect
 
 #endif  // NCCLWATCH_CORE_DETECT_COMM_RULES_H_

@@ -14,7 +14,7 @@
 namespace ncclwatch::detect {
 namespace {
 
-std::optional<Verdict> MostImportantFor(const RuleContext& context) {
+std::optional<Verdict> MostImportantCollective(const RuleContext& context) {
   for (auto rule : {CheckMismatch, CheckRankExited, CheckInitHang}) {
     if (std::optional<Verdict> verdict = rule(context)) return verdict;
   }
@@ -27,6 +27,22 @@ std::optional<Verdict> MostImportantFor(const RuleContext& context) {
     return hang;
   }
   return straggler ? straggler : hang;
+}
+
+std::optional<Verdict> MostImportantP2P(const RuleContext& context) {
+  for (auto rule : {CheckP2PMismatch, CheckP2PDeadlock, CheckP2PStraggler, CheckP2PHang}) {
+    if (std::optional<Verdict> verdict = rule(context)) return verdict;
+  }
+  return std::nullopt;
+}
+
+// Collectives and P2P ops of one communicator are judged apart (their numbers count apart);
+// the more important kind is reported (verdict.h).
+std::optional<Verdict> MostImportantFor(const RuleContext& context) {
+  std::optional<Verdict> collective = MostImportantCollective(context);
+  std::optional<Verdict> p2p = MostImportantP2P(context);
+  if (collective && p2p) return Priority(p2p->kind) < Priority(collective->kind) ? p2p : collective;
+  return collective ? collective : p2p;
 }
 
 // Blocked syncs of the communicator's ranks explain what their host threads wait on.

@@ -32,15 +32,22 @@ struct SyncFacts {
   uint64_t handle = 0;  // cudaStream_t / cudaEvent_t value; device ordinal for kDevice.
 };
 
-// One collective as issued by one rank. Two ranks agree on collective #N when every
-// field from op to root is equal.
+// One op as issued by one rank: a collective, or a point-to-point op (p2p_op.h). Two ranks
+// agree on collective #N when every field from op to root is equal. A point-to-point op's
+// seq counts per peer and direction: the k-th Send from A to B (seq k on A, peer B) matches
+// the k-th Recv of B from A (seq k on B, peer A), as NCCL matches them.
 struct RecordFacts {
-  uint64_t seq = 0;
-  std::string op;         // NCCL API name without the prefix: "AllReduce", "Broadcast", ...
+  uint64_t seq = 0;       // collective #N; per-peer number for P2P (0: unknown, not matched)
+  std::string op;         // NCCL API name without the prefix: "AllReduce", "Broadcast", "Send", ...
   uint64_t count = 0;
   int datatype = -1;      // ncclDataType_t value
   int redop = -1;         // ncclRedOp_t value; -1 for ops without a reduction
   int root = -1;          // -1 for ops without a root
+  int peer = -1;          // communicator rank of the peer of a P2P op; -1 for collectives
+  uint64_t stream = 0;    // cudaStream_t value the op was issued on
+  // Which ncclGroupStart/End launched it (0: none). Ops of one group progress together; ops of
+  // different groups (torch wraps each send and receive in its own) run in stream order.
+  uint32_t group = 0;
   uint64_t enqueue_ns = 0;
   uint64_t complete_ns = 0;  // 0 while not known complete
   // No completion is owed: captured into a graph (it runs when the graph does) or the call
@@ -71,6 +78,10 @@ struct CommFacts {
   // counted complete by the tracker itself. Shown in evidence so a reader can weigh them.
   uint64_t untracked_ops = 0;
   std::vector<RecordFacts> records;  // recent collectives, any order
+  // Recent point-to-point ops (Send, Recv, ...: p2p_op.h), any order. Kept apart from
+  // `records` because their seq counts per peer, outside the collective sequence; their
+  // completion is judged op by op (P2PStateOf in completion.h).
+  std::vector<RecordFacts> p2p_records;
 };
 
 // How a process that is gone left, as far as it could tell before leaving.

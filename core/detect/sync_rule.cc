@@ -1,12 +1,17 @@
 #include "core/detect/sync_rule.h"
 
 #include "core/detect/comm_rules.h"
+#include "core/detect/completion.h"
 #include "core/detect/evidence.h"
 
 namespace ncclwatch::detect {
 
-bool PendingCollectiveExplains(const ProcessFacts& process, const SyncFacts& sync) {
+bool PendingOpExplains(const ProcessFacts& process, const SyncFacts& sync) {
   for (const CommFacts& comm : process.comms) {
+    // A P2P op not known complete (pending, or its completion unknown), issued before the sync.
+    for (const RecordFacts& op : comm.p2p_records) {
+      if (P2PStateOf(op, comm) != P2PState::kComplete && op.enqueue_ns <= sync.blocked_since_ns) return true;
+    }
     if (comm.last_enqueued_seq <= comm.last_completed_seq) continue;
     std::optional<uint64_t> issued = EnqueueTimeAtOrAfter(comm, comm.last_completed_seq + 1);
     if (!issued || *issued <= sync.blocked_since_ns) return true;
@@ -29,7 +34,7 @@ std::optional<Verdict> CheckSyncStuck(const ProcessFacts& process, const DetectC
   if (scope == Scope::kHost && Age(now_ns, sync->blocked_since_ns) <= config.stall_threshold_ns) {
     return std::nullopt;
   }
-  if (PendingCollectiveExplains(process, *sync)) return std::nullopt;
+  if (PendingOpExplains(process, *sync)) return std::nullopt;
 
   Verdict verdict;
   verdict.kind = VerdictKind::kSyncStuck;
@@ -43,11 +48,12 @@ std::optional<Verdict> CheckSyncStuck(const ProcessFacts& process, const DetectC
   evidence.blocked_sync = sync;
   verdict.ranks.push_back(evidence);
   verdict.summary = "sync_stuck: global " + DescribeBlockedSync(process.global_rank, *sync, now_ns, scope) +
-                    " (pid " + std::to_string(process.pid) + "), no NCCL collective pending";
+                    " (pid " + std::to_string(process.pid) + "), no NCCL operation pending";
   for (const CommFacts& comm : process.comms) {
     verdict.notes.push_back("comm " + FormatHash(comm.comm_hash) + " rank " +
                             std::to_string(comm.rank) + ": last issued #" +
-                            std::to_string(comm.last_enqueued_seq) + ", all complete");
+                            std::to_string(comm.last_enqueued_seq) + ", all complete" +
+                            (comm.p2p_records.empty() ? "" : "; no P2P op pending"));
   }
   return verdict;
 }

@@ -6,12 +6,16 @@
 namespace ncclwatch::detect {
 namespace {
 
-constexpr std::array<std::pair<VerdictKind, std::string_view>, 7> kNames = {{
+constexpr std::array<std::pair<VerdictKind, std::string_view>, 11> kNames = {{
     {VerdictKind::kMismatch, "mismatch"},
+    {VerdictKind::kP2PMismatch, "p2p_mismatch"},
     {VerdictKind::kRankExited, "rank_exited"},
     {VerdictKind::kInitHang, "init_hang"},
+    {VerdictKind::kP2PDeadlock, "p2p_deadlock"},
     {VerdictKind::kStraggler, "straggler"},
+    {VerdictKind::kP2PStraggler, "p2p_straggler"},
     {VerdictKind::kCollectiveHang, "collective_hang"},
+    {VerdictKind::kP2PHang, "p2p_hang"},
     {VerdictKind::kSyncStuck, "sync_stuck"},
     {VerdictKind::kNone, "none"},
 }};
@@ -33,6 +37,16 @@ std::optional<VerdictKind> ParseVerdictKind(std::string_view name) {
 }
 
 int Priority(VerdictKind kind) { return static_cast<int>(kind); }
+
+bool IsPointToPointKind(VerdictKind kind) {
+  return kind == VerdictKind::kP2PMismatch || kind == VerdictKind::kP2PDeadlock ||
+         kind == VerdictKind::kP2PStraggler || kind == VerdictKind::kP2PHang;
+}
+
+bool IsPointToPointKind(std::string_view name) {
+  const std::optional<VerdictKind> kind = ParseVerdictKind(name);
+  return kind && IsPointToPointKind(*kind);
+}
 
 std::string ToString(SyncTarget target) {
   switch (target) {

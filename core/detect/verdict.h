@@ -16,24 +16,37 @@ namespace ncclwatch::detect {
 
 // Declared in priority order: when several kinds apply to one communicator, the one
 // declared first is reported. kNone is never reported; it exists for parsing and tables.
+// A cycle of P2P waits can never resolve, so it comes before the stragglers; a pair of
+// posted ops that does not complete (p2p_hang) is judged after every other kind of wait, as
+// collective_hang is.
 enum class VerdictKind {
   kMismatch,
+  kP2PMismatch,
   kRankExited,
   kInitHang,
+  kP2PDeadlock,
   kStraggler,
+  kP2PStraggler,
   kCollectiveHang,
+  kP2PHang,
   kSyncStuck,
   kNone,
 };
 
-// Stable lowercase names: "mismatch", "rank_exited", "init_hang", "straggler",
-// "collective_hang", "sync_stuck", "none". Part of the output format; never rename.
+// Stable lowercase names: "mismatch", "p2p_mismatch", "rank_exited", "init_hang",
+// "p2p_deadlock", "straggler", "p2p_straggler", "collective_hang", "p2p_hang", "sync_stuck",
+// "none". Part of the output format; never rename.
 std::string ToString(VerdictKind kind);
 // Inverse of ToString. Returns nullopt for any other string (case-sensitive).
 std::optional<VerdictKind> ParseVerdictKind(std::string_view name);
 
 // Lower is more important.
 int Priority(VerdictKind kind);
+
+// p2p_mismatch, p2p_deadlock, p2p_straggler, p2p_hang: their seq numbers a P2P op per peer.
+bool IsPointToPointKind(VerdictKind kind);
+// The same, by name ("p2p_hang"); false for any other string.
+bool IsPointToPointKind(std::string_view name);
 
 // "stream", "event", "device".
 std::string ToString(SyncTarget target);
@@ -62,6 +75,21 @@ struct RankEvidence {
   std::optional<SyncFacts> blocked_sync;   // its longest-blocked host sync, if any
 };
 
+// One rank's part in a P2P verdict: the op it posted (or owes) towards its peer.
+struct P2PEvidence {
+  int rank = -1;        // communicator rank
+  std::string op;       // "Send", "Recv", ...: what it posted, or, when !posted, what it owes
+  int peer = -1;        // towards whom (communicator rank)
+  uint64_t seq = 0;     // the k-th op of that direction towards that peer
+  bool posted = true;   // false: it has not posted its k-th op towards `peer`
+  bool complete = false;
+  uint64_t count = 0;   // of the posted op
+  int datatype = -1;
+  uint64_t enqueue_ns = 0;
+
+  friend bool operator==(const P2PEvidence&, const P2PEvidence&) = default;
+};
+
 struct Verdict {
   VerdictKind kind = VerdictKind::kNone;
   uint64_t comm_hash = 0;     // 0 for sync_stuck
@@ -80,6 +108,8 @@ struct Verdict {
   int32_t subject_pid = 0;    // the blocked process, for sync_stuck only
   std::string summary;        // one line for humans
   std::vector<RankEvidence> ranks;  // every visible rank of the communicator
+  // P2P kinds: each rank of the pair or cycle, in order (waiter first, then what it waits on).
+  std::vector<P2PEvidence> p2p;
   std::vector<std::string> notes;   // further facts worth printing
 };
 

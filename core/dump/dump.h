@@ -98,6 +98,7 @@ struct CollectiveRecord {
   int root = -1;          // -1 when the op has none
   int peer = -1;          // Send/Recv peer, -1 otherwise
   uint64_t stream = 0;    // cudaStream_t value
+  uint64_t group = 0;     // the ncclGroupStart/End that launched it, 0 none (detect::RecordFacts::group)
   uint64_t enqueue_ns = 0;
   uint64_t complete_ns = 0;  // 0 while not known complete
   // Its completion is never published (captured, untracked or failed): kept so that

@@ -23,7 +23,7 @@ constexpr int kMaxRanks = 1 << 20;
 json ToJson(const CollectiveRecord& r) {
   return json{{"seq", r.seq},         {"op", r.op},       {"count", r.count},
               {"datatype", r.datatype}, {"redop", r.redop}, {"root", r.root},
-              {"peer", r.peer},       {"stream", FormatHex(r.stream)},
+              {"peer", r.peer},       {"stream", FormatHex(r.stream)}, {"group", r.group},
               {"enqueue_ns", r.enqueue_ns}, {"complete_ns", r.complete_ns},
               {"never_completes", r.never_completes},
               {"untracked", r.untracked}};
@@ -306,6 +306,7 @@ void Read(const Node& n, CollectiveRecord* out) {
   n.Get("root", &out->root);
   n.Get("peer", &out->peer);
   n.GetHex("stream", &out->stream);
+  n.Get("group", &out->group);  // absent before issue 19: 0 (not grouped)
   n.Get("enqueue_ns", &out->enqueue_ns);
   n.Get("complete_ns", &out->complete_ns);
   n.Get("never_completes", &out->never_completes);  // absent before 2026-11: false

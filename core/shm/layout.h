@@ -209,6 +209,19 @@ inline constexpr uint32_t kRecordInProgress = 1u << 4;  // nonblocking: enqueue 
 // completion event may have fired (an abort completes the kernels), but the op did not
 // complete. Never resolves an incident.
 inline constexpr uint32_t kRecordAborted = 1u << 5;
+// Bits 16..31 of a grouped record's flags: the serial (1..65535, process-wide, wrapping) of the
+// outermost ncclGroupEnd that launched it, so that a reader tells one group's ops (they progress
+// together) from consecutive groups on one stream (they run in order: torch wraps each send and
+// each receive in a group of its own). 0: not grouped, or written before the serial existed.
+inline constexpr uint32_t kRecordGroupShift = 16;
+inline constexpr uint32_t RecordGroupBits(uint32_t serial) { return (serial & 0xffffu) << kRecordGroupShift; }
+inline constexpr uint32_t GroupSerialOf(uint32_t flags) { return flags >> kRecordGroupShift; }
+// What readers keep of a record's group: 0 when not grouped; its serial; a grouped record of a
+// writer without serials counts as one group with every other such record (0x10000).
+inline constexpr uint32_t RecordGroupOf(uint32_t flags) {
+  if ((flags & kRecordInGroup) == 0) return 0;
+  return GroupSerialOf(flags) != 0 ? GroupSerialOf(flags) : 0x10000u;
+}
 
 // What the flags say about a record's completion, for every reader (facts, dumps, status):
 // captured or failed owes no completion; untracked's completion is unknown, and so is an

@@ -18,6 +18,7 @@ dump::CollectiveRecord ToDumpRecord(const shm::RecordView& r) {
   out.root = shm::HasRoot(r.op) ? r.root_or_peer : -1;
   out.peer = shm::IsPointToPoint(r.op) ? r.root_or_peer : -1;
   out.stream = r.stream;
+  out.group = shm::RecordGroupOf(r.flags);
   out.enqueue_ns = r.enqueue_ns;
   out.complete_ns = r.complete_ns;
   out.never_completes = shm::OwesNoCompletion(r.flags);

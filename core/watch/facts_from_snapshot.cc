@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/detect/completion.h"
+#include "core/detect/p2p_op.h"
 
 namespace ncclwatch::watch {
 namespace {
@@ -22,11 +23,21 @@ detect::RecordFacts ToRecordView(const shm::RecordView& r) {
   out.datatype = r.datatype;
   out.redop = shm::HasRedOp(r.op) ? r.redop : -1;
   out.root = shm::HasRoot(r.op) ? r.root_or_peer : -1;
+  out.peer = detect::IsPointToPoint(out.op) ? r.root_or_peer : -1;
+  out.stream = r.stream;
+  out.group = shm::RecordGroupOf(r.flags);
   out.enqueue_ns = r.enqueue_ns;
   out.complete_ns = r.complete_ns;
   out.never_completes = shm::OwesNoCompletion(r.flags);
   out.untracked = shm::CompletionUnknown(r.flags);
   return out;
+}
+
+// Records arrive oldest first (ring order).
+void KeepNewest(std::vector<detect::RecordFacts>& records, size_t max_records) {
+  if (records.size() > max_records) {
+    records.erase(records.begin(), records.end() - static_cast<std::ptrdiff_t>(max_records));
+  }
 }
 
 detect::SyncTarget ToSyncTarget(shm::SyncKind kind) {
@@ -62,13 +73,13 @@ detect::CommFacts CommFactsFromSnapshot(const shm::CommView& comm, size_t max_re
   out.left = shm::RankLeftComm(comm.state);
   out.untracked_ops = comm.untracked_ops;
   for (const shm::RecordView& r : comm.records) {
-    if (!shm::IsPointToPoint(r.op)) out.records.push_back(ToRecordView(r));
+    detect::RecordFacts record = ToRecordView(r);
+    (detect::IsPointToPoint(record.op) ? out.p2p_records : out.records).push_back(std::move(record));
   }
-  // Completion over every record, before the view keeps only the newest max_records.
+  // Completion over every record, before the view keeps only the newest max_records of each kind.
   out.last_completed_seq = detect::EffectiveLastCompleted(comm.last_completed_seq, out.records);
-  if (out.records.size() > max_records) {
-    out.records.erase(out.records.begin(), out.records.end() - static_cast<std::ptrdiff_t>(max_records));
-  }
+  KeepNewest(out.records, max_records);
+  KeepNewest(out.p2p_records, max_records);
   return out;
 }
 

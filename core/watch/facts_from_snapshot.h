@@ -5,7 +5,7 @@
 //     killed or crashed (pid gone, nothing recorded), or exited by status or fatal signal
 //     (SegmentState::kExited; such a process is not alive even while its pid finishes);
 //   * ops get their canonical names ("Broadcast" for ncclBcast); redop/root are -1 for ops
-//     that have none; P2P records are left out (they are not collectives);
+//     that have none; P2P records go to p2p_records (detect/p2p_op.h decides which ops are P2P);
 //   * a collective that can never be seen complete (captured, untracked, failed) does not
 //     hold last_completed_seq back once a later one completes;
 //   * communicators this rank left (destroyed, finalized, aborted, revoked) stay, with
@@ -21,7 +21,7 @@
 
 namespace ncclwatch::watch {
 
-// The newest `max_records` collective records of each communicator are kept.
+// The newest `max_records` collective records, and as many P2P records, of each communicator are kept.
 inline constexpr size_t kRecordsPerCommInView = 64;
 
 detect::ExitFacts ExitFactsFromSnapshot(const shm::ProcessView& process);

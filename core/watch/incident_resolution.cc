@@ -102,6 +102,12 @@ std::optional<IncidentKey> IncidentKeyOf(const dump::LocalVerdict& verdict, cons
     case detect::VerdictKind::kSyncStuck:
       if (!ParseSyncStuckId(incident_id, &key)) return std::nullopt;
       return key;
+    // P2P numbers count per pair and direction: the key (comm, seq) cannot name the op, so a
+    // P2P incident is not tracked to its end (like a mismatch).
+    case detect::VerdictKind::kP2PMismatch:
+    case detect::VerdictKind::kP2PDeadlock:
+    case detect::VerdictKind::kP2PStraggler:
+    case detect::VerdictKind::kP2PHang:
     case detect::VerdictKind::kMismatch:
     case detect::VerdictKind::kNone:
       return std::nullopt;
@@ -119,6 +125,10 @@ bool IncidentKeyResolved(const IncidentKey& key, const shm::JobSnapshot& snapsho
       return InitFinished(key, snapshot, self);
     case detect::VerdictKind::kSyncStuck:
       return SyncReturned(key, snapshot);
+    case detect::VerdictKind::kP2PMismatch:
+    case detect::VerdictKind::kP2PDeadlock:
+    case detect::VerdictKind::kP2PStraggler:
+    case detect::VerdictKind::kP2PHang:
     case detect::VerdictKind::kMismatch:
     case detect::VerdictKind::kNone:
       return false;

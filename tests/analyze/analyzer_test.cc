@@ -8,6 +8,7 @@
 #include "core/analyze/facts_from_dumps.h"
 #include "core/analyze/report.h"
 #include "core/analyze/user_frames.h"
+#include "core/detect/p2p_op.h"
 #include "tests/analyze/crafted_job.h"
 
 using namespace ncclwatch;
@@ -164,9 +165,9 @@ TEST_CASE("send and receive are never compared as a mismatch", "[analyze]") {
 }
 
 TEST_CASE("one-sided ops (NCCL 2.29) are per peer like send and receive, never a mismatch", "[analyze]") {
-  for (const char* op : {"Send", "Recv", "PutSignal", "Signal", "WaitSignal"}) CHECK(analyze::IsPointToPoint(op));
+  for (const char* op : {"Send", "Recv", "PutSignal", "Signal", "WaitSignal"}) CHECK(detect::IsPointToPoint(op));
   for (const char* op : {"AllReduce", "Broadcast", "AlltoAll", "Gather", "Scatter"}) {
-    CHECK_FALSE(analyze::IsPointToPoint(op));
+    CHECK_FALSE(detect::IsPointToPoint(op));
   }
   auto job = testing::HealthyJob(3, 0);
   Issue(job[0], 3, 3, "PutSignal");

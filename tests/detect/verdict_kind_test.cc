@@ -13,6 +13,10 @@ TEST_CASE("every verdict kind has a stable lowercase name that parses back", "[k
       {VerdictKind::kInitHang, "init_hang"},
       {VerdictKind::kSyncStuck, "sync_stuck"},
       {VerdictKind::kRankExited, "rank_exited"},
+      {VerdictKind::kP2PMismatch, "p2p_mismatch"},
+      {VerdictKind::kP2PDeadlock, "p2p_deadlock"},
+      {VerdictKind::kP2PStraggler, "p2p_straggler"},
+      {VerdictKind::kP2PHang, "p2p_hang"},
       {VerdictKind::kNone, "none"},
   };
   for (const auto& [kind, name] : expected) {
@@ -35,6 +39,14 @@ TEST_CASE("priority follows mismatch > rank_exited > init_hang > straggler > "
   CHECK(Priority(VerdictKind::kInitHang) < Priority(VerdictKind::kStraggler));
   CHECK(Priority(VerdictKind::kStraggler) < Priority(VerdictKind::kCollectiveHang));
   CHECK(Priority(VerdictKind::kCollectiveHang) < Priority(VerdictKind::kSyncStuck));
+}
+
+TEST_CASE("P2P kinds: mismatch first, a deadlock before stragglers, a hang after them", "[kind]") {
+  CHECK(Priority(VerdictKind::kP2PMismatch) < Priority(VerdictKind::kRankExited));
+  CHECK(Priority(VerdictKind::kP2PDeadlock) < Priority(VerdictKind::kStraggler));
+  CHECK(Priority(VerdictKind::kP2PStraggler) < Priority(VerdictKind::kCollectiveHang));
+  CHECK(Priority(VerdictKind::kP2PHang) < Priority(VerdictKind::kSyncStuck));
+  CHECK(Priority(VerdictKind::kCollectiveHang) < Priority(VerdictKind::kP2PHang));
 }
 
 }  // namespace
