@@ -15,6 +15,7 @@ std::atomic<uint64_t> g_floor_ns{0};
 std::atomic<bool> g_armed{false};
 std::atomic<int> g_state{kIdle};
 std::atomic<int> g_cause{0};
+std::atomic<uint64_t> g_request_ns{0};
 
 uint64_t NowNs() {
   timespec ts{};
@@ -41,6 +42,7 @@ void RunLastGasp(int cause) noexcept {
   if (!g_armed.load(std::memory_order_acquire)) return;
   int idle = kIdle;
   if (g_state.compare_exchange_strong(idle, kRequested, std::memory_order_acq_rel)) {
+    g_request_ns.store(NowNs(), std::memory_order_relaxed);
     g_cause.store(cause, std::memory_order_release);
   }
   const uint64_t deadline = NowNs() + g_budget_ns.load(std::memory_order_relaxed);
@@ -56,6 +58,8 @@ void RunLastGasp(int cause) noexcept {
 int PendingLastGasp() noexcept {
   return g_state.load(std::memory_order_acquire) == kRequested ? g_cause.load(std::memory_order_acquire) : 0;
 }
+
+uint64_t LastGaspRequestNs() noexcept { return g_request_ns.load(std::memory_order_relaxed); }
 
 void AnswerLastGasp() noexcept { g_state.store(kAnswered, std::memory_order_release); }
 

@@ -47,6 +47,9 @@ void RunLastGasp(int cause) noexcept;
 // The watchdog's side: the cause of an unanswered request (0 when none), then Answer() once
 // it is done (dump written or not needed).
 int PendingLastGasp() noexcept;
+// CLOCK_MONOTONIC when the pending request was made: the teardown's start. Peers that exit after
+// it go down in the same teardown, not before it.
+uint64_t LastGaspRequestNs() noexcept;
 void AnswerLastGasp() noexcept;
 
 // "SIGTERM", "SIGABRT", "ncclCommAbort", ... for log lines and dumps.

@@ -136,8 +136,13 @@ class Poller {
   // Teardown asked for a last look (last_gasp.h): the usual poll, then a dump of our own when
   // nothing else dumped and this process has waited longer than the floor or has an
   // incident open, with a trigger file so that its peers dump too.
-  void LastGasp(int cause) {
-    PollOnce();
+  void LastGasp(int cause, uint64_t teardown_ns) {
+    // No verdicts of our own now: peers going down in this same teardown would read as ranks
+    // that left. Triggers are answered (a peer's last gasp asks for our stacks), and what this
+    // process waited on is dumped below; analyze judges it all afterwards.
+    teardown_ns_ = teardown_ns;
+    ReadOwnRun();
+    PollTriggers();
     const uint64_t now = shm::MonotonicNowNs();
     // A dump of this process from the last 2 s (this poll's, or the one that was under way
     // when the teardown began) already holds what a last gasp would.
@@ -370,6 +375,9 @@ class Poller {
 
   void WriteDumpsOfGoneProcesses(const dump::RankDump& own, const dump::DumpDirectory& dir) {
     for (const dump::RankDump& gone : watch::DumpsOfGoneProcesses(snapshot_, own, watch::kRecordsPerCommInDump)) {
+      // A peer that left after our teardown began left with it, not before: its own last gasp
+      // is its evidence, and a dump of it as gone would make it the culprit.
+      if (teardown_ns_ != 0 && gone.process.exit.exit_ns >= teardown_ns_) continue;
       // A rank that dumped for this incident itself before it went (its last gasp, which
       // asked for this dump) left the better evidence, with its stacks: never replaced.
       struct stat st {};
@@ -438,6 +446,7 @@ class Poller {
   bool io_failure_reported_ = false;
   bool dir_warning_logged_ = false;
   uint64_t last_dump_ns_ = 0;  // CLOCK_MONOTONIC of this process's last dump written
+  uint64_t teardown_ns_ = 0;   // when this process's teardown began (last_gasp.h); 0: not torn down
   std::set<std::pair<uint64_t, uint64_t>> dumped_ops_;  // (comm, seq) of every dump written
   std::vector<OpenIncident> open_;
 };
@@ -507,7 +516,7 @@ void Watchdog::Run() {
     while (!wake_.wait_for(lock, slice, [this] { return stop_; })) {
       lock.unlock();
       if (const int cause = PendingLastGasp(); cause != 0) {
-        poller.LastGasp(cause);
+        poller.LastGasp(cause, LastGaspRequestNs());
         AnswerLastGasp();
       } else if (std::chrono::steady_clock::now() >= next_poll) {
         poller.PollOnce();

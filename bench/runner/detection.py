@@ -33,6 +33,12 @@ SCENARIOS = {
     "rank SIGKILLed": ([], {"NCCLSIM_FAULT": "die:rank=1,comm=0,seq=8"}, NRANKS - 1),
     "split comm hang": ([], {"NCCLSIM_FAULT": "hang:comm=1,seq=5"}, NRANKS),
 }
+# Point-to-point (issue 19): examples/p2p_loop, 4 ranks, flags replacing JOB.
+P2P_JOB = ["--steps", "100000", "--step-ms", "20", "--quiet"]
+P2P_SCENARIOS = {
+    "p2p: pipeline stage stalls": (["--pattern", "pipeline", "--bug-step", "5", "--stall-rank", "0"], {}, NRANKS),
+    "p2p: ring, rank 0 receives first": (["--pattern", "ring", "--bug-step", "5", "--recv-first"], {}, NRANKS),
+}
 DEFAULTS_SCENARIO = "transport hang, mid-run"
 DEFAULT_STALL_SEC = 60  # NCCLWATCH_STALL_SEC's default (preload/README.md)
 NCCL_TIMEOUT_SEC = 600  # NCCL / ProcessGroupNCCL's shortest common timeout
@@ -76,7 +82,8 @@ class DumpWatcher:
         return iid, [v for v in self.seen.values() if v[1]["incident"]["id"] == iid]
 
 
-def run_scenario(ctx, name, flags, env, expected, stall_sec, poll_ms, run_no, timeout):
+def run_scenario(ctx, name, flags, env, expected, stall_sec, poll_ms, run_no, timeout, program="ddp_loop",
+                 base_flags=JOB):
     dump_dir = tempfile.mkdtemp(prefix="ncclwatch-bench-det-")
     job_id = f"{ctx.tag}-det-{run_no}"
     e = dict(env, LD_PRELOAD=ctx.preload, NCCLWATCH_DUMP_DIR=dump_dir)
@@ -86,7 +93,7 @@ def run_scenario(ctx, name, flags, env, expected, stall_sec, poll_ms, run_no, ti
     deadline = time.monotonic() + timeout
     job = None
     try:
-        job = ranks.Job([ctx.example("ddp_loop")] + JOB + flags, NRANKS, e, job_id)
+        job = ranks.Job([ctx.example(program)] + base_flags + flags, NRANKS, e, job_id)
         while time.monotonic() < deadline:
             time.sleep(0.02)
             watcher.poll()
@@ -145,6 +152,13 @@ def run(ctx, results):
             run_no += 1
             runs.append(run_scenario(ctx, name, flags, env, expected, STALL_SEC, POLL_MS, run_no,
                                      timeout=STALL_SEC + 20))
+        summarize(results, name, runs, expected, STALL_SEC)
+    for name, (flags, env, expected) in P2P_SCENARIOS.items():
+        runs = []
+        for _ in range(repeats):
+            run_no += 1
+            runs.append(run_scenario(ctx, name, flags, env, expected, STALL_SEC, POLL_MS, run_no,
+                                     timeout=STALL_SEC + 20, program="p2p_loop", base_flags=P2P_JOB))
         summarize(results, name, runs, expected, STALL_SEC)
     if not ctx.quick:
         flags, env, expected = SCENARIOS[DEFAULTS_SCENARIO]
