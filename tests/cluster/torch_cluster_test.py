@@ -190,14 +190,17 @@ def straggler(dump_mode):
         job = ClusterJob(tmp, 1000, dump_mode, env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"},
                          train_args="--straggler-rank 3 --straggler-step 3 --straggler-sec 120")
         job.poll(until=lambda: len(job.written(".json")) >= nranks, timeout=150)
-        time.sleep(1)
+        time.sleep(1)  # a late extra dump would show below
+        # The incident's dumps, before the job is stopped: stopping it is a teardown, in which a
+        # rank with an incident open writes a last-gasp dump too.
+        written = job.written(".json")
         job.stop()
         out = job.output()
         onset = re.search(r"straggler onset: rank 3 step 3 wall ([0-9.]+)", out)
-        dumps = [os.path.join(job.dumps, d) for d in job.written(".json")]
+        dumps = [os.path.join(job.dumps, d) for d in written]
         ranks = sorted(json.load(open(d))["process"]["global_rank"] for d in dumps)
         if ranks != list(range(nranks)):
-            failures.append(f"dumps of ranks {ranks}, expected one per rank: {job.written('.json')}")
+            failures.append(f"dumps of ranks {ranks}, expected one per rank: {written}")
         if onset:
             late = max((os.stat(d).st_mtime for d in dumps), default=0) - float(onset.group(1))
             print(f"onset -> last host's dump on disk: {late:.2f} s")
@@ -266,12 +269,12 @@ def killed_host():
                 pass
         job.poll(until=lambda: len(job.written(".json")) >= PER_HOST, timeout=60)
         time.sleep(1)
+        written = job.written(".json")  # before the stop, a teardown with its own last gasps
         job.stop()
         out = job.output()
         if not victims:
             failures.append("host1's processes were not found")
-        ranks = sorted(json.load(open(os.path.join(job.dumps, d)))["process"]["global_rank"]
-                       for d in job.written(".json"))
+        ranks = sorted(json.load(open(os.path.join(job.dumps, d)))["process"]["global_rank"] for d in written)
         if ranks[:PER_HOST] != [0, 1] or any(r not in (0, 1) for r in ranks):
             failures.append(f"only host0's ranks dumped, each: {ranks}")
         host0 = warn_lines(out, "host0")
