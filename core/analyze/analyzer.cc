@@ -84,11 +84,14 @@ void AddNotes(const std::vector<CommTable>& tables, const std::vector<detect::Ve
     else ++dropped;
   };
   for (const auto& t : tables) {
-    for (const auto& [rank, entry] : t.ranks) {
-      if (entry.comm->async_error == 0) continue;
+    for (const auto& ranked : t.ranks) {
+      // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+      const int rank = ranked.first;
+      const int async_error = ranked.second.comm->async_error;
+      if (async_error == 0) continue;
       add([&] {
         return "comm " + FormatHex(t.comm_hash) + " rank " + std::to_string(rank) + " reports async error " +
-               std::to_string(entry.comm->async_error);
+               std::to_string(async_error);
       });
     }
   }

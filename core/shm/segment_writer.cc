@@ -125,13 +125,15 @@ std::unique_ptr<SegmentWriter> SegmentWriter::Create(const SegmentOptions& optio
   std::unique_ptr<SegmentWriter> writer(new SegmentWriter(name, fd, base, geometry));
   // Fresh shm pages are zero: every slot starts free, every version even.
   FillHeader(writer->header_, options, geometry);
+  bool reserved = false;
   {
     std::lock_guard<std::mutex> lock(writer->claim_mu_);
-    if (!writer->ReserveCommSlots(kCommSlotsPerReservation, error)) {
-      writer.reset();  // unmaps and closes
-      shm_unlink(name.c_str());
-      return nullptr;
-    }
+    reserved = writer->ReserveCommSlots(kCommSlotsPerReservation, error);
+  }  // released before the writer (which owns the mutex) may go
+  if (!reserved) {
+    writer.reset();  // unmaps and closes
+    shm_unlink(name.c_str());
+    return nullptr;
   }
   writer->header_->magic.store(kMagic, std::memory_order_release);
   return writer;
