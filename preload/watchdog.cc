@@ -224,7 +224,7 @@ class Poller {
     std::set<uint64_t> hashes;
     if (const shm::ProcessView* own = OwnView()) {
       for (const shm::CommView& c : own->comms) {
-        if ((c.flags & shm::kCommHashKnown) != 0 && c.comm_hash != 0) hashes.insert(c.comm_hash);
+        if (shm::HashKnown(c)) hashes.insert(c.comm_hash);
       }
     }
     return hashes;

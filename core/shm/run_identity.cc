@@ -22,13 +22,13 @@ uint64_t Mix(uint64_t x) {
 
 void AddKnownHashes(const ProcessView& p, std::set<uint64_t>* hashes) {
   for (const CommView& c : p.comms) {
-    if ((c.flags & kCommHashKnown) != 0 && c.comm_hash != 0) hashes->insert(c.comm_hash);
+    if (HashKnown(c)) hashes->insert(c.comm_hash);
   }
 }
 
 bool SharesAHash(const ProcessView& p, const std::set<uint64_t>& hashes) {
   return std::any_of(p.comms.begin(), p.comms.end(), [&](const CommView& c) {
-    return (c.flags & kCommHashKnown) != 0 && c.comm_hash != 0 && hashes.count(c.comm_hash) != 0;
+    return HashKnown(c) && hashes.count(c.comm_hash) != 0;
   });
 }
 

@@ -58,6 +58,9 @@ struct CommView {
   std::vector<RecordView> records;  // oldest first, at most ring_capacity
 };
 
+// Whether `comm`'s hash is known and usable to tell communicators (and runs) apart.
+inline bool HashKnown(const CommView& comm) { return (comm.flags & kCommHashKnown) != 0 && comm.comm_hash != 0; }
+
 struct SyncView {
   int tid = 0;
   SyncKind kind = SyncKind::kNone;
