@@ -106,7 +106,8 @@ void AddStatusCommand(CLI::App& app, int* exit_status) {
       ->check(NonNegative());
   cmd->footer(
       "Columns: RANK PID COMM RANK/N ENQ (last enqueued #) DONE (last completed #) CURRENT (oldest\n"
-      "collective in flight) AGE (time in flight, else since last completion) STATE.\n"
+      "collective in flight) AGE (time in flight, else since last completion) STATE; a row an incident\n"
+      "is about starts with culprit:KIND or waits:KIND, and the incidents follow the table.\n"
       "Exit status: 0 shown; 2 bad usage, or no ncclwatch process of the job on this host (without --watch).");
   cmd->callback([options, exit_status] { *exit_status = RunStatus(*options); });
 }

@@ -1,11 +1,14 @@
 #include "tools/status_table.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
+#include "core/detect/detector.h"
 #include "core/format/duration.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
+#include "core/watch/facts_from_snapshot.h"
 
 namespace ncclwatch::tools {
 namespace {
@@ -61,7 +64,29 @@ bool AllGone(const shm::JobSnapshot& snapshot) {
   return !snapshot.processes.empty();
 }
 
-std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_ns, bool job_gone) {
+// What the incidents say of one row: "culprit:KIND" for a rank a verdict blames (for
+// sync_stuck, every row of the blocked process), "waits:KIND" for a rank that waits on one;
+// empty when no verdict is about it.
+std::string IncidentMark(const std::vector<detect::Verdict>& verdicts, const shm::ProcessView& p,
+                         const shm::CommView& c) {
+  auto has = [](const std::vector<int>& ranks, int rank) {
+    return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
+  };
+  for (const detect::Verdict& v : verdicts) {
+    const std::string kind = detect::ToString(v.kind);
+    if (v.kind == detect::VerdictKind::kSyncStuck) {
+      if (v.subject_pid == p.pid) return "culprit:" + kind;
+      continue;
+    }
+    if (v.comm_hash != c.comm_hash) continue;
+    if (has(v.culprit_ranks, c.rank)) return "culprit:" + kind;
+    if (has(v.other_ranks, c.rank)) return "waits:" + kind;
+  }
+  return "";
+}
+
+std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_ns, bool job_gone,
+                const std::vector<detect::Verdict>& verdicts) {
   const shm::RecordView* current = Current(c);
   std::string op = current ? "#" + std::to_string(current->seq) + " " + shm::OpName(current->op)
                    : c.last_enqueued_seq > c.last_completed_seq ? "#" + std::to_string(c.last_completed_seq + 1) + " ?"
@@ -75,6 +100,7 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
   if (BlockedInSync(p)) state += ",blocked-in-sync";
   if (c.async_error) state += ",async-error=" + std::to_string(c.async_error);
   if (c.untracked_ops) state += ",untracked=" + std::to_string(c.untracked_ops);
+  if (const std::string mark = IncidentMark(verdicts, p, c); !mark.empty()) state = mark + "," + state;
   // A job whose processes are all gone has no clock to count against: no age.
   const std::string age = job_gone ? "-" : Age(now_ns, since);
   const std::string rank_of_n = std::to_string(c.rank) + "/" + std::to_string(c.nranks);
@@ -86,12 +112,36 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
   return line;
 }
 
+// {"kind", "role"} from a row's mark ("culprit:straggler"), null when it has none.
+nlohmann::json IncidentOrNull(const std::string& mark) {
+  const size_t colon = mark.find(':');
+  if (colon == std::string::npos) return nullptr;
+  return {{"role", mark.substr(0, colon)}, {"kind", mark.substr(colon + 1)}};
+}
+
+std::string Plural(size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 }  // namespace
 
+uint64_t StatusThresholdNs(const shm::JobSnapshot& snapshot) {
+  uint32_t ms = 0;
+  for (const auto& p : snapshot.processes) ms = std::max(ms, p.stall_threshold_ms);
+  return ms != 0 ? ms * detect::kNsPerMs : detect::DetectConfig{}.stall_threshold_ns;
+}
+
+std::vector<detect::Verdict> JudgeSnapshot(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
+  detect::DetectConfig config;
+  config.stall_threshold_ns = StatusThresholdNs(snapshot);
+  return detect::Classify(watch::FactsFromSnapshot(snapshot), config, now_ns);
+}
+
 std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
+  const std::vector<detect::Verdict> verdicts = JudgeSnapshot(snapshot, now_ns);
   // The job id comes from shared memory any process of the user may have written.
-  std::string out = "job " + format::EscapeForTerminal(snapshot.job_id) + ": " + std::to_string(snapshot.processes.size()) +
-                    " process(es) on this host\n";
+  std::string out = "job " + format::EscapeForTerminal(snapshot.job_id) + ": " +
+                    Plural(snapshot.processes.size(), "process", "processes") + " on this host\n";
   char header[256];
   std::snprintf(header, sizeof header, "%-5s %-8s %-18s %-11s %-7s %-7s %-20s %-8s %s\n", "RANK", "PID", "COMM",
                 "RANK/N", "ENQ", "DONE", "CURRENT", "AGE", "STATE");
@@ -105,7 +155,15 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
       std::snprintf(line, sizeof line, "%-5d %-8d (no communicator yet)%s\n", p.global_rank, p.pid, how.c_str());
       out += line;
     }
-    for (const auto& c : p.comms) out += Row(p, c, now_ns, gone);
+    for (const auto& c : p.comms) out += Row(p, c, now_ns, gone, verdicts);
+  }
+  if (!verdicts.empty()) {
+    out += "incidents, as the watchdog judges them (threshold " +
+           format::FormatDuration(StatusThresholdNs(snapshot)) + "):\n";
+    // Summaries name ops and ranks; the op name comes from shared memory.
+    for (const detect::Verdict& v : verdicts) {
+      out += "  " + detect::ToString(v.kind) + ": " + format::EscapeForTerminal(v.summary) + "\n";
+    }
   }
   if (gone) {
     out += "every process of this job is gone (exited or killed); `ncclwatch gc --job " +
@@ -115,6 +173,7 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
 }
 
 nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
+  const std::vector<detect::Verdict> verdicts = JudgeSnapshot(snapshot, now_ns);
   nlohmann::json processes = nlohmann::json::array();
   for (const auto& p : snapshot.processes) {
     nlohmann::json comms = nlohmann::json::array();
@@ -132,7 +191,8 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
                                             ? nlohmann::json(now_ns - current->enqueue_ns)
                                             : nlohmann::json(nullptr)},
                        {"async_error", c.async_error},
-                       {"untracked_ops", c.untracked_ops}});
+                       {"untracked_ops", c.untracked_ops},
+                       {"incident", IncidentOrNull(IncidentMark(verdicts, p, c))}});
     }
     nlohmann::json exit = nullptr;
     if (p.exited) {
@@ -148,7 +208,22 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
                          {"blocked_in_sync", BlockedInSync(p)},
                          {"comms", std::move(comms)}});
   }
-  return {{"job", snapshot.job_id}, {"gone", AllGone(snapshot)}, {"processes", std::move(processes)}};
+  nlohmann::json incidents = nlohmann::json::array();
+  for (const detect::Verdict& v : verdicts) {
+    incidents.push_back({{"kind", detect::ToString(v.kind)},
+                         {"comm", v.comm_hash ? nlohmann::json(format::FormatHex(v.comm_hash)) : nlohmann::json(nullptr)},
+                         {"seq", v.seq},
+                         {"op", v.op},
+                         {"culprit_ranks", v.culprit_ranks},
+                         {"other_ranks", v.other_ranks},
+                         {"since_ns", v.since_ns},
+                         {"summary", v.summary}});
+  }
+  return {{"job", snapshot.job_id},
+          {"gone", AllGone(snapshot)},
+          {"stall_threshold_ns", StatusThresholdNs(snapshot)},
+          {"processes", std::move(processes)},
+          {"incidents", std::move(incidents)}};
 }
 
 }  // namespace ncclwatch::tools

@@ -16,6 +16,7 @@
 #include "core/shm/reader.h"
 #include "core/shm/segment_writer.h"
 #include "tests/analyze/crafted_job.h"
+#include "tools/status_table.h"
 #include "tests/cli/run_process.h"
 #include "tests/cli/running_app.h"
 #include "tests/dump/temp_dir.h"
@@ -374,7 +375,7 @@ TEST_CASE("status shows a live job's communicators from shared memory", "[cli][s
   PublishedJob published(job);
   testing::ProcessResult r = Ncclwatch({"status", "--job", job});
   CHECK(r.exit_status == 0);
-  CHECK(Has(r.out, "job " + job + ": 1 process(es)"));
+  CHECK(Has(r.out, "job " + job + ": 1 process on this host"));
   CHECK(Has(r.out, "0xfeedface12345678"));
   CHECK(Has(r.out, "#3 AllReduce"));
   CHECK(Has(r.out, "in-flight"));
@@ -384,7 +385,7 @@ TEST_CASE("status shows a live job's communicators from shared memory", "[cli][s
   CHECK(watch.exit_status == 0);
   CHECK(watch.out.find('\033') == std::string::npos);
   size_t snapshots = 0;
-  for (size_t pos = 0; (pos = watch.out.find("job " + job + ": 1 process(es)", pos)) != std::string::npos; ++pos) {
+  for (size_t pos = 0; (pos = watch.out.find("job " + job + ": 1 process on this host", pos)) != std::string::npos; ++pos) {
     ++snapshots;
   }
   CHECK(snapshots == 2);
@@ -426,4 +427,86 @@ TEST_CASE("gc removes the segments of a job's dead ranks and keeps the live ones
   const shm::JobSnapshot after = shm::ReadJobSnapshot(job);
   REQUIRE(after.processes.size() == 1);
   CHECK(after.processes[0].pid == getpid());
+}
+
+namespace {
+
+// Two ranks of one communicator on this host: rank 0 waits in #5 AllReduce since `enqueue_ns`,
+// rank 1 has issued only #4 (a straggler), with a 2 s threshold published by both.
+shm::JobSnapshot StragglerSnapshot(uint64_t enqueue_ns) {
+  shm::JobSnapshot snapshot;
+  snapshot.job_id = "straggling";
+  for (int rank = 0; rank < 2; ++rank) {
+    shm::ProcessView p;
+    p.pid = 1000 + rank;
+    p.alive = true;
+    p.global_rank = rank;
+    p.stall_threshold_ms = 2000;
+    shm::CommView c;
+    c.state = shm::CommState::kReady;
+    c.comm_hash = 0xabcdef12345;
+    c.flags = shm::kCommHashKnown;
+    c.rank = rank;
+    c.nranks = 2;
+    c.init_start_ns = 1;
+    c.init_done_ns = 2;
+    for (uint64_t seq = 1; seq <= (rank == 0 ? 5u : 4u); ++seq) {
+      shm::RecordView r;
+      r.op = shm::Op::kAllReduce;
+      r.seq = seq;
+      r.count = 1024;
+      r.enqueue_ns = seq == 5 ? enqueue_ns : 100 * seq;
+      r.complete_ns = seq == 5 ? 0 : 100 * seq + 50;
+      c.records.push_back(r);
+    }
+    c.last_enqueued_seq = rank == 0 ? 5 : 4;
+    c.last_completed_seq = 4;
+    c.last_completed_ns = 450;
+    p.comms.push_back(c);
+    snapshot.processes.push_back(p);
+  }
+  return snapshot;
+}
+
+}  // namespace
+
+TEST_CASE("status marks the culprit and the waiters of an incident", "[cli][status]") {
+  const uint64_t enqueue_ns = 1'000'000'000;
+  const shm::JobSnapshot snapshot = StragglerSnapshot(enqueue_ns);
+
+  SECTION("within the threshold: no incident") {
+    const std::string table = tools::RenderStatusTable(snapshot, enqueue_ns + 1'000'000'000);
+    CHECK_FALSE(Has(table, "culprit:"));
+    CHECK_FALSE(Has(table, "incidents"));
+    CHECK(tools::StatusJson(snapshot, enqueue_ns + 1'000'000'000)["incidents"].empty());
+  }
+  SECTION("past the job's own threshold: rank 1 is the straggler") {
+    const uint64_t now = enqueue_ns + 3'000'000'000;
+    const std::string table = tools::RenderStatusTable(snapshot, now);
+    INFO(table);
+    CHECK(Has(table, "job straggling: 2 processes on this host"));
+    std::vector<std::string> rows;
+    for (size_t start = 0, end; (end = table.find('\n', start)) != std::string::npos; start = end + 1) {
+      rows.push_back(table.substr(start, end - start));
+    }
+    auto row_of = [&](const std::string& pid) {
+      for (const auto& row : rows) {
+        if (row.find(" " + pid + " ") != std::string::npos) return row;
+      }
+      return std::string();
+    };
+    CHECK(Has(row_of("1001"), "culprit:straggler,idle"));
+    CHECK(Has(row_of("1000"), "waits:straggler,in-flight"));
+    CHECK(Has(table, "incidents, as the watchdog judges them (threshold 2.0"));
+    CHECK(Has(table, "  straggler: "));
+
+    const nlohmann::json doc = tools::StatusJson(snapshot, now);
+    CHECK(doc["stall_threshold_ns"] == 2'000'000'000ull);
+    REQUIRE(doc["incidents"].size() == 1);
+    CHECK(doc["incidents"][0]["kind"] == "straggler");
+    CHECK(doc["incidents"][0]["culprit_ranks"] == nlohmann::json::array({1}));
+    CHECK(doc["incidents"][0]["seq"] == 5);
+    CHECK(doc["processes"][1]["comms"][0]["incident"] == nlohmann::json({{"role", "culprit"}, {"kind", "straggler"}}));
+    CHECK(doc["processes"][0]["comms"][0]["incident"] == nlohmann::json({{"role", "waits"}, {"kind", "straggler"}}));
+  }
 }

@@ -188,6 +188,6 @@ TEST_CASE("status escapes the job id from shared memory", "[cli][hostile][status
   snapshot.processes.emplace_back();
   std::string table = tools::RenderStatusTable(snapshot, 0);
   CHECK(table.find('\x1b') == std::string::npos);
-  CHECK(Contains(table, "job job\\x1b[2J\\nVERDICT: fake: 1 process(es)"));
+  CHECK(Contains(table, "job job\\x1b[2J\\nVERDICT: fake: 1 process on"));
   for (const auto& line : LinesOf(table)) CHECK(line.rfind("VERDICT:", 0) != 0);
 }
