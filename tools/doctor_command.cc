@@ -1,31 +1,33 @@
-// ncclwatch doctor [--pid PID | BINARY]: checks what the field reports point at, and which
-// NCCL a process reaches and whether ncclwatch does (tools/nccl_reach.h).
+// ncclwatch doctor [--pid PID | BINARY] [--json]: checks what the field reports point at, and
+// which NCCL a process reaches and whether ncclwatch does (tools/nccl_reach.h). The facts are
+// gathered once (doctor_report.h) and printed as text or JSON.
 #include <dlfcn.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <vector>
 
-#include "core/analyze/hints.h"
-#include "core/dump/process_facts.h"
+#include <nlohmann/json.hpp>
+
 #include "core/format/escape.h"
 #include "core/settings/settings.h"
 #include "tools/commands.h"
-#include "tools/elf_inspect.h"
+#include "tools/doctor_report.h"
 #include "tools/error_line.h"
 #include "tools/exit_status.h"
-#include "tools/nccl_reach.h"
 
 namespace ncclwatch::tools {
 namespace {
+
+struct DoctorOptions {
+  std::optional<int> pid;
+  std::string binary;
+  bool json = false;
+};
 
 std::string FormatSecondsOf(uint64_t ns) {
   char text[64];
@@ -33,208 +35,214 @@ std::string FormatSecondsOf(uint64_t ns) {
   return text;
 }
 
-struct DoctorOptions {
-  std::optional<int> pid;
-  std::string binary;
-};
-
 // Values quote what the machine and the target supplied (paths from /proc/PID/maps, the
 // driver's version file, another process's environment): escaped, so they can neither
 // control the terminal nor fake a line.
-std::string Esc(const std::string& text) { return format::EscapeForTerminal(text); }
-
 void Line(const std::string& key, const std::string& value) {
-  std::printf("%-14s %s\n", (key + ":").c_str(), Esc(value).c_str());
+  std::printf("%-14s %s\n", (key + ":").c_str(), format::EscapeForTerminal(value).c_str());
 }
 
-void Driver() {
-  std::string version = dump::ReadNvidiaDriverVersion();
-  if (version.empty()) {
-    Line("driver", "no NVIDIA driver (/proc/driver/nvidia/version absent or unreadable)");
+std::string WithWarning(const Checked& fact) {
+  return fact.warning.empty() ? fact.value : fact.value + "  WARNING: " + fact.warning;
+}
+
+void PrintHost(const HostFacts& host) {
+  Line("driver", host.driver.value.empty() ? "no NVIDIA driver (/proc/driver/nvidia/version absent or unreadable)"
+                                           : "NVIDIA " + WithWarning(host.driver));
+  Line("kernel", host.kernel.value.empty() ? "unknown" : WithWarning(host.kernel));
+  for (const auto& [label, lib, symbol] : {std::tuple{"NCCL", &host.nccl, "ncclGetVersion"},
+                                           std::tuple{"CUDA runtime", &host.cuda_runtime, "cudaRuntimeGetVersion"}}) {
+    if (!lib->found) Line(label, "not found (" + lib->path + ")");
+    else if (lib->version.empty()) Line(label, "found " + lib->path + " but " + symbol + " failed");
+    else Line(label, lib->version + " (" + lib->path + ")");
+  }
+}
+
+void PrintEnvironment(const DoctorReport& report) {
+  if (report.nccl_env.empty()) Line("NCCL env", "no NCCL_* variable set (of " + report.nccl_env_of + ")");
+  else Line("NCCL env", "of " + report.nccl_env_of + ":");
+  for (const auto& [k, v] : report.nccl_env) {
+    std::printf("    %s=%s\n", format::EscapeForTerminal(k).c_str(), format::EscapeForTerminal(v).c_str());
+  }
+}
+
+void PrintProcess(const ProcessFactsOfDoctor& p) {
+  const std::string who = "pid " + std::to_string(p.pid);
+  Line("ncclwatch", p.preload_mapped ? "libncclwatch.so is loaded in " + who +
+                                           (p.preload_ahead ? " (preloaded)" : " (but not preloaded)")
+                                     : "libncclwatch.so is NOT loaded in " + who);
+  for (const LoadedNcclFacts& n : p.nccls) {
+    Line("NCCL loaded", n.nccl.path + " (" + (n.nccl.version.empty() ? "version unknown" : n.nccl.version) + ")");
+    Line("  came by", n.came_by);
+    Line("  serves", n.serves);
+    Line("  reached", n.reached);
+    Line("target", who + " uses " + n.nccl.path + " dynamically: ncclwatch can interpose it");
+  }
+  if (!p.static_nccl_in.empty()) {
+    Line("target", who + " has NCCL linked statically into " + p.static_nccl_in +
+                       ": ncclwatch CANNOT interpose it, never (no symbol to interpose). Use a build that links "
+                       "libnccl.so.2 dynamically.");
+  }
+  if (p.nccls.empty() && p.static_nccl_in.empty()) Line("target", who + " has not loaded NCCL (yet)");
+}
+
+// What ncclwatch in the process runs with: the settings its environment gives (the preload
+// reads them once, at its first communicator), and the rank its launcher gave it.
+void PrintSettings(const ProcessSettingsFacts& s) {
+  Line("rank", s.global_rank < 0 ? std::string("not given by a launcher (taken from its communicators)")
+                                 : std::to_string(s.global_rank) + " of " + std::to_string(s.world_size) +
+                                       " (local rank " + std::to_string(s.local_rank) + ")");
+  Line("job id", s.job_id);
+  Line("stall", FormatSecondsOf(s.stall_threshold_ns) + " (NCCLWATCH_STALL_SEC)");
+  Line("dump dir", s.dump_dir);
+  Line("disabled", s.disabled ? "yes (NCCLWATCH_DISABLE=1)" : "no");
+  for (const std::string& w : s.warnings) Line("WARNING", w);
+}
+
+void PrintText(const DoctorReport& report) {
+  if (report.process && !report.process_is_self) {
+    std::printf("process %d:\n", report.process->pid);
+    PrintProcess(*report.process);
+    PrintSettings(report.process->settings);
+    PrintEnvironment(report);
+    std::printf("\nhost (what this shell finds, which the process may not use):\n");
+    PrintHost(report.host);
     return;
   }
-  std::string note = version.rfind("545.", 0) == 0
-                         ? "  WARNING: 545.x has field reports of NCCL P2P hangs; try NCCL_P2P_DISABLE=1 or another driver"
-                         : "";
-  Line("driver", "NVIDIA " + version + note);
+  PrintHost(report.host);
+  PrintEnvironment(report);
+  if (report.binary) {
+    Line("target", report.binary->verdict);
+    if (!report.binary->runpath.empty()) Line("search", "RUNPATH " + report.binary->runpath);
+    if (!report.binary->rpath.empty()) Line("search", "RPATH " + report.binary->rpath);
+  }
+  if (report.process) {
+    std::printf("this process, as a job that dlopens libnccl.so.2 would:\n");
+    PrintProcess(*report.process);
+  }
 }
 
-void Kernel() {
-  struct utsname u;
-  if (::uname(&u) != 0) {
-    Line("kernel", "unknown");
-    return;
-  }
-  std::string release = u.release;
-  Line("kernel", release + (analyze::KernelOlderThan5_5(release)
-                                ? "  WARNING: older than 5.5, where NCCL hangs have been reported; 5.5+ is recommended"
-                                : ""));
+nlohmann::json LibraryJson(const LibraryFound& lib) {
+  return {{"found", lib.found}, {"path", lib.path}, {"version", lib.version.empty() ? nlohmann::json(nullptr) : nlohmann::json(lib.version)}};
 }
 
-// dlopen'ed RTLD_LOCAL so that nothing of it leaks into this process's global scope.
-void LibraryVersion(const char* label, const char* soname, const char* symbol, bool nccl_style) {
-  void* handle = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    Line(label, std::string("not found (") + soname + ")");
-    return;
-  }
-  using GetVersion = int (*)(int*);
-  auto get = reinterpret_cast<GetVersion>(::dlsym(handle, symbol));
-  int version = 0;
-  std::string path = soname;
-  Dl_info info;
-  if (get && ::dladdr(reinterpret_cast<void*>(get), &info) && info.dli_fname) path = info.dli_fname;
-  if (!get || get(&version) != 0) {
-    Line(label, "found " + path + " but " + symbol + " failed");
-  } else if (nccl_style) {
-    Line(label, std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
-                    std::to_string(version % 100) + " (" + path + ")");
-  } else {
-    Line(label, std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10) + " (" + path + ")");
-  }
-  ::dlclose(handle);
+nlohmann::json CheckedJson(const Checked& fact) {
+  return {{"value", fact.value.empty() ? nlohmann::json(nullptr) : nlohmann::json(fact.value)},
+          {"warning", fact.warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(fact.warning)}};
 }
 
-// This process's NCCL_* variables, or those of `pid`.
-std::map<std::string, std::string> NcclEnvironment(std::optional<int> pid, const settings::Settings& own) {
-  if (!pid) return own.nccl_env;
+const char* ArrivalName(NcclArrival arrival) {
+  switch (arrival) {
+    case NcclArrival::kPreloaded: return "preloaded";
+    case NcclArrival::kNeededByProgram: return "needed_by_program";
+    case NcclArrival::kNeededInClosure: return "needed_in_closure";
+    case NcclArrival::kNeededByDlopened: return "needed_by_dlopened";
+    case NcclArrival::kDlopened: return "dlopened";
+  }
+  return "dlopened";
+}
+
+nlohmann::json ProcessJson(const ProcessFactsOfDoctor& p) {
+  nlohmann::json nccls = nlohmann::json::array();
+  for (const LoadedNcclFacts& n : p.nccls) {
+    nccls.push_back({{"path", n.nccl.path},
+                     {"version", n.nccl.version.empty() ? nlohmann::json(nullptr) : nlohmann::json(n.nccl.version)},
+                     {"arrival", ArrivalName(n.nccl.arrival)},
+                     {"came_by", n.came_by},
+                     {"serves", n.serves},
+                     {"reached", n.reached}});
+  }
+  const ProcessSettingsFacts& s = p.settings;
+  auto known = [](int v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  return {{"pid", p.pid},
+          {"ncclwatch_loaded", p.preload_mapped},
+          {"ncclwatch_preloaded", p.preload_ahead},
+          {"nccls", std::move(nccls)},
+          {"static_nccl_in", p.static_nccl_in.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.static_nccl_in)},
+          {"settings",
+           {{"global_rank", known(s.global_rank)},
+            {"world_size", known(s.world_size)},
+            {"local_rank", known(s.local_rank)},
+            {"job_id", s.job_id},
+            {"stall_threshold_ns", s.stall_threshold_ns},
+            {"dump_dir", s.dump_dir},
+            {"disabled", s.disabled},
+            {"warnings", s.warnings}}}};
+}
+
+const char* BinaryNcclName(BinaryFacts::Nccl nccl) {
+  switch (nccl) {
+    case BinaryFacts::Nccl::kDynamic: return "dynamic";
+    case BinaryFacts::Nccl::kStatic: return "static";
+    case BinaryFacts::Nccl::kNone: break;
+  }
+  return "none";
+}
+
+void PrintJson(const DoctorReport& report) {
+  nlohmann::json out = {{"schema", "ncclwatch.doctor"}, {"version", 1}};
+  out["process"] = report.process ? ProcessJson(*report.process) : nlohmann::json(nullptr);
+  out["process_is_self"] = report.process_is_self;
+  out["binary"] = report.binary ? nlohmann::json{{"path", report.binary->path},
+                                                 {"nccl", BinaryNcclName(report.binary->nccl)},
+                                                 {"needed", report.binary->needed},
+                                                 {"runpath", report.binary->runpath},
+                                                 {"rpath", report.binary->rpath},
+                                                 {"verdict", report.binary->verdict}}
+                                : nlohmann::json(nullptr);
+  out["nccl_env"] = {{"of", report.nccl_env_of}, {"variables", report.nccl_env}};
+  out["host"] = {{"driver", CheckedJson(report.host.driver)},
+                 {"kernel", CheckedJson(report.host.kernel)},
+                 {"nccl", LibraryJson(report.host.nccl)},
+                 {"cuda_runtime", LibraryJson(report.host.cuda_runtime)}};
+  std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+}
+
+std::map<std::string, std::string> NcclVariables(const settings::EnvVars& env) {
   std::map<std::string, std::string> out;
-  for (const auto& [name, value] : settings::ReadEnvironmentOf(*pid)) {
+  for (const auto& [name, value] : env) {
     if (name.rfind("NCCL_", 0) == 0) out[name] = value;
   }
   return out;
 }
 
-void Environment(std::optional<int> pid, const settings::Settings& own) {
-  auto env = NcclEnvironment(pid, own);
-  std::string whose = pid ? "of pid " + std::to_string(*pid) : "of this shell";
-  if (env.empty()) Line("NCCL env", "no NCCL_* variable set (" + whose + ")");
-  else Line("NCCL env", whose + ":");
-  for (const auto& [k, v] : env) std::printf("    %s=%s\n", Esc(k).c_str(), Esc(v).c_str());
-}
-
-std::string FindInPath(const std::string& name, const std::string& path) {
-  if (name.find('/') != std::string::npos || access(name.c_str(), F_OK) == 0) return name;
-  std::stringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    std::string candidate = dir + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return name;
-}
-
-int BinaryTarget(const std::string& name, const std::string& search_path) {
-  std::string path = FindInPath(name, search_path);
-  ElfFacts facts = InspectElf(path);
-  if (!facts.error.empty()) {
-    PrintErrorLine("doctor", facts.error);
-    return kExitUsage;
-  }
-  for (const auto& needed : facts.needed) {
-    if (IsNcclLibraryName(needed)) {
-      Line("target", path + " links " + needed + " dynamically: ncclwatch can interpose it");
-      if (!facts.runpath.empty()) Line("search", "RUNPATH " + facts.runpath);
-      if (!facts.rpath.empty()) Line("search", "RPATH " + facts.rpath);
-      return kExitOk;
-    }
-  }
-  if (facts.defines_nccl_symbol || facts.contains_nccl_string) {
-    Line("target", path + " has NCCL linked statically (it " +
-                       (facts.defines_nccl_symbol ? std::string("defines ncclAllReduce") : "contains \"ncclAllReduce\"") +
-                       " and has no libnccl dependency): ncclwatch CANNOT interpose it. Use a build that links "
-                       "libnccl.so.2 dynamically (e.g. the PyTorch pip wheels, not conda or source builds).");
-    return kExitOk;
-  }
-  Line("target", path + " does not link NCCL; if it loads NCCL at run time (Python, dlopen), run "
-                        "`ncclwatch doctor --pid PID` on the running process");
-  return kExitOk;
-}
-
-// What ncclwatch in `pid` runs with: the settings its environment gives (the preload reads
-// them once, at its first communicator), and the rank its launcher gave it.
-void ProcessSettings(int pid) {
-  const settings::EnvVars env = settings::ReadEnvironmentOf(pid);
-  std::vector<std::string> warnings;
-  const settings::Settings s = settings::ParseSettings(env, &warnings);
-  const shm::RankIdentity& rank = s.launcher_rank;
-  Line("rank", rank.global_rank < 0 ? std::string("not given by a launcher (taken from its communicators)")
-                                    : std::to_string(rank.global_rank) + " of " + std::to_string(rank.world_size) +
-                                          " (local rank " + std::to_string(rank.local_rank) + ")");
-  Line("job id", s.job_id);
-  Line("stall", FormatSecondsOf(s.stall_threshold_ns) + " (NCCLWATCH_STALL_SEC)");
-  std::string dump_dir = s.dump_dir;
-  if (dump_dir.empty()) {
-    char cwd[4096] = {};
-    const ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/cwd").c_str(), cwd, sizeof cwd - 1);
-    dump_dir = (n > 0 ? std::string(cwd, static_cast<size_t>(n)) : std::string("<its working directory>")) +
-               "/ncclwatch-dumps/" + s.job_id;
-  }
-  Line("dump dir", dump_dir);
-  Line("disabled", s.disable ? "yes (NCCLWATCH_DISABLE=1)" : "no");
-  for (const std::string& w : warnings) Line("WARNING", w);
-}
-
-// Which NCCL the process loaded, how it came, and whether ncclwatch reaches it.
-int PidTarget(int pid, const ProcessReach& reach) {
-  std::string who = "pid " + std::to_string(pid);
-  Line("ncclwatch", reach.preload_mapped ? "libncclwatch.so is loaded in " + who +
-                                               (reach.preload_ahead ? " (preloaded)" : " (but not preloaded)")
-                                         : "libncclwatch.so is NOT loaded in " + who);
-  for (const auto& nccl : reach.nccls) {
-    Line("NCCL loaded", nccl.path + " (" + (nccl.version.empty() ? "version unknown" : nccl.version) + ")");
-    Line("  came by", DescribeArrival(nccl, reach.exe));
-    Line("  reached", DescribeReach(reach, nccl));
-    Line("target", who + " uses " + nccl.path + " dynamically: ncclwatch can interpose it");
-  }
-  if (!reach.static_nccl_in.empty()) {
-    Line("target", who + " has NCCL linked statically into " + reach.static_nccl_in +
-                       ": ncclwatch CANNOT interpose it, never (no symbol to interpose). Use a build that links "
-                       "libnccl.so.2 dynamically.");
-  }
-  if (reach.nccls.empty() && reach.static_nccl_in.empty()) Line("target", who + " has not loaded NCCL (yet)");
-  return kExitOk;
-}
-
-// This process, which reaches NCCL as a dlopen user does: whether an LD_PRELOAD set in this
-// shell would reach such a job.
-int SelfTarget() {
-  void* nccl = ::dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-  if (!nccl) return kExitOk;  // the NCCL: line above already says "not found"
-  std::printf("this process, as a job that dlopens libnccl.so.2 would:\n");
-  const int self = static_cast<int>(::getpid());
-  int status = PidTarget(self, InspectProcessReach(self));
-  ::dlclose(nccl);
-  return status;
-}
-
 int RunDoctor(const DoctorOptions& options, const settings::Settings& settings) {
   if (options.pid && !options.binary.empty()) {
-    std::fprintf(stderr, "ncclwatch doctor: give either --pid or BINARY, not both\n");
+    PrintErrorLine("doctor", "give either --pid or BINARY, not both");
     return kExitUsage;
   }
-  // The target first: a pid that does not exist is said at once, not after a host report.
-  std::optional<ProcessReach> reach;
+  DoctorReport report;
+  std::string error;
+  // The target first: a pid or binary that cannot be read is said at once, not after a host report.
   if (options.pid) {
-    reach = InspectProcessReach(*options.pid);
-    if (!reach->error.empty()) {
-      PrintErrorLine("doctor", reach->error);
+    report.process = InspectDoctorProcess(*options.pid, &error);
+    if (!report.process) {
+      PrintErrorLine("doctor", error);
       return kExitUsage;
     }
-    std::printf("process %d:\n", *options.pid);
-    PidTarget(*options.pid, *reach);
-    ProcessSettings(*options.pid);
-    Environment(options.pid, settings);
-    std::printf("\nhost (what this shell finds, which the process may not use):\n");
+    report.nccl_env = NcclVariables(settings::ReadEnvironmentOf(*options.pid));
+    report.nccl_env_of = "pid " + std::to_string(*options.pid);
+  } else {
+    if (!options.binary.empty()) {
+      report.binary = InspectDoctorBinary(options.binary, settings.path, &error);
+      if (!error.empty()) {
+        PrintErrorLine("doctor", error);
+        return kExitUsage;
+      }
+    } else if (void* nccl = ::dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL)) {
+      // This process, which reaches NCCL as a dlopen user does: whether an LD_PRELOAD set in
+      // this shell would reach such a job.
+      report.process = InspectDoctorProcess(static_cast<int>(::getpid()), &error);
+      report.process_is_self = report.process.has_value();
+      ::dlclose(nccl);
+    }
+    report.nccl_env = settings.nccl_env;
+    report.nccl_env_of = "this shell";
   }
-  Driver();
-  Kernel();
-  LibraryVersion("NCCL", "libnccl.so.2", "ncclGetVersion", true);
-  LibraryVersion("CUDA runtime", "libcudart.so.13", "cudaRuntimeGetVersion", false);
-  if (options.pid) return kExitOk;
-  Environment(options.pid, settings);
-  if (!options.binary.empty()) return BinaryTarget(options.binary, settings.path);
-  return SelfTarget();
+  report.host = InspectHost();
+  if (options.json) PrintJson(report);
+  else PrintText(report);
+  return kExitOk;
 }
 
 }  // namespace
@@ -243,9 +251,10 @@ void AddDoctorCommand(CLI::App& app, const settings::Settings& settings, int* ex
   auto options = std::make_shared<DoctorOptions>();
   CLI::App* cmd = app.add_subcommand("doctor", "Check driver, kernel, NCCL/CUDA versions, NCCL_* env and interposability");
   cmd->add_option("--pid", options->pid,
-                  "Inspect a running process: its environment, which NCCL it loaded, how (NEEDED, RPATH/RUNPATH, "
-                  "dlopen) and whether ncclwatch reaches it");
+                  "Inspect a running process: its environment and ncclwatch settings, which NCCL it loaded, how "
+                  "(NEEDED, RPATH/RUNPATH, dlopen), whose calls each serves and whether ncclwatch reaches it");
   cmd->add_option("BINARY", options->binary, "Inspect an executable or shared object for a dynamic or static NCCL");
+  cmd->add_flag("--json", options->json, "One JSON object (schema ncclwatch.doctor v1; tools/README.md)");
   cmd->footer(
       "Lines marked WARNING point at known field causes (driver 545.x, kernel older than 5.5).\n"
       "Without --pid or BINARY, this process is inspected as a job that dlopens libnccl.so.2.\n"

@@ -264,4 +264,21 @@ std::string DescribeReach(const ProcessReach& reach, const LoadedNccl& nccl) {
   return "yes: its callers bind to ncclwatch's exports, which come first in the global scope";
 }
 
+std::string DescribeServes(const ProcessReach& reach, const LoadedNccl& nccl) {
+  if (nccl.arrival == NcclArrival::kDlopened) {
+    return "only the callers that dlopen'ed it and look its functions up on that handle (ctypes, dlsym: JAX, "
+           "vLLM's pynccl); code linked against NCCL does not reach it";
+  }
+  int global = 0;
+  for (const LoadedNccl& other : reach.nccls) global += other.arrival != NcclArrival::kDlopened ? 1 : 0;
+  std::string whose = nccl.arrival == NcclArrival::kPreloaded         ? std::string("every caller (it is preloaded)")
+                      : nccl.arrival == NcclArrival::kNeededByProgram ? "the program's calls"
+                                                                      : "the calls of " + nccl.needed_by;
+  if (global > 1) {
+    return whose + "; " + std::to_string(global) +
+           " copies are in the global scope, and a caller that binds by name gets the one loaded first";
+  }
+  return whose + ", and every caller that binds NCCL's names in the global scope";
+}
+
 }  // namespace ncclwatch::tools

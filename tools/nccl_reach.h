@@ -51,6 +51,12 @@ std::string DescribeArrival(const LoadedNccl& nccl, const std::string& exe);
 // One line: whether ncclwatch's hooks reach calls into `nccl`, and why.
 std::string DescribeReach(const ProcessReach& reach, const LoadedNccl& nccl);
 
+// One line: whose calls `nccl` serves, by the dynamic linker's rules. A NEEDED (or preloaded)
+// copy serves every caller that binds NCCL's names in the global scope, the first such copy
+// loaded winning when there are several; a copy that only a dlopen brought in serves only the
+// callers holding that handle (ctypes, dlopen + dlsym: JAX, vLLM's pynccl).
+std::string DescribeServes(const ProcessReach& reach, const LoadedNccl& nccl);
+
 }  // namespace ncclwatch::tools
 
 #endif  // NCCLWATCH_TOOLS_NCCL_REACH_H_

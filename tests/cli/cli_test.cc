@@ -289,6 +289,13 @@ TEST_CASE("doctor tells a dynamically linked NCCL from a static one", "[cli][doc
   testing::ProcessResult bad = Ncclwatch({"doctor", "/nonexistent/binary"});
   CHECK(bad.exit_status == kExitUsage);
   CHECK(IsOneLine(bad.err));
+  CHECK(bad.out.empty());  // the target first: no host report before its error
+
+  testing::ProcessResult json = Ncclwatch({"doctor", Env("FAKE_STATIC_APP"), "--json"});
+  CHECK(json.exit_status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  CHECK(doc["binary"]["nccl"] == "static");
+  CHECK(doc["process"].is_null());
   CHECK(Ncclwatch({"doctor", "--pid", "1", "/bin/sh"}).exit_status == kExitUsage);
 }
 
@@ -315,6 +322,25 @@ TEST_CASE("doctor --pid reads a running process's libraries and environment", "[
   CHECK(Has(r.out, "dump dir:      /tmp/doctor-dumps"));
   CHECK(Has(r.out, "rank:          3 of 8 (local rank 1)"));
   CHECK(r.out.find("process " + std::to_string(app.pid())) < r.out.find("host ("));
+  // Whose calls the one NEEDED copy serves.
+  CHECK(Has(r.out, "  serves:      the program's calls, and every caller that binds NCCL's names in the global scope"));
+
+  // --json: the same facts, target apart from host.
+  testing::ProcessResult j = Ncclwatch({"doctor", "--pid", std::to_string(app.pid()), "--json"});
+  CHECK(j.exit_status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc["schema"] == "ncclwatch.doctor");
+  CHECK(doc["process"]["pid"] == app.pid());
+  CHECK(doc["process"]["ncclwatch_loaded"] == false);
+  REQUIRE(doc["process"]["nccls"].size() == 1);
+  CHECK(doc["process"]["nccls"][0]["arrival"] == "needed_by_program");
+  CHECK(doc["process"]["settings"]["job_id"] == "doctorjob");
+  CHECK(doc["process"]["settings"]["stall_threshold_ns"] == 7'000'000'000ull);
+  CHECK(doc["process"]["settings"]["global_rank"] == 3);
+  CHECK(doc["process"]["settings"]["dump_dir"] == "/tmp/doctor-dumps");
+  CHECK(doc["nccl_env"]["variables"]["NCCL_P2P_DISABLE"] == "1");
+  CHECK(doc["host"].contains("kernel"));
+  CHECK(doc["binary"].is_null());
   // A target that does not exist: one line, and no host report before it.
   testing::ProcessResult missing = Ncclwatch({"doctor", "--pid", "999999999"});
   CHECK(missing.exit_status == kExitUsage);
