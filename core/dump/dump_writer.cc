@@ -75,7 +75,8 @@ WriteResult WriteFileAt(const DumpDirectory& dir, const std::string& name, const
     fd = ::openat(dir.fd(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno != EEXIST) break;
   }
-  if (fd < 0) return Failure(errno, "cannot create", dir.path() + "/" + temp);
+  // The user named `path`; the temporary beside it is ours, so errors name the path.
+  if (fd < 0) return Failure(errno, "cannot create", path);
   auto fsync_fn = hooks.fsync ? hooks.fsync : ::fsync;
   bool written = WriteAll(fd, contents, hooks) && fsync_fn(fd) == 0;
   int error = errno;

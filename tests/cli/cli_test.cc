@@ -211,6 +211,12 @@ TEST_CASE("trace writes trace-event JSON with one track per rank and the culprit
   CHECK(culprit_marked);
   CHECK(Ncclwatch({"trace", dir.File("nope"), "-o", out}).exit_status == kExitUsage);
   CHECK(Ncclwatch({"trace", dir.path()}).exit_status == kExitUsage);  // -o is required
+  // An unwritable output: the error names the user's path, not our temporary beside it.
+  const std::string missing_dir = dir.File("no-such-dir/trace.json");
+  testing::ProcessResult unwritable = Ncclwatch({"trace", dir.path(), "-o", missing_dir});
+  CHECK(unwritable.exit_status == kExitUsage);
+  CHECK(Has(unwritable.err, "ncclwatch trace: cannot open the directory of " + missing_dir + ": No such file or directory"));
+  CHECK_FALSE(Has(unwritable.err, ".tmp."));
 }
 
 namespace {
