@@ -42,6 +42,26 @@ const shm::RecordView* Current(const shm::CommView& c) {
   return nullptr;
 }
 
+// The oldest point-to-point op posted and not seen complete, among those whose completion is
+// published (captured, failed, aborted and untracked ones never are).
+const shm::RecordView* OldestPendingP2P(const shm::CommView& c) {
+  constexpr uint32_t kNeverPublished =
+      shm::kRecordCaptured | shm::kRecordFailed | shm::kRecordUntracked | shm::kRecordAborted;
+  const shm::RecordView* oldest = nullptr;
+  for (const auto& r : c.records) {
+    if (!shm::IsPointToPoint(r.op) || r.complete_ns != 0 || (r.flags & kNeverPublished) != 0) continue;
+    if (oldest == nullptr || r.enqueue_ns < oldest->enqueue_ns) oldest = &r;
+  }
+  return oldest;
+}
+
+// "Recv from 1 (#3)": the k-th op of that direction towards that peer.
+std::string P2PLabel(const shm::RecordView& r) {
+  const bool receives = r.op == shm::Op::kRecv;
+  return std::string(shm::OpName(r.op)) + (receives ? " from " : " to ") + std::to_string(r.root_or_peer) + " (#" +
+         std::to_string(r.seq) + ")";
+}
+
 bool BlockedInSync(const shm::ProcessView& p) {
   for (const auto& s : p.sync_slots) {
     if (s.blocked_since_ns != 0) return true;
@@ -88,14 +108,19 @@ std::string IncidentMark(const std::vector<detect::Verdict>& verdicts, const shm
 std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_ns, bool job_gone,
                 const std::vector<detect::Verdict>& verdicts) {
   const shm::RecordView* current = Current(c);
+  const shm::RecordView* p2p = current ? nullptr : OldestPendingP2P(c);
   std::string op = current ? "#" + std::to_string(current->seq) + " " + shm::OpName(current->op)
                    : c.last_enqueued_seq > c.last_completed_seq ? "#" + std::to_string(c.last_completed_seq + 1) + " ?"
+                   : p2p                                        ? P2PLabel(*p2p)
                                                                 : "-";
   uint64_t since = current ? current->enqueue_ns
+                   : p2p   ? p2p->enqueue_ns
                    : c.last_completed_ns ? c.last_completed_ns
                                          : c.init_done_ns ? c.init_done_ns : c.init_start_ns;
   std::string state = LifecycleName(c.state);
-  if (c.state == shm::CommState::kReady) state = c.last_enqueued_seq > c.last_completed_seq ? "in-flight" : "idle";
+  if (c.state == shm::CommState::kReady) {
+    state = c.last_enqueued_seq > c.last_completed_seq || p2p != nullptr ? "in-flight" : "idle";
+  }
   state += GoneState(p);
   if (BlockedInSync(p)) state += ",blocked-in-sync";
   if (c.async_error) state += ",async-error=" + std::to_string(c.async_error);
@@ -105,7 +130,7 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
   const std::string age = job_gone ? "-" : Age(now_ns, since);
   const std::string rank_of_n = std::to_string(c.rank) + "/" + std::to_string(c.nranks);
   char line[512];
-  std::snprintf(line, sizeof line, "%-5d %-8d %-18s %-11s %-7llu %-7llu %-20s %-8s %s\n", p.global_rank, p.pid,
+  std::snprintf(line, sizeof line, "%-5d %-8d %-18s %-11s %-7llu %-7llu %-22s %-8s %s\n", p.global_rank, p.pid,
                 format::FormatHex(c.comm_hash).c_str(), rank_of_n.c_str(),
                 static_cast<unsigned long long>(c.last_enqueued_seq),
                 static_cast<unsigned long long>(c.last_completed_seq), op.c_str(), age.c_str(), state.c_str());
@@ -143,7 +168,7 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
   std::string out = "job " + format::EscapeForTerminal(snapshot.job_id) + ": " +
                     Plural(snapshot.processes.size(), "process", "processes") + " on this host\n";
   char header[256];
-  std::snprintf(header, sizeof header, "%-5s %-8s %-18s %-11s %-7s %-7s %-20s %-8s %s\n", "RANK", "PID", "COMM",
+  std::snprintf(header, sizeof header, "%-5s %-8s %-18s %-11s %-7s %-7s %-22s %-8s %s\n", "RANK", "PID", "COMM",
                 "RANK/N", "ENQ", "DONE", "CURRENT", "AGE", "STATE");
   out += header;
   const bool gone = AllGone(snapshot);
@@ -179,6 +204,7 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
     nlohmann::json comms = nlohmann::json::array();
     for (const auto& c : p.comms) {
       const shm::RecordView* current = Current(c);
+      const shm::RecordView* p2p = OldestPendingP2P(c);
       comms.push_back({{"comm", format::FormatHex(c.comm_hash)},
                        {"rank", c.rank},
                        {"nranks", c.nranks},
@@ -190,6 +216,13 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
                        {"in_flight_ns", current && now_ns > current->enqueue_ns
                                             ? nlohmann::json(now_ns - current->enqueue_ns)
                                             : nlohmann::json(nullptr)},
+                       {"p2p_in_flight", p2p ? nlohmann::json{{"op", shm::OpName(p2p->op)},
+                                                              {"peer", p2p->root_or_peer},
+                                                              {"seq", p2p->seq},
+                                                              {"in_flight_ns", now_ns > p2p->enqueue_ns
+                                                                                   ? now_ns - p2p->enqueue_ns
+                                                                                   : 0}}
+                                             : nlohmann::json(nullptr)},
                        {"async_error", c.async_error},
                        {"untracked_ops", c.untracked_ops},
                        {"incident", IncidentOrNull(IncidentMark(verdicts, p, c))}});

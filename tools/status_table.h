@@ -15,7 +15,9 @@
 namespace ncclwatch::tools {
 
 // Columns: RANK PID COMM RANK/N ENQ DONE CURRENT AGE STATE.
-//   CURRENT  the oldest collective enqueued and not completed ("-" when none);
+//   CURRENT  the oldest collective enqueued and not completed; else the oldest point-to-point
+//            op posted and not complete, as "Recv from 1 (#3)" (its k-th towards that peer);
+//            "-" when none;
 //   AGE      how long CURRENT has been in flight, else since the last completion;
 //   STATE    the communicator's lifecycle state, "in-flight"/"idle" when ready, and
 //            "EXITED(status N)" / "EXITED(signal N)" (it recorded how it left), "DEAD" (gone
@@ -30,7 +32,8 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
 // The same, as one JSON object (`ncclwatch status --json`): {"job", "gone", "processes": [
 // {"global_rank", "pid", "host", "alive", "exit": null | {"how", "status", "signal"},
 // "blocked_in_sync", "comms": [{"comm", "rank", "nranks", "state", "last_enqueued_seq",
-// "last_completed_seq", "in_flight_seq", "in_flight_op", "in_flight_ns", "async_error",
+// "last_completed_seq", "in_flight_seq", "in_flight_op", "in_flight_ns", "p2p_in_flight": null | {"op", "peer", "seq",
+// "in_flight_ns"}, "async_error",
 // "untracked_ops", "incident": null | {"role": "culprit"|"waits", "kind"}}]}], "stall_threshold_ns",
 // "incidents": [{"kind", "comm", "seq", "op", "culprit_ranks", "other_ranks", "since_ns",
 // "summary"}]}. Exact numbers; names as the table shows them.

@@ -542,3 +542,30 @@ TEST_CASE("status marks the culprit and the waiters of an incident", "[cli][stat
     CHECK(doc["processes"][0]["comms"][0]["incident"] == nlohmann::json({{"role", "waits"}, {"kind", "straggler"}}));
   }
 }
+
+TEST_CASE("status shows a pending point-to-point op when no collective is in flight", "[cli][status]") {
+  shm::JobSnapshot snapshot = StragglerSnapshot(1'000'000'000);
+  shm::CommView& c = snapshot.processes[1].comms[0];  // rank 1: every collective complete
+  shm::RecordView recv;
+  recv.op = shm::Op::kRecv;
+  recv.seq = 3;
+  recv.root_or_peer = 0;
+  recv.enqueue_ns = 2'000'000'000;
+  c.records.push_back(recv);
+  shm::RecordView failed = recv;  // a failed send never completes: not shown as in flight
+  failed.op = shm::Op::kSend;
+  failed.enqueue_ns = 1'500'000'000;
+  failed.flags = shm::kRecordFailed;
+  c.records.push_back(failed);
+  const std::string table = tools::RenderStatusTable(snapshot, 2'500'000'000);
+  INFO(table);
+  CHECK(Has(table, "Recv from 0 (#3)"));
+  CHECK_FALSE(Has(table, "Send to 0"));
+  const nlohmann::json doc = tools::StatusJson(snapshot, 2'500'000'000);
+  const nlohmann::json& p2p = doc["processes"][1]["comms"][0]["p2p_in_flight"];
+  CHECK(p2p["op"] == "Recv");
+  CHECK(p2p["peer"] == 0);
+  CHECK(p2p["seq"] == 3);
+  CHECK(p2p["in_flight_ns"] == 500'000'000);
+  CHECK(doc["processes"][1]["comms"][0]["state"] == "ready");
+}
