@@ -75,18 +75,39 @@ struct FingerprintRow {
   std::vector<FingerprintCell> cells;  // one per rank with a dump
 };
 
-struct ThreadStackView {
-  std::string title;                 // e.g. "thread 812 \"python\" (blocked in stream sync)"
+// One frame of a thread as reported: a Python frame (file and line) or a native one (module
+// and offset).
+struct FrameView {
   bool python = false;
-  std::vector<std::string> frames;   // innermost user frame first
-  int hidden_frames = 0;             // internal/trampoline/libc-wait frames left out
+  std::string function;  // "??" when unknown
+  std::string file;      // Python frames
+  int line = 0;
+  std::string module;    // native frames: the object's basename
+  uint64_t offset = 0;   // native frames: pc minus the module's load base
 };
 
-// Stacks shared by one or more culprit ranks (identical user frames are grouped).
+// One thread, or several with identical frames (collapsed), of one process (thread_views.h).
+struct ThreadStackView {
+  std::vector<int32_t> tids;         // native thread ids; empty for a Python thread no native one runs
+  std::vector<std::string> names;    // their distinct names (/proc comm), in order
+  uint64_t python_thread_id = 0;     // Python's id of a thread known only from the Python stacks
+  std::string python_name;           // "MainThread" where known
+  bool active = false;               // running (state R) rather than waiting
+  bool answered = true;              // false: it did not answer the capture signal (frames empty)
+  std::string state;                 // /proc state letter of the first thread
+  std::string blocked_in;            // "a stream sync", or the innermost shown frame's function
+  bool python_merged = false;        // its Python frames are merged in where the interpreter runs
+  std::vector<FrameView> frames;     // innermost first
+  int hidden_frames = 0;             // internal, trampoline, libc-wait and interpreter frames left out
+};
+
+// Stacks shared by one or more culprit ranks (processes with identical thread views are grouped).
 struct StackGroup {
   std::vector<int> ranks;
   std::string where;                 // "host:pid" of the first rank of the group
   std::vector<ThreadStackView> threads;
+  size_t threads_total = 0;          // threads of the first rank's process
+  size_t threads_not_shown = 0;      // of those, in no view
   std::string python_unavailable;    // reason, when Python stacks were not captured
 };
 

@@ -8,13 +8,10 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/analyze/user_frames.h"
+#include "core/analyze/thread_views.h"
 
 namespace ncclwatch::analyze {
 namespace {
-
-constexpr size_t kMaxFramesPerThread = 12;
-constexpr size_t kMaxThreadsPerRank = 6;
 
 std::string StateOf(const RankEntry& entry, uint64_t seq) {
   const dump::CommDump& c = *entry.comm;
@@ -26,63 +23,12 @@ std::string StateOf(const RankEntry& entry, uint64_t seq) {
   return "completed " + n;
 }
 
-// Threads blocked in a CUDA sync come first, then the main thread, then the rest.
-std::vector<const dump::NativeThread*> OrderThreads(const dump::RankDump& d) {
-  std::set<int32_t> syncing;
-  for (const auto& s : d.host_syncs) syncing.insert(s.tid);
-  std::vector<const dump::NativeThread*> threads;
-  for (const auto& t : d.threads) threads.push_back(&t);
-  auto rank_of = [&](const dump::NativeThread* t) {
-    return syncing.count(t->tid) ? 0 : t->tid == d.process.pid ? 1 : 2;
-  };
-  std::stable_sort(threads.begin(), threads.end(),
-                   [&](const auto* a, const auto* b) { return rank_of(a) < rank_of(b); });
-  return threads;
-}
-
-std::string ThreadTitle(const dump::RankDump& d, const dump::NativeThread& t) {
-  std::string title = "thread " + std::to_string(t.tid) + " \"" + t.name + "\"";
-  for (const auto& s : d.host_syncs) {
-    if (s.tid == t.tid) title += " (blocked in " + s.target + " sync)";
-  }
-  if (!t.answered) title += " (did not answer; state " + t.state + ")";
-  return title;
-}
-
-std::vector<ThreadStackView> ViewsOf(const dump::RankDump& d) {
-  std::vector<ThreadStackView> views;
-  size_t python = 0;
-  for (const auto& t : d.python.threads) {
-    if (python == kMaxThreadsPerRank) break;
-    ThreadStackView v;
-    v.python = true;
-    v.title = "python thread " + std::to_string(t.thread_id) + (t.current ? " (current)" : "");
-    v.frames = PythonUserFrames(t, kMaxFramesPerThread);
-    if (v.frames.empty()) continue;
-    views.push_back(std::move(v));
-    ++python;
-  }
-  size_t native = 0;
-  for (const auto* t : OrderThreads(d)) {
-    if (native == kMaxThreadsPerRank) break;
-    UserFrames frames = NativeUserFrames(*t, kMaxFramesPerThread);
-    if (frames.frames.empty() && t->answered) continue;
-    ThreadStackView v;
-    v.title = ThreadTitle(d, *t);
-    v.frames = std::move(frames.frames);
-    v.hidden_frames = frames.hidden;
-    views.push_back(std::move(v));
-    ++native;
-  }
-  return views;
-}
-
-std::string Signature(const std::vector<ThreadStackView>& views) {
+// Processes whose thread views read alike share one stack group.
+std::string Signature(const ThreadViews& views) {
   std::string sig;
-  for (const auto& v : views) {
-    sig += v.python ? "P|" : "N|";
-    for (const auto& f : v.frames) sig += f + "|";
-    sig += "\n";
+  for (const auto& v : views.views) {
+    sig += ThreadHeader(v) + "\n";
+    for (const auto& f : v.frames) sig += FrameText(f) + "\n";
   }
   return sig;
 }
@@ -161,10 +107,10 @@ std::vector<StackGroup> BuildStackGroups(const std::vector<std::pair<int, const 
   // stacks are read once.
   std::unordered_map<const dump::RankDump*, std::string> signature_of;
   for (const auto& [rank, d] : culprits) {
-    std::vector<ThreadStackView> views;
+    ThreadViews views;
     auto known = signature_of.find(d);
     if (known == signature_of.end()) {
-      views = ViewsOf(*d);
+      views = BuildThreadViews(*d);
       known = signature_of.emplace(d, Signature(views)).first;
     }
     const std::string& sig = known->second;
@@ -177,7 +123,9 @@ std::vector<StackGroup> BuildStackGroups(const std::vector<std::pair<int, const 
     StackGroup group;
     group.ranks.push_back(rank);
     group.where = d->process.host + ":" + std::to_string(d->process.pid);
-    group.threads = std::move(views);
+    group.threads = std::move(views.views);
+    group.threads_total = views.threads_total;
+    group.threads_not_shown = views.threads_not_shown;
     if (!d->python.available) group.python_unavailable = d->python.reason;
     by_signature.emplace(sig, groups.size());
     groups.push_back(std::move(group));

@@ -12,7 +12,9 @@
 namespace ncclwatch::analyze {
 
 inline constexpr char kAnalysisSchemaName[] = "ncclwatch.analysis";
-inline constexpr int kAnalysisSchemaVersion = 1;
+// 2: stacks[].threads[] are py-spy-style views (header, tids, names, python_name, active,
+// blocked_in, python_merged) with frames as objects; threads_total and threads_not_shown.
+inline constexpr int kAnalysisSchemaVersion = 2;
 
 std::string RenderTextReport(const Analysis& analysis);
 nlohmann::json RenderJsonReport(const Analysis& analysis);

@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/analyze/report.h"
+#include "core/analyze/thread_views.h"
 #include "core/format/hex.h"
 
 namespace ncclwatch::analyze {
@@ -73,14 +74,32 @@ json StacksJson(const Analysis& a) {
   for (const auto& g : a.stacks) {
     json threads = json::array();
     for (const auto& t : g.threads) {
-      threads.push_back(json{{"title", t.title},
-                             {"python", t.python},
-                             {"frames", t.frames},
+      json frames = json::array();
+      for (const auto& f : t.frames) {
+        frames.push_back(f.python ? json{{"kind", "python"}, {"func", f.function}, {"file", f.file}, {"line", f.line}}
+                                  : json{{"kind", "native"},
+                                         {"func", f.function},
+                                         {"module", f.module},
+                                         {"offset", format::FormatHex(f.offset)}});
+      }
+      threads.push_back(json{{"header", ThreadHeader(t)},
+                             {"tids", t.tids},
+                             {"names", t.names},
+                             {"python_thread_id", t.python_thread_id},
+                             {"python_name", t.python_name},
+                             {"active", t.active},
+                             {"answered", t.answered},
+                             {"state", t.state},
+                             {"blocked_in", t.blocked_in},
+                             {"python_merged", t.python_merged},
+                             {"frames", std::move(frames)},
                              {"hidden_frames", t.hidden_frames}});
     }
     groups.push_back(json{{"ranks", g.ranks},
                           {"where", g.where},
                           {"threads", std::move(threads)},
+                          {"threads_total", g.threads_total},
+                          {"threads_not_shown", g.threads_not_shown},
                           {"python_unavailable", g.python_unavailable}});
   }
   return groups;

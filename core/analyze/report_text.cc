@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/analyze/report.h"
+#include "core/analyze/thread_views.h"
 #include "core/detect/p2p_op.h"
 #include "core/detect/verdict.h"
 #include "core/format/duration.h"
@@ -134,19 +135,30 @@ void P2POps(const Analysis& a, std::ostringstream& out) {
 
 void Stacks(const Analysis& a, std::ostringstream& out) {
   if (a.stacks.empty() && a.culprits_without_stacks == 0) return;
-  out << "EVIDENCE: culprit stacks (innermost user frames first)\n";
+  out << "EVIDENCE: culprit stacks (innermost frame first; Python frames where the interpreter runs them)\n";
   for (const auto& g : a.stacks) {
     out << "  " << FormatRanks(g.ranks) << " (" << Esc(g.where) << (g.ranks.size() > 1 ? " and others with the same stacks" : "")
-        << ")\n";
+        << "): " << g.threads_total << (g.threads_total == 1 ? " thread" : " threads") << '\n';
     if (g.threads.empty()) out << "    (no stacks captured)\n";
     for (const auto& t : g.threads) {
-      out << "    " << Esc(t.title) << '\n';
-      for (const auto& f : t.frames) out << "      " << Esc(f) << '\n';
-      if (t.hidden_frames) out << "      (" << t.hidden_frames << " internal/libc frames hidden)\n";
+      out << "    " << Esc(ThreadHeader(t)) << '\n';
+      for (const auto& f : t.frames) out << "      " << Esc(FrameText(f)) << '\n';
+      if (t.hidden_frames) {
+        out << "      (" << t.hidden_frames << (t.hidden_frames == 1 ? " frame" : " frames")
+            << " of ncclwatch, libc waits or the interpreter hidden)\n";
+      }
+    }
+    if (g.threads_not_shown) {
+      out << "    " << g.threads_not_shown << (g.threads_not_shown == 1 ? " more thread" : " more threads")
+          << " not shown (idle with no frame of their own, or past the first " << kMaxThreadViewsPerProcess
+          << " stacks; every thread is in the dump)\n";
     }
     if (!g.python_unavailable.empty()) out << "    python stacks unavailable: " << Esc(g.python_unavailable) << '\n';
   }
-  if (a.culprits_without_stacks) out << "  " << a.culprits_without_stacks << " culprit(s) left no dump, so no stacks\n";
+  if (a.culprits_without_stacks) {
+    out << "  " << a.culprits_without_stacks << (a.culprits_without_stacks == 1 ? " culprit" : " culprits")
+        << " left no dump, so no stacks\n";
+  }
   out << '\n';
 }
 

@@ -7,6 +7,7 @@
 #include "core/analyze/analyzer.h"
 #include "core/analyze/facts_from_dumps.h"
 #include "core/analyze/report.h"
+#include "core/analyze/thread_views.h"
 #include "core/analyze/user_frames.h"
 #include "core/detect/p2p_op.h"
 #include "tests/analyze/crafted_job.h"
@@ -34,6 +35,12 @@ const analyze::Hint* FindHint(const analyze::Analysis& a, const std::string& id)
 
 bool AnyContains(const std::vector<std::string>& lines, const std::string& part) {
   return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
+}
+
+std::vector<std::string> FrameTexts(const analyze::ThreadStackView& thread) {
+  std::vector<std::string> out;
+  for (const auto& f : thread.frames) out.push_back(analyze::FrameText(f));
+  return out;
 }
 
 using Ranks = std::vector<int>;
@@ -71,13 +78,16 @@ TEST_CASE("a rank that never joined #N is the straggler, with its data-loading f
   REQUIRE(a.stacks.size() == 1);
   CHECK(a.stacks[0].ranks == Ranks{3});
   REQUIRE(a.stacks[0].threads.size() == 2);
-  CHECK(a.stacks[0].threads[0].python);
-  CHECK(a.stacks[0].threads[0].frames.front() == "restore_dataloader_state (/app/train.py:120)");
-  // Native: the handler, the trampoline and the libc wait frames are hidden; the user frame comes first.
+  // No native thread runs the interpreter here, so the Python thread stands alone, first.
+  CHECK(a.stacks[0].threads[0].tids.empty());
+  CHECK(analyze::FrameText(a.stacks[0].threads[0].frames.front()) == "restore_dataloader_state (/app/train.py:120)");
+  // Native: the handler, the trampoline and the libc wait frames are hidden; the user frame
+  // comes first; libc's start-up below main is hidden too.
   const auto& native = a.stacks[0].threads[1];
-  CHECK(native.frames.front().rfind("read_shard (libtrain.so+0x", 0) == 0);
-  CHECK(native.hidden_frames == 4);
-  CHECK(AnyContains(native.frames, "__libc_start_main"));  // above the first user frame: kept
+  CHECK(analyze::FrameText(native.frames.front()).rfind("read_shard (libtrain.so+0x", 0) == 0);
+  CHECK(native.hidden_frames == 5);
+  CHECK(AnyContains(FrameTexts(native), "main (python3+"));
+  CHECK_FALSE(AnyContains(FrameTexts(native), "__libc_start_main"));
 
   const analyze::Hint* hint = FindHint(a, "data_loading");
   REQUIRE(hint);
@@ -346,7 +356,7 @@ TEST_CASE("sync_stuck is adopted when no communicator is stuck", "[analyze]") {
   CHECK(a.verdict.kind == "sync_stuck");
   CHECK(a.verdict.ranks == Ranks{1});
   REQUIRE(a.stacks.size() == 1);
-  CHECK(a.stacks[0].threads.at(0).title.find("blocked in stream sync") != std::string::npos);
+  CHECK(analyze::ThreadHeader(a.stacks[0].threads.at(0)).find("in a stream sync") != std::string::npos);
 }
 
 TEST_CASE("across hosts whose clocks disagree, ranks are aligned by collective number", "[analyze]") {
@@ -416,7 +426,7 @@ TEST_CASE("the JSON report carries the documented verdict keys", "[analyze][repo
   Issue(job[2], 8, 8);
   nlohmann::json report = analyze::RenderJsonReport(AnalyzeJob(job));
   CHECK(report["schema"] == "ncclwatch.analysis");
-  CHECK(report["version"] == 1);
+  CHECK(report["version"] == 2);
   CHECK(report["verdict"]["kind"] == "straggler");
   CHECK(report["verdict"]["comm"] == "0xfeedface12345678");
   CHECK(report["verdict"]["seq"] == 10);
@@ -490,7 +500,7 @@ TEST_CASE("ncclwatch's own threads and frames are neither shown nor taken as evi
   CHECK_FALSE(FindHint(a, "data_loading"));
   REQUIRE(a.stacks.size() == 1);
   for (const auto& thread : a.stacks[0].threads) {
-    INFO(thread.title);
-    CHECK_FALSE(AnyContains(thread.frames, "libncclwatch.so"));
+    INFO(analyze::ThreadHeader(thread));
+    CHECK_FALSE(AnyContains(FrameTexts(thread), "libncclwatch.so"));
   }
 }
