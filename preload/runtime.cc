@@ -12,9 +12,9 @@
 
 #include "core/settings/settings.h"
 #include "core/shm/process_info.h"
-#include "core/shm/reader.h"
 #include "core/shm/run_identity.h"
 #include "core/shm/segment_file.h"
+#include "core/shm/segment_gc.h"
 #include "preload/capture_watch.h"
 #include "preload/exit_evidence.h"
 #include "preload/keep_errno.h"

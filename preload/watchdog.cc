@@ -30,6 +30,7 @@
 #include "core/format/rank_list.h"
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
+#include "core/shm/segment_gc.h"
 #include "core/shm/run_identity.h"
 #include "core/shm/segment_name.h"
 #include "core/stacks/native_sampler.h"

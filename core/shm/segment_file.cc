@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 #include <set>
@@ -109,6 +111,17 @@ void WarnAboutSegmentOnce(const std::string& entry, ino_t inode, const std::stri
     last = g_warned->size() == kMaxRememberedWarnings;
   }
   sink(why + (last ? " (further bad segments are not reported)" : ""));
+}
+
+bool ReadSegmentHeader(const SegmentFile& file, SegmentHeader* header) {
+  constexpr int kAttempts = 16;
+  constexpr size_t kFixedBytes = offsetof(SegmentHeader, global_rank);
+  SegmentHeader second;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    if (!file.Read(0, header, sizeof *header) || !file.Read(0, &second, sizeof second)) return false;
+    if (std::memcmp(header, &second, kFixedBytes) == 0) return true;
+  }
+  return false;
 }
 
 }  // namespace ncclwatch::shm

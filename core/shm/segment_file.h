@@ -24,6 +24,8 @@
 
 namespace ncclwatch::shm {
 
+struct SegmentHeader;  // layout.h
+
 // Why an entry was not used. kIncomplete is what a segment looks like while its owner is
 // creating it (size 0, or no magic yet): skipped silently while it is young.
 enum class SegmentProblem { kNone, kMissing, kIncomplete, kRejected };
@@ -68,6 +70,11 @@ class SegmentFile {
 // A segment whose creation has not finished this long after its last inode change is
 // treated as broken (creation takes microseconds: open, fchmod, ftruncate, one header write).
 inline constexpr double kIncompleteGraceSec = 2.0;
+
+// Reads the header at offset 0 into *header. Its plain fields never change once the magic is
+// set, so two reads in a row must agree on them (up to 16 tries while the owner is still
+// writing it); false when they never do or the file is too short.
+bool ReadSegmentHeader(const SegmentFile& file, SegmentHeader* header);
 
 // Where warnings about skipped entries go; the default writes "ncclwatch: <line>" to stderr.
 // The preload routes them to its log.

@@ -233,7 +233,7 @@ void SegmentWriter::RecordExitIn(SegmentHeader* header, ExitHow how, int value) 
     header->exit_status.store(value, std::memory_order_relaxed);
   }
   header->exit_ns.store(MonotonicNowNs(), std::memory_order_relaxed);
-  // seq_cst: the exit protocol (reader.h, RemoveJobIfEnded) is a store-then-scan by every
+  // seq_cst: the exit protocol (segment_gc.h, RemoveJobIfEnded) is a store-then-scan by every
   // exiting process; at least one of two processes exiting together sees the other's mark.
   header->state.store(static_cast<uint32_t>(SegmentState::kExited), std::memory_order_seq_cst);
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/shm/reader.h"
+#include "core/shm/segment_gc.h"
 #include "core/shm/segment_file.h"
 #include "core/shm/process_info.h"
 #include "core/shm/segment_writer.h"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "core/shm/reader.h"
+#include "core/shm/segment_gc.h"
 #include "core/shm/segment_file.h"
 #include "segment_test_util.h"
 
