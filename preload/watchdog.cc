@@ -135,10 +135,9 @@ class Poller {
     dump::LocalVerdict verdict;
     verdict.summary = std::string("last gasp: torn down by ") + LastGaspCauseName(cause) + " with " + waiting;
     const bool written = WriteRankDump(id, "last-gasp", verdict);
-    std::string error;
     watch::Trigger trigger = TriggerOf(id, detect::Verdict{});
     trigger.verdict = verdict;
-    if (written && !watch::WriteTriggerFile(settings_.dump_dir, trigger, &error)) ReportIoFailure(error);
+    if (written) ReportIfFailed(watch::WriteTriggerFile(settings_.dump_dir, trigger));
     if (LogEnabled(LogLevel::kWarn)) {
       LogRawLine(LogLevel::kWarn, watch::LinePrefix(Origin(), "WARN") + verdict.summary +
                                       watch::DumpsAndNextStep(settings_.dump_dir, written));
@@ -265,8 +264,7 @@ class Poller {
     const std::string related = watch::RelatedText(incident.related);
     if (!related.empty()) local.summary += "; " + related;
     const bool written = WriteRankDump(id, lone ? "lone-rank" : "local", std::move(local));
-    std::string error;
-    if (written && !watch::WriteTriggerFile(settings_.dump_dir, TriggerOf(id, v), &error)) ReportIoFailure(error);
+    if (written) ReportIfFailed(watch::WriteTriggerFile(settings_.dump_dir, TriggerOf(id, v)));
     LogIncident(v, related, written);
   }
 
@@ -381,6 +379,10 @@ class Poller {
     LogRawLine(LogLevel::kWarn, watch::IncidentLine(Origin(), v, related, settings_.dump_dir, written));
   }
 
+  void ReportIfFailed(const Status& status) {
+    if (!status.ok()) ReportIoFailure(status.message());
+  }
+
   void ReportIoFailure(const std::string& message) {
     if (io_failure_reported_) return;
     io_failure_reported_ = true;
@@ -449,10 +451,8 @@ void Watchdog::Stop() { StopWithin(thread_, mu_, wake_, stop_, stopped_, std::ch
 void Watchdog::Run() {
   pthread_setname_np(pthread_self(), "ncclwatch-wd");
   try {
-    std::string error;
-    if (!ArmStackCapture(settings_.capture, &error)) {
-      Log(LogLevel::kInfo, "stacks of other threads unavailable: " + error);
-    }
+    const Status armed = ArmStackCapture(settings_.capture);
+    if (!armed.ok()) Log(LogLevel::kInfo, "stacks of other threads unavailable: " + armed.message());
     const std::string signal_warning = stacks_internal::NativeSamplerWarning();
     if (!signal_warning.empty()) Log(LogLevel::kWarn, signal_warning);
     // Killed jobs cannot remove their segments; the next job of this user does, once none of

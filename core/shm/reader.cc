@@ -205,23 +205,21 @@ void FillProcessFields(const SegmentHeader& h, ProcessView* view) {
 // The checked open every lister goes through: nullopt (with one warning per bad file) for
 // anything that is not a complete segment of ours.
 std::optional<SegmentFile> OpenOurSegment(const std::string& entry, SegmentHeader* header) {
-  SegmentRejection rejection;
-  std::optional<SegmentFile> file = SegmentFile::Open(entry, &rejection);
-  if (file && !ReadSegmentHeader(*file, header)) {
-    rejection = {SegmentProblem::kIncomplete, "ignoring /dev/shm/" + entry + ": header unreadable", file->inode(),
-                 file->age_sec()};
-    file.reset();
-  }
-  if (file && header->magic.load(kRelaxed) != kMagic) {
-    rejection = {SegmentProblem::kIncomplete, "ignoring /dev/shm/" + entry + ": no segment header", file->inode(),
-                 file->age_sec()};
-    file.reset();
-  }
-  if (file) {
-    const std::string problem = HeaderProblem(*header, file->size());
-    if (problem.empty()) return file;
-    rejection = {SegmentProblem::kRejected, "ignoring /dev/shm/" + entry + ": " + problem, file->inode(), 0};
-    file.reset();
+  Result<SegmentFile, SegmentRejection> opened = SegmentFile::Open(entry);
+  SegmentRejection rejection = opened.error();
+  if (opened.ok()) {
+    const SegmentFile& file = *opened;
+    if (!ReadSegmentHeader(file, header)) {
+      rejection = {SegmentProblem::kIncomplete, "ignoring /dev/shm/" + entry + ": header unreadable", file.inode(),
+                   file.age_sec()};
+    } else if (header->magic.load(kRelaxed) != kMagic) {
+      rejection = {SegmentProblem::kIncomplete, "ignoring /dev/shm/" + entry + ": no segment header", file.inode(),
+                   file.age_sec()};
+    } else if (const std::string problem = HeaderProblem(*header, file.size()); !problem.empty()) {
+      rejection = {SegmentProblem::kRejected, "ignoring /dev/shm/" + entry + ": " + problem, file.inode(), 0};
+    } else {
+      return std::move(opened).value();
+    }
   }
   if (rejection.Reportable()) WarnAboutSegmentOnce(entry, rejection.inode, rejection.why);
   return std::nullopt;

@@ -52,27 +52,27 @@ bool SegmentRejection::Reportable() const {
   return problem == SegmentProblem::kRejected || (problem == SegmentProblem::kIncomplete && age_sec > kIncompleteGraceSec);
 }
 
-std::optional<SegmentFile> SegmentFile::Open(const std::string& entry, SegmentRejection* rejection) {
+Result<SegmentFile, SegmentRejection> SegmentFile::Open(const std::string& entry) {
   const std::string path = "/dev/shm/" + entry;
-  *rejection = SegmentRejection{};
+  SegmentRejection rejection;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
-    rejection->problem = errno == ENOENT ? SegmentProblem::kMissing : SegmentProblem::kRejected;
-    rejection->why = "ignoring " + path + ": " + (errno == ELOOP ? "a symlink" : "cannot be opened");
-    return std::nullopt;
+    rejection.problem = errno == ENOENT ? SegmentProblem::kMissing : SegmentProblem::kRejected;
+    rejection.why = "ignoring " + path + ": " + (errno == ELOOP ? "a symlink" : "cannot be opened");
+    return rejection;
   }
   struct stat st {};
   const std::string bad = fstat(fd, &st) != 0 ? "fstat failed" : InodeProblem(st);
-  rejection->inode = st.st_ino;
-  rejection->age_sec = SecondsSince(st.st_ctim);
+  rejection.inode = st.st_ino;
+  rejection.age_sec = SecondsSince(st.st_ctim);
   if (bad.empty() && st.st_size >= static_cast<off_t>(kHeaderBytes)) {
-    return SegmentFile(fd, static_cast<uint64_t>(st.st_size), st.st_ino, rejection->age_sec);
+    return SegmentFile(fd, static_cast<uint64_t>(st.st_size), st.st_ino, rejection.age_sec);
   }
   ::close(fd);
-  rejection->problem = bad.empty() ? SegmentProblem::kIncomplete : SegmentProblem::kRejected;
-  rejection->why = "ignoring " + path + ": " +
-                   (bad.empty() ? std::to_string(st.st_size) + " bytes, shorter than a segment header" : bad);
-  return std::nullopt;
+  rejection.problem = bad.empty() ? SegmentProblem::kIncomplete : SegmentProblem::kRejected;
+  rejection.why = "ignoring " + path + ": " +
+                  (bad.empty() ? std::to_string(st.st_size) + " bytes, shorter than a segment header" : bad);
+  return rejection;
 }
 
 SegmentFile::SegmentFile(SegmentFile&& other) noexcept

@@ -22,6 +22,8 @@
 #include <optional>
 #include <string>
 
+#include "core/status/status.h"
+
 namespace ncclwatch::shm {
 
 struct SegmentHeader;  // layout.h
@@ -41,9 +43,9 @@ struct SegmentRejection {
 
 class SegmentFile {
  public:
-  // Opens /dev/shm/<entry> read-only and checks its inode as described above; nullopt and
-  // *rejection on failure.
-  static std::optional<SegmentFile> Open(const std::string& entry, SegmentRejection* rejection);
+  // Opens /dev/shm/<entry> read-only and checks its inode as described above; the rejection
+  // on failure (status.h: an error of this domain, since callers act on its problem).
+  static Result<SegmentFile, SegmentRejection> Open(const std::string& entry);
 
   SegmentFile(SegmentFile&& other) noexcept;
   SegmentFile& operator=(SegmentFile&&) = delete;

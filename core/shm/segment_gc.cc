@@ -20,8 +20,9 @@ namespace {
 // Never removes a file we did not create: owner and mode are checked, and only the header's
 // completeness is waived (a segment whose owner died during creation has no header yet).
 bool IsOursToRemove(const std::string& entry) {
-  SegmentRejection rejection;
-  if (SegmentFile::Open(entry, &rejection)) return true;
+  const Result<SegmentFile, SegmentRejection> file = SegmentFile::Open(entry);
+  if (file.ok()) return true;
+  const SegmentRejection& rejection = file.error();
   if (rejection.problem == SegmentProblem::kIncomplete) return true;
   if (rejection.Reportable()) WarnAboutSegmentOnce(entry, rejection.inode, rejection.why);
   return false;
@@ -38,9 +39,9 @@ struct EntryFacts {
 EntryFacts InspectEntry(const std::string& entry, const ParsedSegmentName& parsed) {
   EntryFacts facts;
   facts.running = ProcessIsAlive(parsed.pid, parsed.start_ticks);
-  SegmentRejection rejection;
-  const std::optional<SegmentFile> file = SegmentFile::Open(entry, &rejection);
-  if (!file) {
+  const Result<SegmentFile, SegmentRejection> file = SegmentFile::Open(entry);
+  if (!file.ok()) {
+    const SegmentRejection& rejection = file.error();
     // Incomplete: its owner may be creating it, so it is live while that runs. Anything else
     // is not ours, so not our job's process.
     facts.removable = rejection.problem == SegmentProblem::kIncomplete;
