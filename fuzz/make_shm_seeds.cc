@@ -33,7 +33,7 @@ bool Save(const std::string& path, const std::vector<char>& bytes, size_t limit)
 }
 
 void FillTwoComms(SegmentWriter& segment) {
-  CommSlot world = segment.ClaimCommSlot();
+  CommSlot world = segment.ClaimCommSlot().value();
   world.BeginInit(0x1000, 100);
   world.PublishIdentity({0xabcdef0123456789ull, 0, 1, 4, 1, 0});
   world.FinishInit(true, 0, 200);
@@ -41,7 +41,7 @@ void FillTwoComms(SegmentWriter& segment) {
     const RecordRef ref = world.Append({Op::kAllReduce, 7, 0, 1024 + i, -1, 0x55}, 0, 300 + i);
     if (i < 18) world.MarkCompleted(ref, 400 + i);
   }
-  CommSlot split = segment.ClaimCommSlot();
+  CommSlot split = segment.ClaimCommSlot().value();
   split.BeginInit(0x2000, 500);
   split.PublishIdentity({0x1111, 0xabcdef0123456789ull, 0, 2, 1, 0});
   split.FinishInit(true, 0, 600);
@@ -68,12 +68,12 @@ int main(int argc, char** argv) {
   options.host = "seedhost";
   options.rank = {1, 1, 4, RankSource::kTorchrun};
   options.ring_capacity = kMinRingCapacity;
-  std::string error;
-  auto segment = SegmentWriter::Create(options, &error);
-  if (!segment) {
-    std::fprintf(stderr, "make_shm_seeds: %s\n", error.c_str());
+  ncclwatch::Result<std::unique_ptr<SegmentWriter>> created = SegmentWriter::Create(options);
+  if (!created.ok()) {
+    std::fprintf(stderr, "make_shm_seeds: %s\n", created.error().message().c_str());
     return 1;
   }
+  std::unique_ptr<SegmentWriter> segment = std::move(created).value();
   bool ok = Save(dir + "/empty_segment", Image(*segment), SIZE_MAX);
   FillTwoComms(*segment);
   const std::vector<char> full = Image(*segment);

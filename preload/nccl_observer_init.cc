@@ -73,21 +73,21 @@ shm::CommIdentity IdentityOf(const CommEntry& entry) {
 // A new entry with a claimed slot, or nullptr when all slots are in use or /dev/shm cannot
 // back another one (one warning for either; the communicator itself is created as usual).
 CommEntry* NewEntry(Runtime* rt, uint64_t start_ns) {
-  std::string reservation_error;
-  shm::CommSlot slot = rt->segment->ClaimCommSlot(&reservation_error);
-  if (!slot.valid()) {
+  Result<shm::CommSlot> slot = rt->segment->ClaimCommSlot();
+  if (!slot.ok()) {
     static std::atomic<bool> warned{false};
     if (!warned.exchange(true)) {
-      Log(LogLevel::kWarn, reservation_error.empty()
+      // No errno: every slot is in use; else /dev/shm could not back another one.
+      Log(LogLevel::kWarn, slot.error().error_number() == 0
                                ? "more than " + std::to_string(shm::kMaxComms) +
                                      " live communicators in this process; the extra ones are not watched"
-                               : reservation_error + "; this communicator and later ones that find no room are "
-                                                     "not watched (the job carries on)");
+                               : slot.error().message() + "; this communicator and later ones that find no room are "
+                                                          "not watched (the job carries on)");
     }
     return nullptr;
   }
   auto* entry = new CommEntry();
-  entry->slot = slot;
+  entry->slot = *slot;
   slot.BeginInit(0, start_ns);
   return entry;
 }

@@ -12,9 +12,9 @@
 
 #include "core/settings/settings.h"
 #include "core/shm/process_info.h"
-#include "core/shm/reader.h"
 #include "core/shm/run_identity.h"
 #include "core/shm/segment_file.h"
+#include "core/shm/segment_gc.h"
 #include "preload/capture_watch.h"
 #include "preload/exit_evidence.h"
 #include "preload/keep_errno.h"
@@ -83,12 +83,13 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
   options.ring_capacity = config.ring_capacity;
   // Milliseconds in 32 bits: up to 49 days, far beyond any useful threshold.
   options.stall_threshold_ms = static_cast<uint32_t>(std::min<uint64_t>(config.stall_threshold_ns / 1000000, UINT32_MAX));
-  std::string error;
-  rt->segment = shm::SegmentWriter::Create(options, &error);
-  if (!rt->segment) {
-    Log(LogLevel::kWarn, "cannot publish progress: " + error + "; ncclwatch is disabled for this process");
+  Result<std::unique_ptr<shm::SegmentWriter>> created = shm::SegmentWriter::Create(options);
+  if (!created.ok()) {
+    Log(LogLevel::kWarn,
+        "cannot publish progress: " + created.error().message() + "; ncclwatch is disabled for this process");
     return nullptr;
   }
+  rt->segment = std::move(created).value();
   rt->cuda_resolved = rt->cuda.Resolve();
   // Captures are counted from our hooks only if the job's runtime is a dynamic one they precede.
   DecideCaptureTrust(ResolveNext(Library::kCudart, "cudaStreamBeginCapture", nullptr) != nullptr,

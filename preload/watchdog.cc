@@ -27,10 +27,10 @@
 #include "core/dump/resolution.h"
 #include "core/format/duration.h"
 #include "core/format/hex.h"
-#include "core/format/rank_list.h"
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
 #include "core/shm/run_identity.h"
+#include "core/shm/segment_gc.h"
 #include "core/shm/segment_name.h"
 #include "core/stacks/native_sampler.h"
 #include "core/stacks/process_stacks.h"
@@ -40,6 +40,7 @@
 #include "core/watch/facts_from_snapshot.h"
 #include "core/watch/incident_grouping.h"
 #include "core/watch/incident_id.h"
+#include "core/watch/incident_line.h"
 #include "core/watch/incident_resolution.h"
 #include "core/watch/trigger_file.h"
 #include "preload/bounded_stop.h"
@@ -72,23 +73,6 @@ LibraryVersions QueryLibraryVersions() {
   return v;
 }
 
-// Culprits by global rank, which is what a person searches logs for; the communicator rank
-// follows when it differs (split communicators).
-std::string CulpritList(const detect::Verdict& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.culprit_ranks.size(); ++i) {
-    const int comm_rank = v.culprit_ranks[i];
-    int global = v.kind == detect::VerdictKind::kSyncStuck ? comm_rank : -1;
-    for (const detect::RankEvidence& e : v.ranks) {
-      if (e.comm_rank == comm_rank && e.global_rank >= 0) global = e.global_rank;
-    }
-    out += i ? "," : "";
-    out += global < 0 ? "comm rank " + std::to_string(comm_rank)
-                      : std::to_string(global) + (global == comm_rank ? "" : " (comm rank " + std::to_string(comm_rank) + ")");
-  }
-  return out + "]";
-}
-
 constexpr uint32_t kTriggerDumpsBurst = 1;
 constexpr uint32_t kAllDumpsBurst = 4;
 constexpr uint64_t kRefillNs = 60ull * 1000 * 1000 * 1000;
@@ -105,12 +89,8 @@ constexpr uint64_t kFreshDumpNs = 2ull * 1000 * 1000 * 1000;
 // An incident this process dumped for, until its key completes (core/watch/incident_resolution.h).
 struct OpenIncident {
   watch::IncidentKey key;
-  dump::Resolution note;   // identity and detection time; stamped when it resolves
-  std::string note_path;   // next to the dump
-  std::string kind;
-  uint64_t comm_hash = 0;
-  uint64_t seq = 0;
-  std::string op;
+  dump::Resolution note;             // identity and detection time; stamped when it resolves
+  watch::ResolvedIncident resolved;  // what its resolved line names (note path: next to the dump)
 };
 
 // One poll's worth of state, owned by the watchdog thread only.
@@ -155,14 +135,12 @@ class Poller {
     dump::LocalVerdict verdict;
     verdict.summary = std::string("last gasp: torn down by ") + LastGaspCauseName(cause) + " with " + waiting;
     const bool written = WriteRankDump(id, "last-gasp", verdict);
-    std::string error;
     watch::Trigger trigger = TriggerOf(id, detect::Verdict{});
     trigger.verdict = verdict;
-    if (written && !watch::WriteTriggerFile(settings_.dump_dir, trigger, &error)) ReportIoFailure(error);
+    if (written) ReportIfFailed(watch::WriteTriggerFile(settings_.dump_dir, trigger));
     if (LogEnabled(LogLevel::kWarn)) {
-      LogRawLine(LogLevel::kWarn, LinePrefix("WARN") + verdict.summary +
-                                      (written ? "; dumps in " : "; dump FAILED, dir ") + settings_.dump_dir +
-                                      NextStep(written));
+      LogRawLine(LogLevel::kWarn, watch::LinePrefix(Origin(), "WARN") + verdict.summary +
+                                      watch::DumpsAndNextStep(settings_.dump_dir, written));
     }
   }
 
@@ -278,23 +256,16 @@ class Poller {
     // a straggler, the others a wait on remote ranks), and their trigger files cross. The first
     // dump of this process for the collective serves; analyze classifies the dumps anew anyway.
     if (DumpedOp(v.comm_hash, v.seq)) {
-      LogIncident(v, RelatedText(incident.related), true);
+      LogIncident(v, watch::RelatedText(incident.related), true);
       return;
     }
     const bool lone = v.partial && v.ranks.size() == 1;
     dump::LocalVerdict local = watch::ToLocalVerdict(v);
-    const std::string related = RelatedText(incident.related);
+    const std::string related = watch::RelatedText(incident.related);
     if (!related.empty()) local.summary += "; " + related;
     const bool written = WriteRankDump(id, lone ? "lone-rank" : "local", std::move(local));
-    std::string error;
-    if (written && !watch::WriteTriggerFile(settings_.dump_dir, TriggerOf(id, v), &error)) ReportIoFailure(error);
+    if (written) ReportIfFailed(watch::WriteTriggerFile(settings_.dump_dir, TriggerOf(id, v)));
     LogIncident(v, related, written);
-  }
-
-  static std::string RelatedText(const std::vector<detect::Verdict>& related) {
-    std::string text;
-    for (const detect::Verdict& r : related) text += (text.empty() ? "related: " : ", ") + watch::ShortName(r);
-    return text;
   }
 
   watch::Trigger TriggerOf(const std::string& id, const detect::Verdict& v) const {
@@ -316,8 +287,9 @@ class Poller {
     const std::optional<watch::IncidentKey> key = watch::IncidentKeyOf(d.verdict, d.incident.id);
     if (!key) return;
     if (open_.size() >= kMaxOpenIncidents) open_.erase(open_.begin());
-    open_.push_back(OpenIncident{*key, dump::ResolutionOf(d), dump::ResolutionPathFor(d, settings_.dump_dir),
-                                 d.verdict.kind, d.verdict.comm_hash, d.verdict.seq, d.verdict.op});
+    open_.push_back(OpenIncident{*key, dump::ResolutionOf(d),
+                                 {d.verdict.kind, d.verdict.comm_hash, d.verdict.seq, d.verdict.op,
+                                  dump::ResolutionPathFor(d, settings_.dump_dir)}});
   }
 
   // Every rank that dumped records, next to its dump, that the incident completed after all.
@@ -330,7 +302,7 @@ class Poller {
       }
       dump::Resolution stamped = it->note;
       dump::StampResolutionTime(&stamped);
-      const dump::WriteResult result = dump::WriteResolution(stamped, it->note_path);
+      const dump::WriteResult result = dump::WriteResolution(stamped, it->resolved.note_path);
       if (!result.ok()) ReportIoFailure(result.message);
       LogResolved(*it, stamped);
       it = open_.erase(it);
@@ -387,44 +359,28 @@ class Poller {
     }
   }
 
-  // "<host>:<pid>:<tid> [rank R] NCCLWATCH <level> ", NCCL's own prefix.
-  std::string LinePrefix(const char* level) const {
-    int rank = -1;
+  // NCCL's "<host>:<pid>:<tid> [rank R]" of this thread.
+  watch::LineOrigin Origin() const {
+    watch::LineOrigin origin{settings_.host, getpid(), static_cast<pid_t>(syscall(SYS_gettid)), -1};
     for (const shm::ProcessView& p : snapshot_.processes) {
-      if (p.pid == getpid()) rank = p.global_rank;
+      if (p.pid == origin.pid) origin.rank = p.global_rank;
     }
-    return settings_.host + ":" + std::to_string(getpid()) + ":" +
-           std::to_string(static_cast<long>(syscall(SYS_gettid))) + " [rank " + std::to_string(rank) +
-           "] NCCLWATCH " + level + " ";
+    return origin;
   }
 
   // Shown wherever the incident line was (warn level): whoever saw the alarm sees it end.
   void LogResolved(const OpenIncident& incident, const dump::Resolution& stamped) {
     if (!LogEnabled(LogLevel::kWarn)) return;
-    LogRawLine(LogLevel::kWarn, LinePrefix("INFO") + "resolved after " +
-                                    format::FormatDuration(dump::ResolvedAfterNs(stamped)) + ": " + incident.kind +
-                                    " comm " + format::FormatHex(incident.comm_hash) + " #" +
-                                    std::to_string(incident.seq) + " " + incident.op + "; noted in " +
-                                    incident.note_path);
+    LogRawLine(LogLevel::kWarn, watch::ResolvedLine(Origin(), incident.resolved, dump::ResolvedAfterNs(stamped)));
   }
 
   void LogIncident(const detect::Verdict& v, const std::string& related, bool written) {
     if (!LogEnabled(LogLevel::kWarn)) return;
-    // A host whose ranks all joined names the remote ranks it waits for, and blames none here.
-    const std::string who = v.culprit_ranks.empty() && !v.culprits_without_facts.empty()
-                                ? " waiting on comm ranks [" + format::FormatRangeList(v.culprits_without_facts) +
-                                      "] on other hosts"
-                                : " culprit ranks " + CulpritList(v);
-    std::string line = LinePrefix("WARN") + detect::ToString(v.kind) + " comm " + format::FormatHex(v.comm_hash) +
-                       " #" + std::to_string(v.seq) + " " + v.op + who +
-                       (written ? "; dumps in " : "; dump FAILED, dir ") + settings_.dump_dir +
-                       (related.empty() ? "" : " (" + related + ")") + NextStep(written);
-    LogRawLine(LogLevel::kWarn, line);
+    LogRawLine(LogLevel::kWarn, watch::IncidentLine(Origin(), v, related, settings_.dump_dir, written));
   }
 
-  // What to run next, at the end of an incident line: the one command that explains it.
-  std::string NextStep(bool written) const {
-    return written ? "; next: ncclwatch analyze " + settings_.dump_dir : "";
+  void ReportIfFailed(const Status& status) {
+    if (!status.ok()) ReportIoFailure(status.message());
   }
 
   void ReportIoFailure(const std::string& message) {
@@ -495,10 +451,8 @@ void Watchdog::Stop() { StopWithin(thread_, mu_, wake_, stop_, stopped_, std::ch
 void Watchdog::Run() {
   pthread_setname_np(pthread_self(), "ncclwatch-wd");
   try {
-    std::string error;
-    if (!ArmStackCapture(settings_.capture, &error)) {
-      Log(LogLevel::kInfo, "stacks of other threads unavailable: " + error);
-    }
+    const Status armed = ArmStackCapture(settings_.capture);
+    if (!armed.ok()) Log(LogLevel::kInfo, "stacks of other threads unavailable: " + armed.message());
     const std::string signal_warning = stacks_internal::NativeSamplerWarning();
     if (!signal_warning.empty()) Log(LogLevel::kWarn, signal_warning);
     // Killed jobs cannot remove their segments; the next job of this user does, once none of

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "core/shm/reader.h"
+#include "core/shm/segment_gc.h"
 #include "tools/commands.h"
 #include "tools/exit_status.h"
 

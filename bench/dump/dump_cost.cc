@@ -110,8 +110,8 @@ int main(int argc, char** argv) {
   const std::string dir =
       std::filesystem::temp_directory_path() / ("ncclwatch-bench-dump-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  std::string error;
-  if (!ArmStackCapture(settings::CaptureOptionsOf(Settings()), &error)) std::fprintf(stderr, "bench_dump_cost: native capture degraded: %s\n", error.c_str());
+  const Status armed = ArmStackCapture(settings::CaptureOptionsOf(Settings()));
+  if (!armed.ok()) std::fprintf(stderr, "bench_dump_cost: native capture degraded: %s\n", armed.message().c_str());
   bool ok = true;
   for (int total : counts) {
     // The main thread counts as one of the process's threads.

@@ -37,15 +37,15 @@ int RunRank(const std::string& job, int rank, int nranks, int ncomms, int ready_
   options.rank.global_rank = rank;
   options.rank.world_size = nranks;
   options.stall_threshold_ms = 60000;
-  std::string error;
-  auto segment = SegmentWriter::Create(options, &error);
-  if (!segment) {
-    std::fprintf(stderr, "fake_ranks: %s\n", error.c_str());
+  ncclwatch::Result<std::unique_ptr<SegmentWriter>> created = SegmentWriter::Create(options);
+  if (!created.ok()) {
+    std::fprintf(stderr, "fake_ranks: %s\n", created.error().message().c_str());
     return 1;
   }
+  std::unique_ptr<SegmentWriter> segment = std::move(created).value();
   const uint64_t now = MonotonicNowNs();
   for (int c = 0; c < ncomms; ++c) {
-    CommSlot comm = segment->ClaimCommSlot();
+    CommSlot comm = segment->ClaimCommSlot().value();
     if (!comm.valid()) break;
     comm.BeginInit(0x1000 + c, now - 100000000000ull);
     comm.PublishIdentity({.comm_hash = 0xbe0c0000ull + c, .parent_hash = 0, .rank = rank, .nranks = nranks,

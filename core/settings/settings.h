@@ -120,8 +120,9 @@ struct Variable {
 };
 const std::vector<Variable>& Variables();
 
-// Pure: the settings `env` gives. Each rejected value appends one line to *warnings (when
-// non-null). Variables not in Variables() are ignored.
+// Pure: the settings `env` gives. A rejected value is no error (its default is used): it
+// appends one line to *warnings (when non-null), core's shape for warnings
+// (core/status/status.h). Variables not in Variables() are ignored.
 Settings ParseSettings(const EnvVars& env, std::vector<std::string>* warnings = nullptr);
 
 // ParseSettings over the process environment (a snapshot of `environ`). Call once per

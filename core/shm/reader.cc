@@ -1,29 +1,20 @@
 #include "core/shm/reader.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstddef>
-#include <memory>
 #include <cstring>
-#include <map>
-#include <set>
-#include <string_view>
+#include <memory>
 
 #include "core/shm/process_info.h"
 #include "core/shm/segment_file.h"
 #include "core/shm/segment_name.h"
+#include "core/shm/shm_directory.h"
 
 namespace ncclwatch::shm {
 namespace {
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
 constexpr int kReadAttempts = 16;
-constexpr const char* kShmDir = "/dev/shm";
 
 std::string BoundedString(const char* text, size_t size) { return std::string(text, strnlen(text, size)); }
 
@@ -80,17 +71,6 @@ std::string HeaderProblem(const SegmentHeader& h, uint64_t file_size) {
     return "header declares " + std::to_string(h.segment_bytes) + " bytes, the file has " + std::to_string(file_size);
   }
   return "";
-}
-
-// The header's plain fields never change once magic is set: two reads must agree on them.
-bool ReadHeader(const SegmentFile& file, SegmentHeader* h) {
-  SegmentHeader second;
-  constexpr size_t kFixedBytes = offsetof(SegmentHeader, global_rank);
-  for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
-    if (!file.Read(0, h, sizeof *h) || !file.Read(0, &second, sizeof second)) return false;
-    if (SameBytes(h, &second, kFixedBytes)) return true;
-  }
-  return false;
 }
 
 void ToRecordView(const RingRecord& r, RecordView* out) {
@@ -225,84 +205,30 @@ void FillProcessFields(const SegmentHeader& h, ProcessView* view) {
 // The checked open every lister goes through: nullopt (with one warning per bad file) for
 // anything that is not a complete segment of ours.
 std::optional<SegmentFile> OpenOurSegment(const std::string& entry, SegmentHeader* header) {
-  SegmentRejection rejection;
-  std::optional<SegmentFile> file = SegmentFile::Open(entry, &rejection);
-  if (file && !ReadHeader(*file, header)) {
-    rejection = {SegmentProblem::kIncomplete, "ignoring /dev/shm/" + entry + ": header unreadable", file->inode(),
-                 file->age_sec()};
-    file.reset();
-  }
-  if (file && header->magic.load(kRelaxed) != kMagic) {
-    rejection = {SegmentProblem::kIncomplete, "ignoring /dev/shm/" + entry + ": no segment header", file->inode(),
-                 file->age_sec()};
-    file.reset();
-  }
-  if (file) {
-    const std::string problem = HeaderProblem(*header, file->size());
-    if (problem.empty()) return file;
-    rejection = {SegmentProblem::kRejected, "ignoring /dev/shm/" + entry + ": " + problem, file->inode(), 0};
-    file.reset();
+  Result<SegmentFile, SegmentRejection> opened = SegmentFile::Open(entry);
+  SegmentRejection rejection = opened.error();
+  if (opened.ok()) {
+    const SegmentFile& file = *opened;
+    if (!ReadSegmentHeader(file, header)) {
+      rejection = {SegmentProblem::kIncomplete, "ignoring /dev/shm/" + entry + ": header unreadable", file.inode(),
+                   file.age_sec()};
+    } else if (header->magic.load(kRelaxed) != kMagic) {
+      rejection = {SegmentProblem::kIncomplete, "ignoring /dev/shm/" + entry + ": no segment header", file.inode(),
+                   file.age_sec()};
+    } else if (const std::string problem = HeaderProblem(*header, file.size()); !problem.empty()) {
+      rejection = {SegmentProblem::kRejected, "ignoring /dev/shm/" + entry + ": " + problem, file.inode(), 0};
+    } else {
+      return std::move(opened).value();
+    }
   }
   if (rejection.Reportable()) WarnAboutSegmentOnce(entry, rejection.inode, rejection.why);
   return std::nullopt;
-}
-
-std::vector<std::string> ListShmEntries(std::string_view prefix) {
-  std::vector<std::string> entries;
-  DIR* dir = opendir(kShmDir);
-  if (dir == nullptr) return entries;
-  while (const dirent* entry = readdir(dir)) {
-    const std::string_view name = entry->d_name;
-    if (name.substr(0, prefix.size()) == prefix) entries.emplace_back(name);
-  }
-  closedir(dir);
-  std::sort(entries.begin(), entries.end());
-  return entries;
 }
 
 // A complete, checked segment of ours (what status lists).
 bool IsOurs(const std::string& entry) {
   auto header = std::make_unique<SegmentHeader>();
   return OpenOurSegment(entry, header.get()).has_value();
-}
-
-// Garbage collection judges by the name (a segment whose owner died during creation has no
-// header yet) but never removes a file it did not create: owner and mode are checked, and
-// only the header's completeness is waived.
-bool IsOursToRemove(const std::string& entry) {
-  SegmentRejection rejection;
-  if (SegmentFile::Open(entry, &rejection)) return true;
-  if (rejection.problem == SegmentProblem::kIncomplete) return true;
-  if (rejection.Reportable()) WarnAboutSegmentOnce(entry, rejection.inode, rejection.why);
-  return false;
-}
-
-// A process of the job still takes part: its pid runs and it has not recorded its exit. A
-// header not complete yet (its owner is creating it) counts as live.
-bool EntryIsLive(const std::string& entry, const ParsedSegmentName& parsed) {
-  if (!ProcessIsAlive(parsed.pid, parsed.start_ticks)) return false;
-  SegmentRejection rejection;
-  std::optional<SegmentFile> file = SegmentFile::Open(entry, &rejection);
-  if (!file) return rejection.problem == SegmentProblem::kIncomplete;  // not ours: not our job's process
-  SegmentHeader header;
-  if (!ReadHeader(*file, &header) || header.magic.load(kRelaxed) != kMagic) return true;
-  if (header.layout_version == kLayoutVersion &&
-      !ProcessOfBootIsAlive(header.boot_id, sizeof header.boot_id, parsed.pid, parsed.start_ticks)) {
-    return false;  // a copy from another boot under a pid that runs here now
-  }
-  return header.state.load(std::memory_order_acquire) != static_cast<uint32_t>(SegmentState::kExited);
-}
-
-// The run key of a complete segment of this layout; nullopt for anything else.
-std::optional<uint64_t> RunKeyOfEntry(const std::string& entry) {
-  SegmentRejection rejection;
-  std::optional<SegmentFile> file = SegmentFile::Open(entry, &rejection);
-  SegmentHeader header;
-  if (!file || !ReadHeader(*file, &header) || header.magic.load(kRelaxed) != kMagic ||
-      header.layout_version != kLayoutVersion) {
-    return std::nullopt;
-  }
-  return header.run_key;
 }
 
 }  // namespace
@@ -344,115 +270,6 @@ JobSnapshot ReadJobSnapshot(const std::string& job_id, uid_t uid, size_t max_rec
   return snapshot;
 }
 
-namespace {
-
-// Job ids of `uid`'s entries for which `keep(entry)` holds.
-std::vector<std::string> JobIdsWhere(uid_t uid, bool (*keep)(const std::string& entry)) {
-  const std::string prefix = std::string(kSegmentPrefix) + std::to_string(uid) + ".";
-  std::set<std::string> jobs;
-  for (const std::string& entry : ListShmEntries(prefix)) {
-    // <job>.<pid>.<ticks>: the job id is what precedes the last two fields.
-    const std::string rest = entry.substr(prefix.size());
-    const size_t last = rest.rfind('.');
-    if (last == std::string::npos || last == 0) continue;
-    const size_t middle = rest.rfind('.', last - 1);
-    if (middle == std::string::npos || middle == 0) continue;
-    const std::string job = rest.substr(0, middle);
-    ParsedSegmentName parsed;
-    if (ParseSegmentEntry(entry, uid, job, &parsed) && keep(entry)) jobs.insert(job);
-  }
-  return {jobs.begin(), jobs.end()};
-}
-
-}  // namespace
-
 std::vector<std::string> ListJobIds(uid_t uid) { return JobIdsWhere(uid, IsOurs); }
-
-int RemoveStaleSegments(const std::string& job_id, uid_t uid) {
-  const std::string job = SanitizeJobId(job_id);
-  int removed = 0;
-  for (const std::string& entry : ListShmEntries(JobEntryPrefix(uid, job))) {
-    ParsedSegmentName parsed;
-    if (!ParseSegmentEntry(entry, uid, job, &parsed)) continue;
-    // The name carries pid and start time, so even a segment whose header was never
-    // completed (owner died during creation) can be judged.
-    if (ProcessIsAlive(parsed.pid, parsed.start_ticks) || !IsOursToRemove(entry)) continue;
-    if (shm_unlink(("/" + entry).c_str()) == 0) ++removed;
-  }
-  return removed;
-}
-
-int RemoveDeadJobs(const std::string& keep_job_id, uid_t uid) {
-  const std::string keep = SanitizeJobId(keep_job_id);
-  int removed = 0;
-  // Judged by name and owner, not by layout: what an older ncclwatch left is collected too.
-  for (const std::string& job : JobIdsWhere(uid, IsOursToRemove)) {
-    if (job == keep) continue;
-    bool any_alive = false;
-    for (const std::string& entry : ListShmEntries(JobEntryPrefix(uid, job))) {
-      ParsedSegmentName parsed;
-      if (ParseSegmentEntry(entry, uid, job, &parsed) && EntryIsLive(entry, parsed) && IsOursToRemove(entry)) {
-        any_alive = true;
-        break;
-      }
-    }
-    if (!any_alive) removed += RemoveJobIfEnded(job, uid);
-  }
-  return removed;
-}
-
-int RemoveDeadRuns(const std::string& job_id, uint64_t keep_run_key, uid_t uid) {
-  const std::string job = SanitizeJobId(job_id);
-  struct RunEntries {
-    bool live = false;
-    std::vector<std::string> entries;
-  };
-  std::map<uint64_t, RunEntries> runs;
-  for (const std::string& entry : ListShmEntries(JobEntryPrefix(uid, job))) {
-    ParsedSegmentName parsed;
-    if (!ParseSegmentEntry(entry, uid, job, &parsed)) continue;
-    const std::optional<uint64_t> run = RunKeyOfEntry(entry);
-    if (!run || *run == keep_run_key) continue;  // unreadable or older layouts: `ncclwatch gc`'s
-    RunEntries& r = runs[*run];
-    // Live as RemoveJobIfEnded counts it, or merely running: a run whose ranks all recorded
-    // their exit but one still unwinds is left alone too.
-    r.live = r.live || EntryIsLive(entry, parsed) || ProcessIsAlive(parsed.pid, parsed.start_ticks);
-    if (IsOursToRemove(entry)) r.entries.push_back(entry);
-  }
-  int removed = 0;
-  for (const auto& [key, r] : runs) {
-    if (r.live) continue;
-    for (const std::string& entry : r.entries) {
-      if (shm_unlink(("/" + entry).c_str()) == 0) ++removed;
-    }
-  }
-  return removed;
-}
-
-int RemoveJobIfEnded(const std::string& job_id, uid_t uid) { return RemoveRunIfEnded(job_id, 0, uid); }
-
-int RemoveRunIfEnded(const std::string& job_id, uint64_t run_key, uid_t uid) {
-  const std::string job = SanitizeJobId(job_id);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // our exit mark before the scan
-  const std::vector<std::string> entries = ListShmEntries(JobEntryPrefix(uid, job));
-  std::vector<std::string> ours;
-  for (const std::string& entry : entries) {
-    ParsedSegmentName parsed;
-    if (!ParseSegmentEntry(entry, uid, job, &parsed)) continue;
-    // Another run under the same job id neither holds ours back nor is ours to remove; a
-    // segment whose run cannot be read (being created) counts as ours: it may be a rank of ours.
-    if (run_key != 0) {
-      const std::optional<uint64_t> run = RunKeyOfEntry(entry);
-      if (run && *run != run_key) continue;
-    }
-    if (EntryIsLive(entry, parsed)) return 0;
-    if (IsOursToRemove(entry)) ours.push_back(entry);
-  }
-  int removed = 0;
-  for (const std::string& entry : ours) {
-    if (shm_unlink(("/" + entry).c_str()) == 0) ++removed;
-  }
-  return removed;
-}
 
 }  // namespace ncclwatch::shm

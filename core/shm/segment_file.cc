@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 #include <set>
@@ -50,27 +52,27 @@ bool SegmentRejection::Reportable() const {
   return problem == SegmentProblem::kRejected || (problem == SegmentProblem::kIncomplete && age_sec > kIncompleteGraceSec);
 }
 
-std::optional<SegmentFile> SegmentFile::Open(const std::string& entry, SegmentRejection* rejection) {
+Result<SegmentFile, SegmentRejection> SegmentFile::Open(const std::string& entry) {
   const std::string path = "/dev/shm/" + entry;
-  *rejection = SegmentRejection{};
+  SegmentRejection rejection;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
-    rejection->problem = errno == ENOENT ? SegmentProblem::kMissing : SegmentProblem::kRejected;
-    rejection->why = "ignoring " + path + ": " + (errno == ELOOP ? "a symlink" : "cannot be opened");
-    return std::nullopt;
+    rejection.problem = errno == ENOENT ? SegmentProblem::kMissing : SegmentProblem::kRejected;
+    rejection.why = "ignoring " + path + ": " + (errno == ELOOP ? "a symlink" : "cannot be opened");
+    return rejection;
   }
   struct stat st {};
   const std::string bad = fstat(fd, &st) != 0 ? "fstat failed" : InodeProblem(st);
-  rejection->inode = st.st_ino;
-  rejection->age_sec = SecondsSince(st.st_ctim);
+  rejection.inode = st.st_ino;
+  rejection.age_sec = SecondsSince(st.st_ctim);
   if (bad.empty() && st.st_size >= static_cast<off_t>(kHeaderBytes)) {
-    return SegmentFile(fd, static_cast<uint64_t>(st.st_size), st.st_ino, rejection->age_sec);
+    return SegmentFile(fd, static_cast<uint64_t>(st.st_size), st.st_ino, rejection.age_sec);
   }
   ::close(fd);
-  rejection->problem = bad.empty() ? SegmentProblem::kIncomplete : SegmentProblem::kRejected;
-  rejection->why = "ignoring " + path + ": " +
-                   (bad.empty() ? std::to_string(st.st_size) + " bytes, shorter than a segment header" : bad);
-  return std::nullopt;
+  rejection.problem = bad.empty() ? SegmentProblem::kIncomplete : SegmentProblem::kRejected;
+  rejection.why = "ignoring " + path + ": " +
+                  (bad.empty() ? std::to_string(st.st_size) + " bytes, shorter than a segment header" : bad);
+  return rejection;
 }
 
 SegmentFile::SegmentFile(SegmentFile&& other) noexcept
@@ -109,6 +111,17 @@ void WarnAboutSegmentOnce(const std::string& entry, ino_t inode, const std::stri
     last = g_warned->size() == kMaxRememberedWarnings;
   }
   sink(why + (last ? " (further bad segments are not reported)" : ""));
+}
+
+bool ReadSegmentHeader(const SegmentFile& file, SegmentHeader* header) {
+  constexpr int kAttempts = 16;
+  constexpr size_t kFixedBytes = offsetof(SegmentHeader, global_rank);
+  SegmentHeader second;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    if (!file.Read(0, header, sizeof *header) || !file.Read(0, &second, sizeof second)) return false;
+    if (std::memcmp(header, &second, kFixedBytes) == 0) return true;
+  }
+  return false;
 }
 
 }  // namespace ncclwatch::shm

@@ -22,7 +22,11 @@
 #include <optional>
 #include <string>
 
+#include "core/status/status.h"
+
 namespace ncclwatch::shm {
+
+struct SegmentHeader;  // layout.h
 
 // Why an entry was not used. kIncomplete is what a segment looks like while its owner is
 // creating it (size 0, or no magic yet): skipped silently while it is young.
@@ -39,9 +43,9 @@ struct SegmentRejection {
 
 class SegmentFile {
  public:
-  // Opens /dev/shm/<entry> read-only and checks its inode as described above; nullopt and
-  // *rejection on failure.
-  static std::optional<SegmentFile> Open(const std::string& entry, SegmentRejection* rejection);
+  // Opens /dev/shm/<entry> read-only and checks its inode as described above; the rejection
+  // on failure (status.h: an error of this domain, since callers act on its problem).
+  static Result<SegmentFile, SegmentRejection> Open(const std::string& entry);
 
   SegmentFile(SegmentFile&& other) noexcept;
   SegmentFile& operator=(SegmentFile&&) = delete;
@@ -68,6 +72,11 @@ class SegmentFile {
 // A segment whose creation has not finished this long after its last inode change is
 // treated as broken (creation takes microseconds: open, fchmod, ftruncate, one header write).
 inline constexpr double kIncompleteGraceSec = 2.0;
+
+// Reads the header at offset 0 into *header. Its plain fields never change once the magic is
+// set, so two reads in a row must agree on them (up to 16 tries while the owner is still
+// writing it); false when they never do or the file is too short.
+bool ReadSegmentHeader(const SegmentFile& file, SegmentHeader* header);
 
 // Where warnings about skipped entries go; the default writes "ncclwatch: <line>" to stderr.
 // The preload routes them to its log.

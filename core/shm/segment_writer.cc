@@ -83,7 +83,8 @@ bool IsReusable(uint32_t state) {
 // Creates a fresh segment file of our own. O_EXCL|O_NOFOLLOW: a file or symlink someone left
 // under our name is never reused or followed; we take the next name instead, so a name
 // squatted by another user cannot leave this process unwatched.
-int CreateSegmentFile(const SegmentOptions& options, std::string* name, std::string* error) {
+Result<int> CreateSegmentFile(const SegmentOptions& options, std::string* name) {
+  std::string last_error;
   for (int attempt = 0; attempt < kMaxSegmentNameAttempts; ++attempt) {
     *name = SegmentName(options.uid, options.job_id, options.pid, options.process_start_ticks, attempt);
     const std::string path = "/dev/shm" + *name;
@@ -91,30 +92,30 @@ int CreateSegmentFile(const SegmentOptions& options, std::string* name, std::str
     if (fd >= 0) {
       // The umask can only narrow 0600, but the readers want exactly 0600.
       if (fchmod(fd, 0600) == 0) return fd;
-      *error = "fchmod(" + path + "): " + std::strerror(errno);
+      const int code = errno;
       close(fd);
       unlink(path.c_str());
-      return -1;
+      return Status::Error("fchmod(" + path + "): " + std::strerror(code), code);
     }
-    *error = "open(" + path + "): " + std::strerror(errno);
-    if (errno != EEXIST) return -1;
+    const int code = errno;
+    last_error = "open(" + path + "): " + std::strerror(code);
+    if (code != EEXIST) return Status::Error(last_error, code);
   }
-  *error += " (and " + std::to_string(kMaxSegmentNameAttempts - 1) + " other names)";
-  return -1;
+  return Status::Error(last_error + " (and " + std::to_string(kMaxSegmentNameAttempts - 1) + " other names)", EEXIST);
 }
 
 }  // namespace
 
-std::unique_ptr<SegmentWriter> SegmentWriter::Create(const SegmentOptions& options, std::string* error) {
+Result<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(const SegmentOptions& options) {
   const SegmentGeometry geometry = ComputeGeometry(options.ring_capacity);
   std::string name;
-  const int fd = CreateSegmentFile(options, &name, error);
-  if (fd < 0) return nullptr;
+  const Result<int> created = CreateSegmentFile(options, &name);
+  if (!created.ok()) return created.error();
+  const int fd = *created;
   const auto fail = [&](const char* what, int code) {
-    *error = std::string(what) + "(/dev/shm" + name + "): " + std::strerror(code);
     close(fd);
     shm_unlink(name.c_str());
-    return nullptr;
+    return Status::Error(std::string(what) + "(/dev/shm" + name + "): " + std::strerror(code), code);
   };
   // The full size is address space only (tmpfs allocates nothing for it); what we write is
   // reserved first. The header and sync slots end where the comm slots begin.
@@ -125,15 +126,15 @@ std::unique_ptr<SegmentWriter> SegmentWriter::Create(const SegmentOptions& optio
   std::unique_ptr<SegmentWriter> writer(new SegmentWriter(name, fd, base, geometry));
   // Fresh shm pages are zero: every slot starts free, every version even.
   FillHeader(writer->header_, options, geometry);
-  bool reserved = false;
+  Status reserved;
   {
     std::lock_guard<std::mutex> lock(writer->claim_mu_);
-    reserved = writer->ReserveCommSlots(kCommSlotsPerReservation, error);
+    reserved = writer->ReserveCommSlots(kCommSlotsPerReservation);
   }  // released before the writer (which owns the mutex) may go
-  if (!reserved) {
+  if (!reserved.ok()) {
     writer.reset();  // unmaps and closes
     shm_unlink(name.c_str());
-    return nullptr;
+    return reserved;
   }
   writer->header_->magic.store(kMagic, std::memory_order_release);
   return writer;
@@ -147,26 +148,27 @@ SegmentWriter::~SegmentWriter() {
   close(fd_);
 }
 
-bool SegmentWriter::ReserveCommSlots(uint32_t slots, std::string* error) {
+Status SegmentWriter::ReserveCommSlots(uint32_t slots) {
   const uint32_t reserved = header_->comms_reserved.load(std::memory_order_relaxed);
-  if (slots <= reserved) return true;
+  if (slots <= reserved) return OkStatus();
   // A whole chunk when it fits, else just what is needed: near a full /dev/shm one more
   // communicator may still be watched.
   const uint32_t chunk_end = std::min(kMaxComms, (slots + kCommSlotsPerReservation - 1) /
                                                      kCommSlotsPerReservation * kCommSlotsPerReservation);
+  Status failed;
   for (const uint32_t end : {chunk_end, slots}) {
     const uint64_t from = geometry_.CommSlotOffset(reserved);
     const int rc = Reserve(fd_, from, geometry_.CommSlotOffset(end) - from);
     if (rc == 0) {
       header_->comms_reserved.store(end, std::memory_order_release);
-      return true;
+      return OkStatus();
     }
-    if (error != nullptr) {
-      *error = "cannot reserve " + std::to_string((geometry_.CommSlotOffset(end) - from) >> 10) + " KiB of /dev/shm" +
-               name_ + " for communicator slot " + std::to_string(slots) + ": " + std::strerror(rc);
-    }
+    failed = Status::Error("cannot reserve " + std::to_string((geometry_.CommSlotOffset(end) - from) >> 10) +
+                               " KiB of /dev/shm" + name_ + " for communicator slot " + std::to_string(slots) + ": " +
+                               std::strerror(rc),
+                           rc);
   }
-  return false;
+  return failed;
 }
 
 CommSlot SegmentWriter::CommSlotAt(uint32_t index) const {
@@ -176,10 +178,13 @@ CommSlot SegmentWriter::CommSlotAt(uint32_t index) const {
   return CommSlot(slot_header, ring, geometry_.ring_capacity);
 }
 
-CommSlot SegmentWriter::ClaimCommSlot(std::string* reservation_error) {
+Result<CommSlot> SegmentWriter::ClaimCommSlot() {
   std::lock_guard<std::mutex> lock(claim_mu_);
   const uint32_t fresh = header_->comms_claimed.load(std::memory_order_relaxed);
-  if (fresh < kMaxComms && ReserveCommSlots(fresh + 1, reservation_error)) {
+  const Status reserved = fresh < kMaxComms ? ReserveCommSlots(fresh + 1)
+                                            : Status::Error("all " + std::to_string(kMaxComms) +
+                                                            " communicator slots are in use");
+  if (reserved.ok()) {
     header_->comms_claimed.store(fresh + 1, std::memory_order_release);
     return CommSlotAt(fresh);
   }
@@ -195,7 +200,7 @@ CommSlot SegmentWriter::ClaimCommSlot(std::string* reservation_error) {
     }
   }
   header_->comms_unwatched.fetch_add(1, std::memory_order_relaxed);
-  return CommSlot();
+  return reserved;
 }
 
 SyncSlot* SegmentWriter::ClaimSyncSlot(int tid) {
@@ -233,7 +238,7 @@ void SegmentWriter::RecordExitIn(SegmentHeader* header, ExitHow how, int value) 
     header->exit_status.store(value, std::memory_order_relaxed);
   }
   header->exit_ns.store(MonotonicNowNs(), std::memory_order_relaxed);
-  // seq_cst: the exit protocol (reader.h, RemoveJobIfEnded) is a store-then-scan by every
+  // seq_cst: the exit protocol (segment_gc.h, RemoveJobIfEnded) is a store-then-scan by every
   // exiting process; at least one of two processes exiting together sees the other's mark.
   header->state.store(static_cast<uint32_t>(SegmentState::kExited), std::memory_order_seq_cst);
 }

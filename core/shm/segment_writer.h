@@ -16,6 +16,7 @@
 #include "core/shm/comm_slot.h"
 #include "core/shm/job_identity.h"
 #include "core/shm/layout.h"
+#include "core/status/status.h"
 
 namespace ncclwatch::shm {
 
@@ -35,9 +36,9 @@ struct SegmentOptions {
 class SegmentWriter {
  public:
   // Creates /dev/shm/<SegmentName(...)> with mode 0600 and reserves its header, sync slots and
-  // first kCommSlotsPerReservation comm slots. nullptr and *error on failure (a full /dev/shm
-  // fails here, with ENOSPC, not later in the job).
-  static std::unique_ptr<SegmentWriter> Create(const SegmentOptions& options, std::string* error);
+  // first kCommSlotsPerReservation comm slots. A full /dev/shm fails here, with ENOSPC, not
+  // later in the job.
+  static Result<std::unique_ptr<SegmentWriter>> Create(const SegmentOptions& options);
   ~SegmentWriter();  // unmaps, never unlinks
   SegmentWriter(const SegmentWriter&) = delete;
   SegmentWriter& operator=(const SegmentWriter&) = delete;
@@ -45,10 +46,10 @@ class SegmentWriter {
   const std::string& name() const { return name_; }
   SegmentHeader& header() const { return *header_; }
 
-  // A fresh slot, else one whose communicator was destroyed, aborted or failed to init;
-  // an invalid CommSlot when all kMaxComms are in use or /dev/shm cannot back another chunk
-  // (then *reservation_error, when given, says why; both count in comms_unwatched).
-  CommSlot ClaimCommSlot(std::string* reservation_error = nullptr);
+  // A fresh slot, else one whose communicator was destroyed, aborted or failed to init; an
+  // error when all kMaxComms are in use (error_number 0) or /dev/shm cannot back another
+  // chunk (its errno, e.g. ENOSPC). Both count in comms_unwatched.
+  Result<CommSlot> ClaimCommSlot();
   CommSlot CommSlotAt(uint32_t index) const;
 
   // nullptr when all kMaxSyncSlots are owned.
@@ -70,8 +71,8 @@ class SegmentWriter {
 
  private:
   SegmentWriter(std::string name, int fd, void* base, const SegmentGeometry& geometry);
-  // Backs comm slots [0, slots) with /dev/shm; true when they are. Caller holds claim_mu_.
-  bool ReserveCommSlots(uint32_t slots, std::string* error);
+  // Backs comm slots [0, slots) with /dev/shm. Caller holds claim_mu_.
+  Status ReserveCommSlots(uint32_t slots);
 
   std::string name_;
   int fd_;  // kept open to reserve later chunks

@@ -329,14 +329,13 @@ RawThreadStack Collect(pid_t tid, long slot, uint64_t generation) {
 
 }  // namespace
 
-bool ArmNativeSampler(std::string* error) {
+Status ArmNativeSampler() {
   std::lock_guard<std::mutex> lock(g_arm_mutex);
   if (!g_arm_attempted) {
     g_arm_attempted = true;
     g_armed = ArmOnce(&g_arm_error);
   }
-  if (!g_armed && error != nullptr) *error = g_arm_error;
-  return g_armed;
+  return g_armed ? OkStatus() : Status::Error(g_arm_error);
 }
 
 std::string NativeSamplerWarning() {

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "core/status/status.h"
+
 namespace ncclwatch::stacks_internal {
 
 struct RawThreadStack {
@@ -38,7 +40,7 @@ struct RawThreadStack {
 // that was installed before us: handler (with or without SA_SIGINFO, under its sa_mask),
 // SIG_IGN, or SIG_DFL re-raised.
 //   NCCLWATCH_STACK_MAX_THREADS  slots preallocated (default 1024)
-bool ArmNativeSampler(std::string* error);
+Status ArmNativeSampler();
 
 int NativeSamplerSignal();         // 0 until armed successfully.
 std::string NativeSamplerWarning();  // one line when arming refused a setting, else empty

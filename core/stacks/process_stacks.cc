@@ -93,9 +93,9 @@ void AddPythonStacks(ProcessStacks* stacks) {
 
 }  // namespace
 
-bool ArmStackCapture(const CaptureOptions& options, std::string* error) {
+Status ArmStackCapture(const CaptureOptions& options) {
   stacks_internal::FixArmedOptions(options);
-  bool armed = stacks_internal::ArmNativeSampler(error);
+  Status armed = stacks_internal::ArmNativeSampler();
   stacks_internal::LoadSymbolizer();
   stacks_internal::ArmPythonStacks();
   return armed;
@@ -110,11 +110,11 @@ __attribute__((noinline)) ProcessStacks CaptureProcessStacks(const CaptureOption
     return stacks;
   }
   std::lock_guard<std::mutex> lock(g_capture_mutex, std::adopt_lock);
-  std::string arm_error;
-  if (!ArmStackCapture(options, &arm_error)) stacks.errors.push_back("native capture unavailable: " + arm_error);
-  std::string symbolizer_error;
-  stacks.symbolizer = stacks_internal::LoadSymbolizer(&symbolizer_error);
-  if (!symbolizer_error.empty()) stacks.errors.push_back("symbolizer: " + symbolizer_error);
+  const Status armed = ArmStackCapture(options);
+  if (!armed.ok()) stacks.errors.push_back("native capture unavailable: " + armed.message());
+  stacks.symbolizer = stacks_internal::LoadSymbolizer();
+  const Status helper = stacks_internal::SymbolizerHelperStatus();
+  if (!helper.ok()) stacks.errors.push_back("symbolizer: " + helper.message());
   stacks.unwinder = stacks_internal::NativeUnwinderName();
   stacks.signal_number = stacks_internal::NativeSamplerSignal();
 

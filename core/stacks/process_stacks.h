@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "core/status/status.h"
+
 namespace ncclwatch {
 
 struct Frame {
@@ -91,9 +93,9 @@ struct ProcessStacks {
 // so that a later capture in a hung process needs no dlopen, and in Python
 // processes that need it schedules the faulthandler fallback (which only
 // registers once the main thread runs Python code again). Idempotent.
-// Returns false (with a reason) when native capture of other threads is
+// An error (with the reason) when native capture of other threads is
 // impossible; capture then still reports the calling thread and Python stacks.
-bool ArmStackCapture(const CaptureOptions& options, std::string* error = nullptr);
+Status ArmStackCapture(const CaptureOptions& options);
 
 ProcessStacks CaptureProcessStacks(const CaptureOptions& options);
 

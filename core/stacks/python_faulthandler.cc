@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <mutex>
 
@@ -92,43 +93,34 @@ std::string ReadAll(int fd) {
 
 }  // namespace
 
-bool ArmFaulthandlerFallback(std::string* error) {
+Status ArmFaulthandlerFallback() {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_arm_attempted) {
     g_arm_attempted = true;
     if (!Arm(&g_arm_error)) g_signal = 0;
   }
-  if (g_signal == 0 && error != nullptr) *error = g_arm_error;
-  return g_signal != 0;
+  return g_signal != 0 ? OkStatus() : Status::Error(g_arm_error);
 }
 
-bool DumpThroughFaulthandler(std::string* text, std::string* error) {
+Result<std::string> DumpThroughFaulthandler() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_signal == 0) {
-    *error = g_arm_attempted ? g_arm_error : "faulthandler fallback not armed";
-    return false;
-  }
+  if (g_signal == 0) return Status::Error(g_arm_attempted ? g_arm_error : "faulthandler fallback not armed");
   if (g_registration_failed.load(std::memory_order_acquire)) {
-    *error = "faulthandler.register failed in the interpreter";
-    return false;
+    return Status::Error("faulthandler.register failed in the interpreter");
   }
   // Sending the signal before faulthandler owns it would kill the process.
   if (!g_registered.load(std::memory_order_acquire) || HandlerIsDefault(g_signal)) {
-    *error = "faulthandler not registered yet (the main thread has not run Python code since arming)";
-    return false;
+    return Status::Error("faulthandler not registered yet (the main thread has not run Python code since arming)");
   }
   if (SignalBlockedHere(g_signal)) {
-    *error = "signal " + std::to_string(g_signal) + " is blocked on the capturing thread";
-    return false;
+    return Status::Error("signal " + std::to_string(g_signal) + " is blocked on the capturing thread");
   }
   if (ftruncate(g_dump_fd, 0) != 0 || lseek(g_dump_fd, 0, SEEK_SET) != 0) {
-    *error = "cannot reset the faulthandler memfd";
-    return false;
+    return Status::Error("cannot reset the faulthandler memfd", errno);
   }
   // A signal sent to the calling thread is handled before tgkill returns.
   syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), g_signal);
-  *text = ReadAll(g_dump_fd);
-  return true;
+  return ReadAll(g_dump_fd);
 }
 
 }  // namespace ncclwatch::stacks_internal

@@ -12,16 +12,18 @@
 
 #include <string>
 
+#include "core/status/status.h"
+
 namespace ncclwatch::stacks_internal {
 
 // Schedules the registration once. NCCLWATCH_PYTHON_STACK_SIGNAL overrides the
 // signal (default: highest free real-time signal). False with a reason when
 // the interpreter lacks the needed C API or no signal is free.
-bool ArmFaulthandlerFallback(std::string* error);
+Status ArmFaulthandlerFallback();
 
-// Fills `text` with faulthandler's dump of all threads. False with a reason
-// when not armed or the registration has not run yet.
-bool DumpThroughFaulthandler(std::string* text, std::string* error);
+// faulthandler's dump of all threads; an error when not armed or the
+// registration has not run yet.
+Result<std::string> DumpThroughFaulthandler();
 
 }  // namespace ncclwatch::stacks_internal
 

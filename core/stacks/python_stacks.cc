@@ -60,13 +60,17 @@ DumpTracebackThreads DirectDumper() {
 
 void CaptureThroughFaulthandler(PythonCapture* capture) {
   capture->method = "faulthandler";
-  std::string error;
-  std::string text;
-  if (!ArmFaulthandlerFallback(&error) || !DumpThroughFaulthandler(&text, &error)) {
-    capture->error = Unavailable(error);
+  const Status armed = ArmFaulthandlerFallback();
+  if (!armed.ok()) {
+    capture->error = Unavailable(armed.message());
     return;
   }
-  capture->threads = ParsePythonTracebacks(text);
+  const Result<std::string> text = DumpThroughFaulthandler();
+  if (!text.ok()) {
+    capture->error = Unavailable(text.error().message());
+    return;
+  }
+  capture->threads = ParsePythonTracebacks(*text);
 }
 
 }  // namespace
@@ -75,7 +79,8 @@ void ArmPythonStacks() {
   auto is_initialized = Lookup<IsInitialized>("Py_IsInitialized");
   if (!IsPythonProcess() || DirectDumper() != nullptr) return;
   if (is_initialized != nullptr && !is_initialized()) return;
-  ArmFaulthandlerFallback(nullptr);
+  // A failure shows at the first capture, which arms again and reports why.
+  static_cast<void>(ArmFaulthandlerFallback());
 }
 
 PythonCapture CapturePythonStacks() {

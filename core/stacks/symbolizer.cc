@@ -89,10 +89,14 @@ std::string Demangle(const std::string& name) {
   return result;
 }
 
-const char* LoadSymbolizer(std::string* error) {
+const char* LoadSymbolizer() {
   std::call_once(g_load_once, LoadPlugin);
-  if (error != nullptr && g_lookup == nullptr) *error = g_load_error;
   return g_lookup != nullptr ? "absl" : "dladdr";
+}
+
+Status SymbolizerHelperStatus() {
+  LoadSymbolizer();
+  return g_lookup != nullptr || g_load_error.empty() ? OkStatus() : Status::Error(g_load_error);
 }
 
 Symbol SymbolizePc(uintptr_t pc, bool exact) {

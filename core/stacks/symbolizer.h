@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/status/status.h"
+
 namespace ncclwatch::stacks_internal {
 
 struct Symbol {
@@ -22,8 +24,10 @@ Symbol SymbolizePc(uintptr_t pc, bool exact);
 // Loads the helper once. Search order: $NCCLWATCH_SYMBOLIZER (a path; "none"
 // disables the helper), then the directory of the object containing this
 // code, then ../lib from there.
-// Returns "absl" or "dladdr"; `error` says why the helper is unavailable.
-const char* LoadSymbolizer(std::string* error = nullptr);
+// Returns "absl" or "dladdr" (the fallback, when the helper is unavailable).
+const char* LoadSymbolizer();
+// Why the helper is unavailable (after LoadSymbolizer); ok when it is loaded.
+Status SymbolizerHelperStatus();
 
 // Demangles an Itanium C++ name; returns it unchanged when it is not one.
 std::string Demangle(const std::string& name);

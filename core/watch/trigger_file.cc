@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <sstream>
 
@@ -151,15 +152,13 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
   return t;
 }
 
-bool WriteTriggerFile(const std::string& dir, const Trigger& trigger, std::string* error) noexcept {
+Status WriteTriggerFile(const std::string& dir, const Trigger& trigger) noexcept {
   try {
     const dump::WriteResult result =
         dump::WriteFileAtomically(dir + "/" + trigger.incident_id + kTriggerSuffix, FormatTrigger(trigger));
-    if (!result.ok() && error != nullptr) *error = result.message;
-    return result.ok();
+    return result.ok() ? OkStatus() : Status::Error(result.message, result.error);
   } catch (...) {
-    if (error != nullptr) *error = "out of memory writing the trigger file";
-    return false;
+    return Status::Error("out of memory writing the trigger file", ENOMEM);
   }
 }
 

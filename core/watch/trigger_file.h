@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/dump/dump.h"
+#include "core/status/status.h"
 
 namespace ncclwatch::watch {
 
@@ -60,8 +61,8 @@ bool TriggerIsOfOurRun(const Trigger& trigger, const std::string& our_host, uint
 std::string FormatTrigger(const Trigger& trigger);
 std::optional<Trigger> ParseTrigger(const std::string& text);
 
-// Writes <dir>/<id>.trigger atomically. Never throws; false with *error on failure.
-bool WriteTriggerFile(const std::string& dir, const Trigger& trigger, std::string* error) noexcept;
+// Writes <dir>/<id>.trigger atomically. Never throws.
+Status WriteTriggerFile(const std::string& dir, const Trigger& trigger) noexcept;
 
 // Watches one directory for trigger files. Re-reads the directory only when its
 // modification time changed since the last scan, so an idle poll costs one stat().

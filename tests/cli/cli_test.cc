@@ -370,10 +370,10 @@ class PublishedJob {
     options.rank.local_rank = 0;
     options.rank.world_size = 2;
     options.ring_capacity = 16;
-    std::string error;
-    writer_ = shm::SegmentWriter::Create(options, &error);
-    if (!writer_) FAIL("cannot create segment: " + error);
-    shm::CommSlot slot = writer_->ClaimCommSlot();
+    Result<std::unique_ptr<shm::SegmentWriter>> created = shm::SegmentWriter::Create(options);
+    if (!created.ok()) FAIL("cannot create segment: " + created.error().message());
+    writer_ = std::move(created).value();
+    shm::CommSlot slot = writer_->ClaimCommSlot().value();
     uint64_t now = shm::MonotonicNowNs();
     slot.BeginInit(0x1234, now);
     shm::CommIdentity id;

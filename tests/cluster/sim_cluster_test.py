@@ -14,6 +14,9 @@ import sys
 import tempfile
 import time
 
+from ncclwatch_test import runner
+from ncclwatch_test.runner import Failure
+
 SOURCE = os.environ["NCCLWATCH_SOURCE_DIR"]
 BUILD = os.environ["NCCLWATCH_BUILD_DIR"]
 SIM_CLUSTER = os.path.join(SOURCE, "scripts", "sim-cluster")
@@ -21,11 +24,8 @@ DDP_LOOP = os.path.join(BUILD, "examples", "ddp_loop")
 CLOCK_STEP_S = 3600  # sim-cluster's per-host monotonic offset
 
 
-class Failure(Exception):
-    pass
-
-
 def check(cond, message):
+    """Stops the case at the first fact that does not hold."""
     if not cond:
         raise Failure(message)
 
@@ -370,15 +370,4 @@ def case_watch_partition():
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        print(f"usage: sim_cluster_test.py CASE ({', '.join(CASES)})", file=sys.stderr)
-        sys.exit(2)
-    try:
-        CASES[sys.argv[1]]()
-    except Failure as e:
-        print(f"FAIL cluster.{sys.argv[1]}: {e}")
-        sys.exit(1)
-    except subprocess.TimeoutExpired as e:
-        print(f"FAIL cluster.{sys.argv[1]}: {e}")
-        sys.exit(1)
-    print(f"PASS cluster.{sys.argv[1]}")
+    sys.exit(runner.run_named(CASES, sys.argv))

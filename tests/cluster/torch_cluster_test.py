@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+from ncclwatch_test import runner
+
 SOURCE = os.environ["NCCLWATCH_SOURCE_DIR"]
 BUILD = os.environ["NCCLWATCH_BUILD_DIR"]
 SIM_CLUSTER = os.path.join(SOURCE, "scripts", "sim-cluster")
@@ -299,7 +301,4 @@ SCENARIOS = {"healthy_ddp": healthy_ddp, "partition": partition,
              "killed_host": killed_host}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print(f"usage: torch_cluster_test.py {'|'.join(SCENARIOS)}", file=sys.stderr)
-        sys.exit(2)
-    sys.exit(0 if SCENARIOS[sys.argv[1]]() else 1)
+    sys.exit(runner.run_named(SCENARIOS, sys.argv))

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/shm/reader.h"
+#include "core/shm/segment_gc.h"
 #include "core/shm/segment_file.h"
 #include "core/shm/process_info.h"
 #include "core/shm/segment_writer.h"
@@ -40,9 +41,9 @@ int main() {
   options.process_start_ticks = ProcessStartTicks(getpid());
   options.host = HostName();
   options.ring_capacity = 16;
-  std::string error;
-  auto writer = SegmentWriter::Create(options, &error);
-  if (!writer) return Fail(error.c_str());
+  ncclwatch::Result<std::unique_ptr<SegmentWriter>> created = SegmentWriter::Create(options);
+  if (!created.ok()) return Fail(created.error().message().c_str());
+  std::unique_ptr<SegmentWriter> writer = std::move(created).value();
   int rc = 0;
   if (ReadJobSnapshot(options.job_id).processes.size() != 1) rc = Fail("control: our own segment is read");
   const std::string path = "/dev/shm" + writer->name();

@@ -67,7 +67,7 @@ TEST_CASE("a segment with group or other permission bits is ignored, with one wa
 TEST_CASE("a segment shorter than its header declares is ignored without a fault", "[hostile]") {
   const std::string job = UniqueJobId("short");
   ScopedSegment segment(job, 1024);
-  segment->ClaimCommSlot().BeginInit(1, 1);
+  segment->ClaimCommSlot()->BeginInit(1, 1);
   CapturedWarnings warnings(job);
   REQUIRE(ReadJobSnapshot(job).processes.size() == 1);
   // The writer's own mapping now extends past the end of the file: only its reads would fault.

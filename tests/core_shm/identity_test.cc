@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/shm/reader.h"
+#include "core/shm/segment_gc.h"
 #include "core/shm/run_identity.h"
 #include "segment_test_util.h"
 
@@ -16,10 +17,9 @@ using testing::OptionsForThisProcess;
 using testing::UniqueJobId;
 
 std::unique_ptr<SegmentWriter> Create(const SegmentOptions& options) {
-  std::string error;
-  auto writer = SegmentWriter::Create(options, &error);
-  if (!writer) FAIL(error);
-  return writer;
+  Result<std::unique_ptr<SegmentWriter>> created = SegmentWriter::Create(options);
+  if (!created.ok()) FAIL(created.error().message());
+  return std::move(created).value();
 }
 
 bool AliveIn(const std::string& job, pid_t pid) {
@@ -107,8 +107,7 @@ pid_t DeadWriter(const std::string& job, uint64_t run) {
   if (child == 0) {
     SegmentOptions options = OptionsForThisProcess(job, 16);
     options.run_key = run;
-    std::string error;
-    auto writer = SegmentWriter::Create(options, &error);
+    auto writer = SegmentWriter::Create(options).value_or(nullptr);
     _exit(writer ? 0 : 1);
   }
   int status = 0;
@@ -141,7 +140,7 @@ TEST_CASE("a new run removes what earlier runs of its job id left, and nothing o
 TEST_CASE("an op its communicator's abort ended is not complete, and the seq does not advance", "[identity]") {
   const std::string job = UniqueJobId("aborted");
   auto writer = Create(OptionsForThisProcess(job, 16));
-  CommSlot slot = writer->ClaimCommSlot();
+  CommSlot slot = writer->ClaimCommSlot().value();
   REQUIRE(slot.valid());
   slot.BeginInit(0, 50);
   OpFingerprint op;

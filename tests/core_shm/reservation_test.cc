@@ -45,7 +45,7 @@ TEST_CASE("claims past the reserved chunk reserve the next one; 16 communicators
   ScopedSegment segment(UniqueJobId("reserve-grow"), kDefaultRingCapacity);
   const SegmentGeometry g = ComputeGeometry(kDefaultRingCapacity);
   for (uint32_t i = 0; i < 16; ++i) {
-    REQUIRE(segment->ClaimCommSlot().valid());
+    REQUIRE(segment->ClaimCommSlot().ok());
     const uint32_t chunks = i / kCommSlotsPerReservation + 1;
     CHECK(segment->header().comms_reserved.load() == chunks * kCommSlotsPerReservation);
   }
@@ -73,10 +73,9 @@ int InSmallShm(int kib, int (*body)()) {
 
 // 64 KiB cannot hold the header, sync slots and first chunk: creation fails with ENOSPC.
 int CreateInTinyShm() {
-  std::string error;
-  auto writer = SegmentWriter::Create(OptionsForThisProcess(UniqueJobId("tiny"), kDefaultRingCapacity), &error);
-  if (writer) return 1;
-  if (error.find(std::strerror(ENOSPC)) == std::string::npos) return 2;
+  const auto writer = SegmentWriter::Create(OptionsForThisProcess(UniqueJobId("tiny"), kDefaultRingCapacity));
+  if (writer.ok()) return 1;
+  if (writer.error().message().find(std::strerror(ENOSPC)) == std::string::npos) return 2;
   // Nothing is left behind: the name was removed with the failure.
   if (!ListJobIds().empty()) return 3;
   return 0;
@@ -87,19 +86,19 @@ int CreateInTinyShm() {
 // one after it does not. Every record of every slot we were given is
 // then written: a slot we use is always backed, so nothing faults.
 int GrowInSmallShm() {
-  std::string error;
-  auto writer = SegmentWriter::Create(OptionsForThisProcess(UniqueJobId("small"), kDefaultRingCapacity), &error);
+  auto writer = SegmentWriter::Create(OptionsForThisProcess(UniqueJobId("small"), kDefaultRingCapacity)).value_or(nullptr);
   if (!writer) return 10;
   std::vector<CommSlot> slots;
   for (uint32_t i = 0; i < kCommSlotsPerReservation + 1; ++i) {
-    std::string why;
-    slots.push_back(writer->ClaimCommSlot(&why));
-    if (!slots.back().valid()) return 11 + static_cast<int>(i);
+    Result<CommSlot> slot = writer->ClaimCommSlot();
+    if (!slot.ok() || !slot->valid()) return 11 + static_cast<int>(i);
+    slots.push_back(*slot);
   }
   if (writer->header().comms_reserved.load() != kCommSlotsPerReservation + 1) return 20;
-  std::string why;
-  if (writer->ClaimCommSlot(&why).valid()) return 21;
-  if (why.find(std::strerror(ENOSPC)) == std::string::npos) return 22;
+  const Result<CommSlot> refused = writer->ClaimCommSlot();
+  if (refused.ok()) return 21;
+  if (refused.error().message().find(std::strerror(ENOSPC)) == std::string::npos) return 22;
+  if (refused.error().error_number() != ENOSPC) return 24;
   if (writer->header().comms_unwatched.load() != 1) return 23;
   for (CommSlot& slot : slots) {
     slot.BeginInit(0, MonotonicNowNs());

@@ -96,7 +96,7 @@ TEST_CASE("layout: packed record fields unpack to what was packed", "[segment][l
 TEST_CASE("published identity, records, peers and syncs read back", "[segment]") {
   const std::string job = UniqueJobId("roundtrip");
   ScopedSegment segment(job, 64);
-  CommSlot comm = segment->ClaimCommSlot();
+  CommSlot comm = segment->ClaimCommSlot().value();
   REQUIRE(comm.valid());
   comm.BeginInit(0x1234, 100);
   comm.PublishIdentity({.comm_hash = 0xabcdef, .parent_hash = 0, .rank = 1, .nranks = 2, .device = 0,
@@ -165,7 +165,7 @@ TEST_CASE("published identity, records, peers and syncs read back", "[segment]")
 TEST_CASE("the ring keeps the last N records after wrapping", "[segment]") {
   const std::string job = UniqueJobId("wrap");
   ScopedSegment segment(job, 16);
-  CommSlot comm = segment->ClaimCommSlot();
+  CommSlot comm = segment->ClaimCommSlot().value();
   comm.BeginInit(1, 1);
   for (int i = 0; i < 40; ++i) comm.Append({Op::kAllReduce, 0, 0, uint64_t(i), -1, 0}, 0, 10 + i);
   const CommView c = ReadJobSnapshot(job).processes.at(0).comms.at(0);
@@ -186,20 +186,20 @@ TEST_CASE("comm slots run out, then destroyed ones are reused", "[segment]") {
   ScopedSegment segment(UniqueJobId("slots"), 16);
   std::vector<CommSlot> slots;
   for (uint32_t i = 0; i < kMaxComms; ++i) {
-    slots.push_back(segment->ClaimCommSlot());
+    slots.push_back(segment->ClaimCommSlot().value());
     REQUIRE(slots.back().valid());
     slots.back().BeginInit(i, 1);
   }
-  CHECK_FALSE(segment->ClaimCommSlot().valid());
+  CHECK_FALSE(segment->ClaimCommSlot().ok());
   slots[3].SetState(CommState::kDestroyed);
-  CommSlot reused = segment->ClaimCommSlot();
+  CommSlot reused = segment->ClaimCommSlot().value();
   CHECK(reused.header() == slots[3].header());
 }
 
 TEST_CASE("a concurrent reader never sees a torn record", "[segment]") {
   const std::string job = UniqueJobId("seqlock");
   ScopedSegment segment(job, 16);
-  CommSlot comm = segment->ClaimCommSlot();
+  CommSlot comm = segment->ClaimCommSlot().value();
   comm.BeginInit(1, 1);
   std::atomic<bool> stop{false};
   std::thread writer([&] {

@@ -35,9 +35,9 @@ inline SegmentOptions OptionsForThisProcess(const std::string& job, uint32_t rin
 class ScopedSegment {
  public:
   ScopedSegment(const std::string& job, uint32_t ring_capacity) {
-    std::string error;
-    writer_ = SegmentWriter::Create(OptionsForThisProcess(job, ring_capacity), &error);
-    if (!writer_) throw std::runtime_error(error);
+    Result<std::unique_ptr<SegmentWriter>> created = SegmentWriter::Create(OptionsForThisProcess(job, ring_capacity));
+    if (!created.ok()) throw std::runtime_error(created.error().message());
+    writer_ = std::move(created).value();
   }
   ~ScopedSegment() { writer_->CloseAndUnlink(); }
   SegmentWriter& operator*() { return *writer_; }

@@ -16,7 +16,7 @@ using testing::UniqueJobId;
 std::vector<CommSlot> ClaimAll(SegmentWriter& segment) {
   std::vector<CommSlot> slots;
   for (uint32_t i = 0; i < kMaxComms; ++i) {
-    slots.push_back(segment.ClaimCommSlot());
+    slots.push_back(segment.ClaimCommSlot().value());
     REQUIRE(slots.back().valid());
     slots.back().BeginInit(i + 16, 1);
   }
@@ -27,8 +27,8 @@ TEST_CASE("communicators past the last slot are counted as unwatched", "[segment
   const std::string job = UniqueJobId("unwatched");
   ScopedSegment segment(job, 16);
   ClaimAll(*segment);
-  CHECK_FALSE(segment->ClaimCommSlot().valid());
-  CHECK_FALSE(segment->ClaimCommSlot().valid());
+  CHECK_FALSE(segment->ClaimCommSlot().ok());
+  CHECK_FALSE(segment->ClaimCommSlot().ok());
   const JobSnapshot snap = ReadJobSnapshot(job, getuid(), 4);
   REQUIRE(snap.processes.size() == 1);
   CHECK(snap.processes[0].comms_unwatched == 2);
@@ -41,9 +41,9 @@ TEST_CASE("a destroyed communicator's slot stays pinned while its events are pen
   const uint32_t old_generation = slots[5].generation();
   slots[5].EventRecorded();
   slots[5].SetState(CommState::kDestroyed);
-  CHECK_FALSE(segment->ClaimCommSlot().valid());
+  CHECK_FALSE(segment->ClaimCommSlot().ok());
   slots[5].EventReleased();
-  CommSlot reused = segment->ClaimCommSlot();
+  CommSlot reused = segment->ClaimCommSlot().value();
   REQUIRE(reused.header() == slots[5].header());
   reused.BeginInit(99, 2);
   CHECK(reused.generation() == old_generation + 1);
@@ -52,7 +52,7 @@ TEST_CASE("a destroyed communicator's slot stays pinned while its events are pen
 TEST_CASE("untracked records are counted once each", "[segment]") {
   const std::string job = UniqueJobId("untracked");
   ScopedSegment segment(job, 16);
-  CommSlot slot = segment->ClaimCommSlot();
+  CommSlot slot = segment->ClaimCommSlot().value();
   slot.BeginInit(7, 1);
   OpFingerprint op;
   op.op = Op::kAllReduce;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "core/shm/reader.h"
+#include "core/shm/segment_gc.h"
 #include "core/shm/segment_file.h"
 #include "segment_test_util.h"
 
@@ -18,8 +19,7 @@ using testing::UniqueJobId;
 pid_t SpawnCrashingWriter(const std::string& job) {
   const pid_t child = fork();
   if (child == 0) {
-    std::string error;
-    auto writer = SegmentWriter::Create(OptionsForThisProcess(job, 16), &error);
+    auto writer = SegmentWriter::Create(OptionsForThisProcess(job, 16)).value_or(nullptr);
     _exit(writer ? 0 : 1);
   }
   return child;
@@ -65,8 +65,7 @@ int SpawnAndReapCrashingWriter(const std::string& job) {
   if (child == 0) {
     SegmentOptions options = OptionsForThisProcess(job, 16);
     options.uid = kPrivateUid;
-    std::string error;
-    auto writer = SegmentWriter::Create(options, &error);
+    auto writer = SegmentWriter::Create(options).value_or(nullptr);
     _exit(writer ? 0 : 1);
   }
   int status = 0;
@@ -82,8 +81,7 @@ int SpawnAndReapExitingWriter(const std::string& job, ExitHow how, int value) {
     options.uid = kPrivateUid;
     options.pid = getpid();
     options.process_start_ticks = ProcessStartTicks(getpid());
-    std::string error;
-    auto writer = SegmentWriter::Create(options, &error);
+    auto writer = SegmentWriter::Create(options).value_or(nullptr);
     if (!writer) _exit(1);
     writer->RecordExit(how, value);
     writer->RecordExit(ExitHow::kStatus, 42);  // the first record wins
@@ -101,8 +99,7 @@ TEST_CASE("an exited process's segment stays with how it left; a crashed one has
   REQUIRE(SpawnAndReapCrashingWriter(job) == 0);
   SegmentOptions live_options = OptionsForThisProcess(job, 16);
   live_options.uid = kPrivateUid;
-  std::string error;
-  auto live = SegmentWriter::Create(live_options, &error);
+  auto live = SegmentWriter::Create(live_options).value_or(nullptr);
   REQUIRE(live);
 
   const JobSnapshot snap = ReadJobSnapshot(job, kPrivateUid);
@@ -140,8 +137,7 @@ TEST_CASE("a segment of another layout version is refused, naming its version", 
   const std::string job = UniqueJobId("oldlayout");
   SegmentOptions options = OptionsForThisProcess(job, 16);
   options.uid = kPrivateUid;
-  std::string error;
-  auto writer = SegmentWriter::Create(options, &error);
+  auto writer = SegmentWriter::Create(options).value_or(nullptr);
   REQUIRE(writer);
   static std::string warning;
   SetSegmentWarningSink([](const std::string& line) { warning = line; });
@@ -159,8 +155,7 @@ TEST_CASE("a segment of another layout version is refused, naming its version", 
     dead_options.uid = kPrivateUid;
     dead_options.pid = getpid();
     dead_options.process_start_ticks = ProcessStartTicks(getpid());
-    std::string child_error;
-    auto dead = SegmentWriter::Create(dead_options, &child_error);
+    auto dead = SegmentWriter::Create(dead_options).value_or(nullptr);
     if (dead) dead->header().layout_version = kLayoutVersion - 1;
     _exit(dead ? 0 : 1);
   }
@@ -181,8 +176,7 @@ TEST_CASE("dead jobs are removed whole; jobs with a live process and the kept jo
   REQUIRE(SpawnAndReapCrashingWriter(own_job) == 0);
   SegmentOptions live_options = OptionsForThisProcess(mixed_job, 16);
   live_options.uid = kPrivateUid;
-  std::string error;
-  auto live = SegmentWriter::Create(live_options, &error);
+  auto live = SegmentWriter::Create(live_options).value_or(nullptr);
   REQUIRE(live);
   REQUIRE(SpawnAndReapCrashingWriter(mixed_job) == 0);
 

@@ -114,8 +114,7 @@ TEST_CASE("the watcher reports each trigger file once", "[trigger]") {
   testing::TempDir dir;
   TriggerWatcher watcher(dir.path(), "job7");
   CHECK(watcher.PollNew().empty());
-  std::string error;
-  REQUIRE(WriteTriggerFile(dir.path(), Sample("a"), &error));
+  REQUIRE(WriteTriggerFile(dir.path(), Sample("a")).ok());
   dir.Write("b.json", "{}");                    // a dump, not a trigger
   dir.Write(".c.trigger.tmp.1", "partial");     // a writer's temporary
   dir.Write("d.trigger", "not a trigger file"); // foreign content
@@ -123,7 +122,7 @@ TEST_CASE("the watcher reports each trigger file once", "[trigger]") {
   REQUIRE(first.size() == 1);
   CHECK(first[0].incident_id == "a");
   CHECK(watcher.PollNew().empty());
-  REQUIRE(WriteTriggerFile(dir.path(), Sample("e"), &error));
+  REQUIRE(WriteTriggerFile(dir.path(), Sample("e")).ok());
   const std::vector<Trigger> second = watcher.PollNew();
   REQUIRE(second.size() == 1);
   CHECK(second[0].incident_id == "e");
@@ -138,9 +137,10 @@ TEST_CASE("a missing directory is no trigger and no error", "[trigger]") {
 TEST_CASE("an unwritable directory is reported, not thrown", "[trigger]") {
   testing::TempDir dir;
   dir.Write("file", "x");
-  std::string error;
-  CHECK_FALSE(WriteTriggerFile(dir.File("file/sub"), Sample("a"), &error));
-  CHECK_FALSE(error.empty());
+  const Status written = WriteTriggerFile(dir.File("file/sub"), Sample("a"));
+  CHECK_FALSE(written.ok());
+  CHECK_FALSE(written.message().empty());
+  CHECK(written.error_number() == ENOTDIR);
 }
 
 }  // namespace

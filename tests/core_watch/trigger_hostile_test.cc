@@ -25,9 +25,8 @@ Trigger OfJob(const std::string& id, const std::string& job) {
 TEST_CASE("only regular files of our uid, in our format, for our job, are triggers", "[trigger][hostile]") {
   testing::TempDir dir;
   TriggerWatcher watcher(dir.path(), "ourjob");
-  std::string error;
-  REQUIRE(WriteTriggerFile(dir.path(), OfJob("straggler-0x1-5", "ourjob"), &error));  // the control
-  REQUIRE(WriteTriggerFile(dir.path(), OfJob("straggler-0x1-6", "otherjob"), &error));
+  REQUIRE(WriteTriggerFile(dir.path(), OfJob("straggler-0x1-5", "ourjob")).ok());  // the control
+  REQUIRE(WriteTriggerFile(dir.path(), OfJob("straggler-0x1-6", "otherjob")).ok());
   dir.Write("renamed-0x1-7.trigger", FormatTrigger(OfJob("straggler-0x1-7", "ourjob")));  // id != name
   dir.Write("bad$id.trigger", FormatTrigger(OfJob("bad$id", "ourjob")));
   dir.Write("oldformat.trigger", "ncclwatch.trigger 1\nincident=oldformat\n");  // no job
@@ -53,8 +52,7 @@ TEST_CASE("only regular files of our uid, in our format, for our job, are trigge
 
 TEST_CASE("written triggers are 0600 and carry the job", "[trigger][hostile]") {
   testing::TempDir dir;
-  std::string error;
-  REQUIRE(WriteTriggerFile(dir.path(), OfJob("a-0x2-1", "j"), &error));
+  REQUIRE(WriteTriggerFile(dir.path(), OfJob("a-0x2-1", "j")).ok());
   struct stat st {};
   REQUIRE(stat(dir.File("a-0x2-1.trigger").c_str(), &st) == 0);
   CHECK((st.st_mode & 07777) == 0600);
@@ -65,9 +63,8 @@ TEST_CASE("written triggers are 0600 and carry the job", "[trigger][hostile]") {
 
 TEST_CASE("1000 valid triggers within a minute allow one dump", "[trigger][hostile]") {
   testing::TempDir dir;
-  std::string error;
   for (int i = 0; i < 1000; ++i) {
-    REQUIRE(WriteTriggerFile(dir.path(), OfJob("straggler-0x3-" + std::to_string(i), "ourjob"), &error));
+    REQUIRE(WriteTriggerFile(dir.path(), OfJob("straggler-0x3-" + std::to_string(i), "ourjob")).ok());
   }
   TriggerWatcher watcher(dir.path(), "ourjob");
   DumpRateLimiter trigger_dumps(1, kMinute);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end: incidents that end, and one that does not, over the sim: recovery_test.py NAME.
 
-With the helpers of tests/watchdog/scenario_test.py (scripts/launch, LD_PRELOAD, a private job
+With the helpers of tests/lib/ncclwatch_test (scripts/launch, LD_PRELOAD, a private job
 id and dump directory, 200 ms poll), 2 ranks, a 3 s stall threshold. Exit 0 pass, 1 fail.
   slow_resolves       collective #4 is 7 s slow (NCCLSIM_FAULT slow), then the job finishes:
                       dumps, a resolution note next to each, "resolved after" in the live log,
@@ -21,8 +21,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.environ["NCCLWATCH_SOURCE_DIR"], "tests", "watchdog"))
-import scenario_test as st  # noqa: E402
+import ncclwatch_test.sim_job as st
+from ncclwatch_test import runner
 
 RANK = os.environ.get("NCCLWATCH_RANK", os.path.join(st.BUILD, "bin", "preload_rank"))
 STALL_SEC = 3
@@ -173,15 +173,5 @@ SCENARIOS = {
 }
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: recovery_test.py " + "|".join(SCENARIOS))
-        return 2
-    t0 = time.monotonic()
-    SCENARIOS[sys.argv[1]]()
-    print(f"{sys.argv[1]}: {'FAILED' if st.failures else 'passed'} in {time.monotonic() - t0:.1f} s")
-    return 1 if st.failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(runner.run_named(SCENARIOS, sys.argv))

@@ -38,10 +38,9 @@ import threading
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "watchdog"))
-import scenario_test as st  # noqa: E402  (Job, check, the build paths)
-
-from scenario_test import check  # noqa: E402
+import ncclwatch_test.sim_job as st  # Job, failures, the build paths
+from ncclwatch_test import runner
+from ncclwatch_test.checks import check
 
 SOURCE = os.environ["NCCLWATCH_SOURCE_DIR"]
 RULES = os.path.join(SOURCE, "deploy", "prometheus", "ncclwatch.rules.yml")
@@ -683,11 +682,4 @@ SCENARIOS = {f.__name__: f for f in (metrics, idle_connections, slow_clients, ho
                                      prometheus_cluster_straggler)}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print(f"usage: exporter_test.py {{{','.join(SCENARIOS)}}}", file=sys.stderr)
-        sys.exit(2)
-    SCENARIOS[sys.argv[1]]()
-    if st.failures:
-        print(f"{len(st.failures)} failure(s)")
-        sys.exit(1)
-    print("PASS")
+    sys.exit(runner.run_named(SCENARIOS, sys.argv))

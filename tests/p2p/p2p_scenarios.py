@@ -11,8 +11,8 @@ of the pair or cycle). Exit 0 pass, 1 fail.
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "watchdog"))
-import scenario_test as wd  # noqa: E402  Job, check, check_incident, analyze, ...
+import ncclwatch_test.sim_job as wd  # Job, check, check_incident, analyze, ...
+from ncclwatch_test import runner
 
 P2P_LOOP = os.path.join(wd.BUILD, "examples", "p2p_loop")
 STEP_MS = 20
@@ -132,4 +132,4 @@ SCENARIOS = {
 }
 
 if __name__ == "__main__":
-    sys.exit(wd.run_named(SCENARIOS, sys.argv))
+    sys.exit(runner.run_named(SCENARIOS, sys.argv))

@@ -16,6 +16,7 @@
 
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
+#include "core/shm/segment_gc.h"
 
 extern char** environ;
 

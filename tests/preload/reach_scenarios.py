@@ -2,7 +2,7 @@
 """End-to-end: the watcher names hangs of jobs that reach NCCL only by name lookup.
 
 reach_scenarios.py NAME, over the sim, 2 ranks through scripts/launch, with the helpers of
-tests/watchdog/scenario_test.py (2 s stall threshold, 200 ms poll). Exit 0 pass, 1 fail.
+tests/lib/ncclwatch_test (2 s stall threshold, 200 ms poll). Exit 0 pass, 1 fail.
   ctypes_straggler   Python, ctypes.CDLL + attribute lookup only; rank 1 stalls in Python
   dlsym_straggler    C, dlopen(RTLD_LOCAL) + dlsym only; rank 1 stalls in a C function
   config_hang        C via dlsym, ncclAllReduceConfig, NCCLSIM_FAULT hangs collective #4
@@ -15,8 +15,8 @@ import shutil
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.environ["NCCLWATCH_SOURCE_DIR"], "tests", "watchdog"))
-import scenario_test as st  # noqa: E402
+import ncclwatch_test.sim_job as st
+from ncclwatch_test import runner
 
 CTYPES_RANK = os.path.join(st.SOURCE, "examples", "reach", "ctypes_rank.py")
 DLSYM_RANK = os.path.join(st.BUILD, "examples", "dlsym_rank")
@@ -102,14 +102,5 @@ def signal_straggler():
 SCENARIOS = {f.__name__: f for f in (ctypes_straggler, dlsym_straggler, config_hang, signal_straggler)}
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: reach_scenarios.py " + "|".join(SCENARIOS))
-        return 2
-    SCENARIOS[sys.argv[1]]()
-    print(f"{sys.argv[1]}: {'FAILED' if st.failures else 'passed'}")
-    return 1 if st.failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(runner.run_named(SCENARIOS, sys.argv))

@@ -56,9 +56,8 @@ TEST_CASE("the interposed malloc counts this thread's allocations", "[native]") 
 }
 
 TEST_CASE("the handler allocates nothing on a thread's first capture", "[native]") {
-  std::string error;
   // Loads and warms up the unwinder (NCCLWATCH_STACK_UNWINDER picks it) on this thread only.
-  REQUIRE(ArmStackCapture(testing::EnvironmentOptions(), &error));
+  REQUIRE(ArmStackCapture(testing::EnvironmentOptions()).ok());
   CHECK(std::string(stacks_internal::NativeUnwinderName()) ==
         (testing::EnvironmentOptions().backtrace_unwinder ? "backtrace" : "libunwind"));
   std::atomic<long> in_park{-1};

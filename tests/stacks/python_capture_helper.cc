@@ -54,7 +54,7 @@ void CaptureWhileMainIsBlocked(std::string path) {
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int stacks_arm() {
-  return ncclwatch::ArmStackCapture(ncclwatch::testing::EnvironmentOptions()) ? 0 : -1;
+  return ncclwatch::ArmStackCapture(ncclwatch::testing::EnvironmentOptions()).ok() ? 0 : -1;
 }
 
 extern "C" __attribute__((visibility("default"))) int stacks_start_capture(const char* report_path) {

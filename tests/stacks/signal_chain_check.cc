@@ -65,8 +65,8 @@ bool ArmWithSignal(int sig) {
   ncclwatch::CaptureOptions options;
   options.native_signal = sig;  // 0: the default choice
   ss::FixArmedOptions(options);
-  std::string error;
-  return Expect(ss::ArmNativeSampler(&error), "sampler armed " + error);
+  const ncclwatch::Status armed = ss::ArmNativeSampler();
+  return Expect(armed.ok(), "sampler armed " + armed.message());
 }
 
 // The job signals a worker thread while the sampler samples the same worker.

@@ -14,6 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_scenarios as ts  # noqa: E402  TorchJob, world_comm, ...
+from ncclwatch_test import runner  # noqa: E402
 
 wd = ts.wd
 check = ts.check
@@ -97,4 +98,4 @@ SCENARIOS = {
 }
 
 if __name__ == "__main__":
-    sys.exit(wd.run_named(SCENARIOS, sys.argv))
+    sys.exit(runner.run_named(SCENARIOS, sys.argv))

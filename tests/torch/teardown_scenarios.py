@@ -28,6 +28,7 @@ import tempfile
 import time
 
 import torch_scenarios as ts
+from ncclwatch_test import runner
 
 wd = ts.wd
 check = wd.check
@@ -288,4 +289,4 @@ SCENARIOS = {
 
 
 if __name__ == "__main__":
-    sys.exit(wd.run_named(SCENARIOS, sys.argv))
+    sys.exit(runner.run_named(SCENARIOS, sys.argv))

@@ -19,9 +19,9 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.environ["NCCLWATCH_SOURCE_DIR"], "tests", "watchdog"))
-import scenario_test as wd  # noqa: E402  shared checks: check, check_incident, analyze, ...
-import exit_test as ex  # noqa: E402  checks of a rank that left: split_dumps, check_gone_rank
+import ncclwatch_test.sim_job as wd  # shared checks: check, check_incident, analyze, ...
+from ncclwatch_test import exit_checks as ex  # checks of a rank that left: split_dumps, check_gone_rank
+from ncclwatch_test import runner
 
 check = wd.check
 BUILD, SOURCE = wd.BUILD, wd.SOURCE
@@ -127,10 +127,6 @@ def run(name, nranks, train_args, expect_dumps, env=None, timeout=90):
     return job
 
 
-def hint_ids(report):
-    return [h.get("id") for h in report.get("hints", [])]
-
-
 # --- healthy -------------------------------------------------------------------------------
 
 def healthy(mode, nranks):
@@ -185,7 +181,7 @@ def straggler():
             frames = [f.get("function") for t in culprit["python_stacks"].get("threads", []) for f in t["frames"]]
             check("skip_samples_to_resume_position" in frames and "RestoreDataLoaderState" in frames,
                   f"the culprit's Python stack shows the data loader: {frames[:12]}")
-        check("data_loading" in hint_ids(report), f"analyze hints data_loading: {hint_ids(report)}")
+        check("data_loading" in wd.hint_ids(report), f"analyze hints data_loading: {wd.hint_ids(report)}")
     finally:
         job.cleanup()
 
@@ -208,7 +204,7 @@ def transport_hang():
         wd.check_incident(dumps, "collective_hang", comm, seq, op, [0, 1], [0, 1], bound_ns=LATENCY_BOUND_NS)
         report = wd.analyze(job)
         wd.check_analysis(report, "collective_hang", comm, seq, op, [0, 1])
-        check("p2p_transport" in hint_ids(report), f"analyze hints p2p_transport: {hint_ids(report)}")
+        check("p2p_transport" in wd.hint_ids(report), f"analyze hints p2p_transport: {wd.hint_ids(report)}")
     finally:
         job.cleanup()
 
@@ -280,7 +276,7 @@ def rank_leaves(name, args, gone_rank, hint):
               f"the live log names rank {gone_rank}: {lines[:2]}")
         report = wd.analyze(job)
         wd.check_analysis(report, "rank_exited", comm, seq, op, [gone_rank])
-        check(hint in hint_ids(report), f"analyze hints {hint}: {hint_ids(report)}")
+        check(hint in wd.hint_ids(report), f"analyze hints {hint}: {wd.hint_ids(report)}")
     finally:
         job.cleanup()
 
@@ -311,4 +307,4 @@ SCENARIOS = {
 
 if __name__ == "__main__":
     wd.LATENCY_BOUND_NS = LATENCY_BOUND_NS
-    sys.exit(wd.run_named(SCENARIOS, sys.argv))
+    sys.exit(runner.run_named(SCENARIOS, sys.argv))

@@ -23,8 +23,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import scenario_test as st  # noqa: E402  (reuses Job, check, the build paths)
+import ncclwatch_test.sim_job as st  # Job, check, the build paths
+from ncclwatch_test import runner
 
 OTHER_UID = 65534
 PID_OFFSET, TICKS_OFFSET, GLOBAL_RANK_OFFSET = 64, 80, 256  # core/shm/layout.h SegmentHeader
@@ -220,4 +220,4 @@ SCENARIOS = {
 
 
 if __name__ == "__main__":
-    sys.exit(st.run_named(SCENARIOS, sys.argv))
+    sys.exit(runner.run_named(SCENARIOS, sys.argv))

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "core/shm/reader.h"
+#include "core/shm/segment_gc.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

@@ -20,8 +20,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import scenario_test as wd  # noqa: E402
+import ncclwatch_test.sim_job as wd
+from ncclwatch_test import runner
 
 check = wd.check
 SHM_MIB = 96  # room for 4 ranks' 16.8 MiB first reservations at NCCLWATCH_RING=65536
@@ -92,18 +92,14 @@ SCENARIOS = {
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[2] == "--inside":
-        name = sys.argv[1]
-        t0 = time.monotonic()
+    if sys.argv[2:] == ["--inside"]:
         try:
-            SCENARIOS[name]()
+            return runner.run_named(SCENARIOS, sys.argv[:2])
         finally:
             subprocess.run(["umount", "/dev/shm"], check=False)
-        print(f"{name}: {'FAILED' if wd.failures else 'passed'} in {time.monotonic() - t0:.1f} s")
-        return 1 if wd.failures else 0
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: shm_full_test.py " + "|".join(SCENARIOS))
-        return 2
+    usage = runner.bad_usage(SCENARIOS, sys.argv)
+    if usage is not None:
+        return usage
     # A private mount namespace: the small /dev/shm is this test's alone.
     return subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, os.path.abspath(__file__),
                            sys.argv[1], "--inside"]).returncode
