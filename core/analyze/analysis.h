@@ -6,6 +6,7 @@
 #define NCCLWATCH_CORE_ANALYZE_ANALYSIS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,13 @@ struct RankRow {
   uint64_t last_joined = 0;     // last enqueued collective number
   uint64_t last_completed = 0;
   std::string state;            // see StateAt() in comm_table.h
-  int async_error = 0;
+  int async_error = 0;          // ncclResult_t
+  // Ages at this rank's own dump (its host's clock; never compared across hosts), unknown
+  // (nullopt) when the dump lacks the times:
+  // how long it had waited in its oldest incomplete collective; nullopt when it waits in none;
+  std::optional<uint64_t> waiting_ns;
+  // how long before its dump its last completed collective completed.
+  std::optional<uint64_t> last_progress_ns;
 };
 
 // p2p_* verdicts: one rank of the pair or cycle, and its op towards its peer.

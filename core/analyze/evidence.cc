@@ -4,11 +4,15 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
 
 #include "core/analyze/user_frames.h"
+#include "core/format/duration.h"
+#include "core/format/hex.h"
+#include "core/format/nccl_names.h"
 
 namespace ncclwatch::analyze {
 namespace {
@@ -40,10 +44,20 @@ std::vector<const dump::NativeThread*> OrderThreads(const dump::RankDump& d) {
   return threads;
 }
 
+// An age at the dump's detection time, nullopt when either time is unknown.
+std::optional<uint64_t> AgeAtDump(const dump::RankDump& d, uint64_t then_ns) {
+  const uint64_t now = d.incident.detected_mono_ns;
+  if (then_ns == 0 || now == 0) return std::nullopt;
+  return now > then_ns ? now - then_ns : 0;
+}
+
 std::string ThreadTitle(const dump::RankDump& d, const dump::NativeThread& t) {
   std::string title = "thread " + std::to_string(t.tid) + " \"" + t.name + "\"";
   for (const auto& s : d.host_syncs) {
-    if (s.tid == t.tid) title += " (blocked in " + s.target + " sync)";
+    if (s.tid != t.tid) continue;
+    const std::optional<uint64_t> blocked = AgeAtDump(d, s.since_ns);
+    title += " (blocked in " + format::SyncCallName(s.target) +
+             (blocked ? " for " + format::FormatDuration(*blocked) : "") + ")";
   }
   if (!t.answered) title += " (did not answer; state " + t.state + ")";
   return title;
@@ -56,7 +70,8 @@ std::vector<ThreadStackView> ViewsOf(const dump::RankDump& d) {
     if (python == kMaxThreadsPerRank) break;
     ThreadStackView v;
     v.python = true;
-    v.title = "python thread " + std::to_string(t.thread_id) + (t.current ? " (current)" : "");
+    // In hex, as the dump text prints it (one form per number in every output).
+    v.title = "python thread " + format::FormatHex(t.thread_id) + (t.current ? " (current)" : "");
     v.frames = PythonUserFrames(t, kMaxFramesPerThread);
     if (v.frames.empty()) continue;
     views.push_back(std::move(v));
@@ -112,6 +127,17 @@ std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict
     row.last_completed = it->second.last_completed;
     row.async_error = c.async_error;
     row.state = StateOf(it->second, verdict.seq);
+    // Its oldest incomplete collective, or the earliest kept one after it when that record
+    // has been dropped (a lower bound on the wait).
+    const uint64_t pending = row.last_completed + 1;
+    uint64_t last_complete_ns = 0;
+    std::optional<uint64_t> pending_enqueue;
+    for (const auto& r : c.records) {
+      last_complete_ns = std::max(last_complete_ns, r.complete_ns);
+      if (r.seq >= pending && r.enqueue_ns != 0 && !pending_enqueue) pending_enqueue = r.enqueue_ns;
+    }
+    if (c.last_enqueued_seq >= pending && pending_enqueue) row.waiting_ns = AgeAtDump(d, *pending_enqueue);
+    row.last_progress_ns = AgeAtDump(d, last_complete_ns);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -1,5 +1,5 @@
 // Renderings of an Analysis: the text report for people and the stable JSON schema
-// "ncclwatch.analysis" v1 (documented in tools/README.md) for programs.
+// "ncclwatch.analysis" (documented in core/analyze/README.md) for programs.
 #ifndef NCCLWATCH_CORE_ANALYZE_REPORT_H_
 #define NCCLWATCH_CORE_ANALYZE_REPORT_H_
 
@@ -12,7 +12,9 @@
 namespace ncclwatch::analyze {
 
 inline constexpr char kAnalysisSchemaName[] = "ncclwatch.analysis";
-inline constexpr int kAnalysisSchemaVersion = 1;
+// 2: names next to NCCL's enum numbers (ranks[].async_error_name, fingerprints' datatype_name
+// and redop_name, p2p[].datatype_name) and ages (ranks[].waiting_ns, ranks[].last_progress_ns).
+inline constexpr int kAnalysisSchemaVersion = 2;
 
 std::string RenderTextReport(const Analysis& analysis);
 nlohmann::json RenderJsonReport(const Analysis& analysis);

@@ -59,6 +59,13 @@ std::string CudaVersionText(int version) {
 
 std::string StreamText(uint64_t stream) { return stream == 0 ? "default stream" : "stream " + FormatHex(stream); }
 
+std::string SyncObjectText(const std::string& target, uint64_t handle) {
+  if (target == "stream") return StreamText(handle);
+  if (target == "event") return "event " + FormatHex(handle);
+  if (target == "device") return "device " + std::to_string(handle);
+  return "handle " + FormatHex(handle);
+}
+
 std::string SyncCallName(const std::string& target) {
   if (target == "stream") return "cudaStreamSynchronize";
   if (target == "event") return "cudaEventSynchronize";

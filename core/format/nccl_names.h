@@ -38,6 +38,10 @@ std::string CudaVersionText(int version);
 // A cudaStream_t: "default stream" for 0 (the legacy default stream), else "stream 0x7f..".
 std::string StreamText(uint64_t stream);
 
+// What a blocked host sync waits on, by its target ("stream", "event", "device") and handle:
+// StreamText for a stream, "event 0x7f..", "device 1"; any other target "handle 0x..".
+std::string SyncObjectText(const std::string& target, uint64_t handle);
+
 // What a thread blocked in a host sync called: "cudaStreamSynchronize" for target "stream",
 // "cudaEventSynchronize" for "event", "cudaDeviceSynchronize" for "device"; any other target
 // "a <target> sync" (the caller escapes it).

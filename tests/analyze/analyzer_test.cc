@@ -346,7 +346,7 @@ TEST_CASE("sync_stuck is adopted when no communicator is stuck", "[analyze]") {
   CHECK(a.verdict.kind == "sync_stuck");
   CHECK(a.verdict.ranks == Ranks{1});
   REQUIRE(a.stacks.size() == 1);
-  CHECK(a.stacks[0].threads.at(0).title.find("blocked in stream sync") != std::string::npos);
+  CHECK(a.stacks[0].threads.at(0).title.find("blocked in cudaStreamSynchronize") != std::string::npos);
 }
 
 TEST_CASE("across hosts whose clocks disagree, ranks are aligned by collective number", "[analyze]") {

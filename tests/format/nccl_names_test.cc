@@ -70,6 +70,10 @@ TEST_CASE("versions: NCCL's two encodings and CUDA's", "[format][names]") {
 TEST_CASE("stream 0 is the default stream", "[format][names]") {
   CHECK(StreamText(0) == "default stream");
   CHECK(StreamText(0x7f00deadbeefull) == "stream 0x7f00deadbeef");
+  CHECK(SyncObjectText("stream", 0) == "default stream");
+  CHECK(SyncObjectText("event", 0x1f) == "event 0x1f");
+  CHECK(SyncObjectText("device", 1) == "device 1");
+  CHECK(SyncObjectText("other", 2) == "handle 0x2");
   CHECK(SyncCallName("stream") == "cudaStreamSynchronize");
   CHECK(SyncCallName("event") == "cudaEventSynchronize");
   CHECK(SyncCallName("device") == "cudaDeviceSynchronize");
