@@ -214,7 +214,7 @@ std::optional<Verdict> CheckP2PStraggler(const RuleContext& context) {
     culprits_text = (verdict.culprit_ranks.empty() ? "" : culprits_text + " and ") + "ranks without a dump " +
                     format::FormatRangeList(without_facts);
   }
-  const bool one = verdict.culprit_ranks.size() + without_facts.size() == 1;
+  const bool one = verdict.culprit_ranks.size() + format::CountRanks(without_facts) == 1;
   verdict.summary = "p2p_straggler on comm " + FormatHash(context.group.comm_hash) + ": " + culprits_text +
                     (one ? " has not posted the op its peers wait for: "
                          : " have not posted the ops their peers wait for: ") +
