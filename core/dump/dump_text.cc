@@ -81,11 +81,11 @@ void RenderRecord(const RankDump& d, const CollectiveRecord& r, std::ostringstre
 void RenderComms(const RankDump& d, std::ostringstream& out) {
   for (const auto& c : d.comms) {
     out << "comm " << FormatHex(c.comm_hash) << " rank " << c.rank << '/' << c.nranks << " device " << c.device
-        << " init " << (c.init_done_ns ? "done" : c.init_started_ns ? "STARTED, NOT DONE" : "not started")
-        << " enqueued #" << c.last_enqueued_seq << " completed #" << c.last_completed_seq << " async error "
+        << ": init " << (c.init_done_ns ? "done" : c.init_started_ns ? "STARTED, NOT DONE" : "not started")
+        << ", enqueued #" << c.last_enqueued_seq << ", completed #" << c.last_completed_seq << ", async error "
         << format::NcclResultName(c.async_error)
-        << (c.left ? " LEFT (destroyed/finalized/aborted/revoked by this rank)" : "")
-        << (c.untracked_ops ? " untracked ops " + std::to_string(c.untracked_ops) : "") << '\n';
+        << (c.left ? ", LEFT (destroyed/finalized/aborted/revoked by this rank)" : "")
+        << (c.untracked_ops ? ", untracked ops " + std::to_string(c.untracked_ops) : "") << '\n';
     for (const auto& r : c.records) RenderRecord(d, r, out);
   }
   for (const auto& s : d.host_syncs) {
