@@ -1,5 +1,6 @@
 #include "tools/dump_input.h"
 
+#include "core/format/plural.h"
 #include "tools/error_line.h"
 
 namespace ncclwatch::tools {
@@ -31,8 +32,9 @@ bool ReadUsableDumps(const char* command, const std::vector<std::string>& dirs, 
     return false;
   }
   if (set->dumps.empty()) {
-    PrintErrorLine(command, dir + ": no usable dump; " + std::to_string(set->rejected.size()) +
-                                " file(s) rejected, first: " + set->rejected.front().error);
+    PrintErrorLine(command, dir + ": no usable dump; " +
+                                format::CountOf(set->rejected.size(), "file rejected", "files rejected") +
+                                ", first: " + set->rejected.front().error);
     return false;
   }
   return true;

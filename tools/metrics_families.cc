@@ -107,7 +107,7 @@ void AddComms(const shm::JobSnapshot& job, uint64_t now_ns, CommFamilies* out, u
         ++*dropped;
         continue;
       }
-      SeriesKey labels{{"comm", format::FormatHexPadded(c.comm_hash)},
+      SeriesKey labels{{"comm", format::FormatHex(c.comm_hash)},
                        {"comm_rank", std::to_string(c.rank)},
                        {"host", host},
                        {"job", job_label},

@@ -6,6 +6,7 @@
 #define NCCLWATCH_CORE_ANALYZE_ANALYSIS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,13 @@ struct RankRow {
   uint64_t last_joined = 0;     // last enqueued collective number
   uint64_t last_completed = 0;
   std::string state;            // see StateAt() in comm_table.h
-  int async_error = 0;
+  int async_error = 0;          // ncclResult_t
+  // Ages at this rank's own dump (its host's clock; never compared across hosts), unknown
+  // (nullopt) when the dump lacks the times:
+  // how long it had waited in its oldest incomplete collective; nullopt when it waits in none;
+  std::optional<uint64_t> waiting_ns;
+  // how long before its dump its last completed collective completed.
+  std::optional<uint64_t> last_progress_ns;
 };
 
 // p2p_* verdicts: one rank of the pair or cycle, and its op towards its peer.
@@ -95,7 +102,8 @@ struct ThreadStackView {
   bool active = false;               // running (state R) rather than waiting
   bool answered = true;              // false: it did not answer the capture signal (frames empty)
   std::string state;                 // /proc state letter of the first thread
-  std::string blocked_in;            // "a stream sync", or the innermost shown frame's function
+  std::string blocked_in;            // "cudaStreamSynchronize for 5.3 s", or the innermost shown frame's function
+  bool in_host_sync = false;         // blocked_in names a host sync (the header says "blocked in")
   bool python_merged = false;        // its Python frames are merged in where the interpreter runs
   std::vector<FrameView> frames;     // innermost first
   int hidden_frames = 0;             // internal, trampoline, libc-wait and interpreter frames left out

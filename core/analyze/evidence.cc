@@ -4,14 +4,19 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
 
 #include "core/analyze/thread_views.h"
+#include "core/format/duration.h"
+#include "core/format/hex.h"
+#include "core/format/nccl_names.h"
 
 namespace ncclwatch::analyze {
 namespace {
+
 
 std::string StateOf(const RankEntry& entry, uint64_t seq) {
   const dump::CommDump& c = *entry.comm;
@@ -21,6 +26,13 @@ std::string StateOf(const RankEntry& entry, uint64_t seq) {
   if (c.last_enqueued_seq < seq) return "not joined " + n;
   if (entry.last_completed < seq) return "waiting in " + n;
   return "completed " + n;
+}
+
+// An age at the dump's detection time, nullopt when either time is unknown.
+std::optional<uint64_t> AgeAtDump(const dump::RankDump& d, uint64_t then_ns) {
+  const uint64_t now = d.incident.detected_mono_ns;
+  if (then_ns == 0 || now == 0) return std::nullopt;
+  return now > then_ns ? now - then_ns : 0;
 }
 
 // Processes whose thread views read alike share one stack group.
@@ -58,6 +70,17 @@ std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict
     row.last_completed = it->second.last_completed;
     row.async_error = c.async_error;
     row.state = StateOf(it->second, verdict.seq);
+    // Its oldest incomplete collective, or the earliest kept one after it when that record
+    // has been dropped (a lower bound on the wait).
+    const uint64_t pending = row.last_completed + 1;
+    uint64_t last_complete_ns = 0;
+    std::optional<uint64_t> pending_enqueue;
+    for (const auto& r : c.records) {
+      last_complete_ns = std::max(last_complete_ns, r.complete_ns);
+      if (r.seq >= pending && r.enqueue_ns != 0 && !pending_enqueue) pending_enqueue = r.enqueue_ns;
+    }
+    if (c.last_enqueued_seq >= pending && pending_enqueue) row.waiting_ns = AgeAtDump(d, *pending_enqueue);
+    row.last_progress_ns = AgeAtDump(d, last_complete_ns);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -1,5 +1,5 @@
 // Renderings of an Analysis: the text report for people and the stable JSON schema
-// "ncclwatch.analysis" v1 (documented in tools/README.md) for programs.
+// "ncclwatch.analysis" (documented in core/analyze/README.md) for programs.
 #ifndef NCCLWATCH_CORE_ANALYZE_REPORT_H_
 #define NCCLWATCH_CORE_ANALYZE_REPORT_H_
 
@@ -14,6 +14,8 @@ namespace ncclwatch::analyze {
 inline constexpr char kAnalysisSchemaName[] = "ncclwatch.analysis";
 // 2: stacks[].threads[] are py-spy-style views (header, tids, names, python_name, active,
 // blocked_in, python_merged) with frames as objects; threads_total and threads_not_shown.
+//    names next to NCCL's enum numbers (ranks[].async_error_name, fingerprints' datatype_name
+// and redop_name, p2p[].datatype_name) and ages (ranks[].waiting_ns, ranks[].last_progress_ns).
 inline constexpr int kAnalysisSchemaVersion = 2;
 
 std::string RenderTextReport(const Analysis& analysis);

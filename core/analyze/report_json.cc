@@ -1,13 +1,19 @@
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "core/analyze/report.h"
 #include "core/analyze/thread_views.h"
 #include "core/format/hex.h"
+#include "core/format/nccl_names.h"
 
 namespace ncclwatch::analyze {
 namespace {
 
 using nlohmann::json;
+
+// Ages are exact nanoseconds; null when the dump lacks the times.
+json OptionalNs(const std::optional<uint64_t>& ns) { return ns ? json(*ns) : json(nullptr); }
 
 json VerdictJson(const ReportedVerdict& v) {
   return json{{"kind", v.kind},
@@ -41,7 +47,10 @@ json RanksJson(const Analysis& a) {
                         {"init_done", r.init_done},
                         {"last_joined", r.last_joined},
                         {"last_completed", r.last_completed},
-                        {"async_error", r.async_error}});
+                        {"async_error", r.async_error},
+                        {"async_error_name", format::NcclResultName(r.async_error)},
+                        {"waiting_ns", OptionalNs(r.waiting_ns)},
+                        {"last_progress_ns", OptionalNs(r.last_progress_ns)}});
   }
   return rows;
 }
@@ -51,8 +60,14 @@ json FingerprintsJson(const Analysis& a) {
   for (const auto& row : a.fingerprints) {
     json cells = json::array();
     for (const auto& c : row.cells) {
-      cells.push_back(c.known ? json{{"rank", c.rank}, {"op", c.op}, {"count", c.count}, {"datatype", c.datatype},
-                                     {"redop", c.redop}, {"root", c.root}}
+      cells.push_back(c.known ? json{{"rank", c.rank},
+                                     {"op", c.op},
+                                     {"count", c.count},
+                                     {"datatype", c.datatype},
+                                     {"datatype_name", format::DataTypeName(c.datatype)},
+                                     {"redop", c.redop},
+                                     {"redop_name", format::RedOpName(c.redop)},
+                                     {"root", c.root}}
                               : json{{"rank", c.rank}, {"op", nullptr}});
     }
     rows.push_back(json{{"seq", row.seq}, {"differs", row.differs}, {"by_rank", std::move(cells)}});
@@ -64,7 +79,8 @@ json P2PJson(const Analysis& a) {
   json rows = json::array();
   for (const auto& r : a.p2p) {
     rows.push_back(json{{"rank", r.rank}, {"op", r.op}, {"peer", r.peer}, {"seq", r.seq}, {"posted", r.posted},
-                        {"complete", r.complete}, {"count", r.count}, {"datatype", r.datatype}});
+                        {"complete", r.complete}, {"count", r.count}, {"datatype", r.datatype},
+                        {"datatype_name", format::DataTypeName(r.datatype)}});
   }
   return rows;
 }
@@ -91,6 +107,7 @@ json StacksJson(const Analysis& a) {
                              {"answered", t.answered},
                              {"state", t.state},
                              {"blocked_in", t.blocked_in},
+                             {"in_host_sync", t.in_host_sync},
                              {"python_merged", t.python_merged},
                              {"frames", std::move(frames)},
                              {"hidden_frames", t.hidden_frames}});

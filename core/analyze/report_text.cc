@@ -1,6 +1,7 @@
 // Every string that came from a dump, a file name or a summary built from them goes through
 // Esc(): a dump must not be able to move the cursor or start a line of its own ("\nVERDICT:").
 #include <map>
+#include <optional>
 #include <sstream>
 #include <tuple>
 #include <unordered_map>
@@ -12,11 +13,14 @@
 #include "core/format/duration.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
+#include "core/format/nccl_names.h"
+#include "core/format/plural.h"
 #include "core/format/rank_list.h"
 
 namespace ncclwatch::analyze {
 namespace {
 
+using format::CountOf;
 using format::FormatRangeList;
 using format::FormatRanks;
 
@@ -45,23 +49,57 @@ std::string GlobalRanksNote(const Analysis& a) {
   return differs ? " of the communicator = global " + FormatRanks(globals) : "";
 }
 
+// "5.0s" when every row's age formats the same, "5.0s-5.2s" when they differ; "" when no row
+// knows it. Ages come from each rank's own dump (its host's clock).
+std::string AgeSpan(const std::vector<const RankRow*>& rows, std::optional<uint64_t> RankRow::*age) {
+  std::optional<uint64_t> low, high;
+  for (const RankRow* r : rows) {
+    const std::optional<uint64_t>& value = r->*age;
+    if (!value) continue;
+    if (!low || *value < *low) low = value;
+    if (!high || *value > *high) high = value;
+  }
+  if (!low) return "";
+  const std::string first = format::FormatDuration(*low), last = format::FormatDuration(*high);
+  return first == last ? first : first + "-" + last;
+}
+
+// "ranks 0,1,3 joined #43 5.0s ago" under the verdict: how long the waiters have waited, as
+// of their own dumps (each host's clock; the ages are comparable, the times are not).
+void WaitTimes(const Analysis& a, std::ostringstream& out) {
+  const auto& v = a.verdict;
+  if (v.seq == 0 || detect::IsPointToPointKind(v.kind)) return;
+  std::vector<int> waiters;
+  std::vector<const RankRow*> rows;
+  for (const auto& r : a.ranks) {
+    if (!r.has_dump || r.last_joined < v.seq || r.last_completed >= v.seq || !r.waiting_ns) continue;
+    waiters.push_back(r.rank);
+    rows.push_back(&r);
+  }
+  if (rows.empty()) return;
+  out << "  " << FormatRanks(waiters) << " joined #" << v.seq << ' ' << AgeSpan(rows, &RankRow::waiting_ns)
+      << " ago and " << format::Agree(format::CountRanks(format::ToRanges(waiters)), "waits", "wait")
+      << " in it (ages at each rank's dump)\n";
+}
+
 void Verdict(const Analysis& a, std::ostringstream& out) {
   const auto& v = a.verdict;
   out << "VERDICT: " << Esc(v.kind) << '\n';
   if (v.kind != "none") {
-    if (v.comm_hash) out << "  communicator " << format::FormatHex(v.comm_hash) << " (" << v.nranks << " ranks)\n";
+    if (v.comm_hash) out << "  communicator " << format::FormatHex(v.comm_hash) << " (" << CountOf(v.nranks, "rank", "ranks") << ")\n";
     if (v.seq && detect::IsPointToPointKind(v.kind)) out << "  " << Esc(v.op) << " #" << v.seq << " (numbered per peer)\n";
     else if (v.seq) out << "  collective #" << v.seq << ' ' << Esc(v.op) << '\n';
     else if (!v.op.empty()) out << "  op " << Esc(v.op) << '\n';
-    out << "  culprits: " << FormatRanks(v.ranks) << (v.kind == "sync_stuck" ? " (global)" : GlobalRanksNote(a))
+    out << "  " << format::Agree(v.ranks.size(), "culprit", "culprits") << ": " << FormatRanks(v.ranks) << (v.kind == "sync_stuck" ? " (global)" : GlobalRanksNote(a))
         << '\n';
   }
   out << "  " << Esc(v.summary) << '\n';
+  WaitTimes(a, out);
   if (v.resolved) {
     out << "  resolved after " << format::FormatDuration(v.resolved_after_ns)
         << ": every rank that dumped saw the incident complete (slow, not hung)\n";
   }
-  out << "  read " << a.dumps_read << " dumps from " << a.hosts.size() << " host" << (a.hosts.size() == 1 ? "" : "s");
+  out << "  read " << CountOf(a.dumps_read, "dump", "dumps") << " from " << CountOf(a.hosts.size(), "host", "hosts");
   if (!a.hosts.empty()) {
     out << ":";
     for (size_t i = 0; i < a.hosts.size() && i < 8; ++i) out << ' ' << Esc(a.hosts[i]);
@@ -75,7 +113,12 @@ void RankStates(const Analysis& a, std::ostringstream& out) {
   if (a.ranks.empty()) return;
   using Key = std::tuple<std::string, uint64_t, uint64_t, bool>;
   std::map<Key, std::vector<int>> groups;
-  for (const auto& r : a.ranks) groups[{r.state, r.last_joined, r.last_completed, r.has_dump}].push_back(r.rank);
+  std::map<Key, std::vector<const RankRow*>> group_rows;
+  for (const auto& r : a.ranks) {
+    const Key key{r.state, r.last_joined, r.last_completed, r.has_dump};
+    groups[key].push_back(r.rank);
+    group_rows[key].push_back(&r);
+  }
   out << "EVIDENCE: each rank's last joined and last completed collective\n";
   size_t lines = 0, rest_ranks = 0;
   for (const auto& [key, ranks] : groups) {
@@ -86,18 +129,25 @@ void RankStates(const Analysis& a, std::ostringstream& out) {
     const auto& [state, joined, completed, has_dump] = key;
     out << "  " << FormatRanks(ranks) << ": ";
     if (has_dump) out << "joined #" << joined << ", completed #" << completed << ", ";
-    out << Esc(state) << '\n';
+    out << Esc(state);
+    const auto& rows = group_rows[key];
+    const std::string waiting = AgeSpan(rows, &RankRow::waiting_ns);
+    if (!waiting.empty()) out << (state.rfind("waiting in ", 0) == 0 ? " for " : ", waiting for ") << waiting;
+    const std::string progress = AgeSpan(rows, &RankRow::last_progress_ns);
+    if (!progress.empty()) out << "; last progress " << progress << " ago";
+    out << '\n';
   }
   if (lines > kMaxStateLines) {
-    out << "  ... and " << lines - kMaxStateLines << " more states of " << rest_ranks << " ranks (see --json)\n";
+    out << "  ... and " << CountOf(lines - kMaxStateLines, "more state", "more states") << " of "
+        << CountOf(rest_ranks, "rank", "ranks") << " (see --json)\n";
   }
   out << '\n';
 }
 
 std::string Describe(const FingerprintCell& c) {
   if (!c.known) return "(no record)";
-  std::string s = Esc(c.op) + "(count=" + std::to_string(c.count) + " dtype=" + std::to_string(c.datatype);
-  if (c.redop >= 0) s += " redop=" + std::to_string(c.redop);
+  std::string s = Esc(c.op) + "(count=" + std::to_string(c.count) + " datatype=" + format::DataTypeName(c.datatype);
+  if (c.redop >= 0) s += " redop=" + format::RedOpName(c.redop);
   if (c.root >= 0) s += " root=" + std::to_string(c.root);
   return s + ")";
 }
@@ -114,7 +164,7 @@ void Fingerprints(const Analysis& a, std::ostringstream& out) {
   out << '\n';
 }
 
-// "rank 1: waits in Recv #3 from rank 0 (count=4096 dtype=7)", "rank 0: has not posted Send #3 to rank 1".
+// "rank 1: waits in Recv #3 from rank 0 (count=4096 datatype=float32)", "rank 0: has not posted Send #3 to rank 1".
 void P2POps(const Analysis& a, std::ostringstream& out) {
   if (a.p2p.empty()) return;
   out << "EVIDENCE: point-to-point ops of the pair or cycle\n";
@@ -127,7 +177,8 @@ void P2POps(const Analysis& a, std::ostringstream& out) {
       out << "has not posted " << op << '\n';
       continue;
     }
-    out << (r.complete ? "posted " : "waits in ") << op << " (count=" << r.count << " dtype=" << r.datatype << ")"
+    out << (r.complete ? "posted " : "waits in ") << op << " (count=" << r.count
+        << " datatype=" << format::DataTypeName(r.datatype) << ")"
         << (r.complete ? ", complete" : "") << '\n';
   }
   out << '\n';
@@ -138,26 +189,24 @@ void Stacks(const Analysis& a, std::ostringstream& out) {
   out << "EVIDENCE: culprit stacks (innermost frame first; Python frames where the interpreter runs them)\n";
   for (const auto& g : a.stacks) {
     out << "  " << FormatRanks(g.ranks) << " (" << Esc(g.where) << (g.ranks.size() > 1 ? " and others with the same stacks" : "")
-        << "): " << g.threads_total << (g.threads_total == 1 ? " thread" : " threads") << '\n';
+        << "): " << CountOf(g.threads_total, "thread", "threads") << '\n';
     if (g.threads.empty()) out << "    (no stacks captured)\n";
     for (const auto& t : g.threads) {
       out << "    " << Esc(ThreadHeader(t)) << '\n';
       for (const auto& f : t.frames) out << "      " << Esc(FrameText(f)) << '\n';
       if (t.hidden_frames) {
-        out << "      (" << t.hidden_frames << (t.hidden_frames == 1 ? " frame" : " frames")
+        out << "      (" << CountOf(t.hidden_frames, "frame", "frames")
             << " of ncclwatch, libc waits or the interpreter hidden)\n";
       }
     }
     if (g.threads_not_shown) {
-      out << "    " << g.threads_not_shown << (g.threads_not_shown == 1 ? " more thread" : " more threads")
-          << " not shown (idle with no frame of their own, or past the first " << kMaxThreadViewsPerProcess
+      out << "    " << CountOf(g.threads_not_shown, "more thread", "more threads") << " not shown (idle with no frame of their own, or past the first " << kMaxThreadViewsPerProcess
           << " stacks; every thread is in the dump)\n";
     }
     if (!g.python_unavailable.empty()) out << "    python stacks unavailable: " << Esc(g.python_unavailable) << '\n';
   }
   if (a.culprits_without_stacks) {
-    out << "  " << a.culprits_without_stacks << (a.culprits_without_stacks == 1 ? " culprit" : " culprits")
-        << " left no dump, so no stacks\n";
+    out << "  " << CountOf(a.culprits_without_stacks, "culprit", "culprits") << " left no dump, so no stacks\n";
   }
   out << '\n';
 }

@@ -5,7 +5,9 @@
 #include <set>
 
 #include "core/analyze/user_frames.h"
+#include "core/format/duration.h"
 #include "core/format/hex.h"
+#include "core/format/nccl_names.h"
 
 namespace ncclwatch::analyze {
 namespace {
@@ -140,11 +142,18 @@ std::string Signature(const ThreadStackView& v) {
   return sig;
 }
 
-std::string BlockedIn(const dump::RankDump& d, const ThreadStackView& v, int32_t tid) {
+// "cudaStreamSynchronize for 5.3 s" (its age at the dump's detection), else the innermost
+// shown frame's function.
+std::string BlockedIn(const dump::RankDump& d, ThreadStackView* v, int32_t tid) {
   for (const auto& s : d.host_syncs) {
-    if (s.tid == tid) return "a " + s.target + " sync";
+    if (s.tid != tid) continue;
+    v->in_host_sync = true;
+    const uint64_t now = d.incident.detected_mono_ns;
+    const bool known = s.since_ns != 0 && now != 0;
+    return format::SyncCallName(s.target) +
+           (known ? " for " + format::FormatDuration(now > s.since_ns ? now - s.since_ns : 0) : "");
   }
-  return v.frames.empty() ? "" : v.frames.front().function;
+  return v->frames.empty() ? "" : v->frames.front().function;
 }
 
 }  // namespace
@@ -198,7 +207,7 @@ ThreadViews BuildThreadViews(const dump::RankDump& d) {
     if (t->answered) FillFrames(*t, python, &v);
     if (t->tid == d.process.pid && d.python.available) v.python_name = "MainThread";
     if (t->answered && v.frames.empty()) continue;  // nothing of its own to show: counted below
-    v.blocked_in = BlockedIn(d, v, t->tid);
+    v.blocked_in = BlockedIn(d, &v, t->tid);
     add(std::move(v), t->name);
   }
   out.threads_total = d.threads.size() + python_only;
@@ -212,7 +221,8 @@ std::string FrameText(const FrameView& f) {
 }
 
 std::string ThreadHeader(const ThreadStackView& v) {
-  if (v.tids.empty()) return "Python thread " + std::to_string(v.python_thread_id) + " (in " + v.blocked_in + ")";
+  // In hex, as the dump text prints Python thread ids.
+  if (v.tids.empty()) return "Python thread " + format::FormatHex(v.python_thread_id) + " (in " + v.blocked_in + ")";
   // Long lists keep their first two and last entries: "30328, 30329, ..., 30335".
   auto list = [](const std::vector<std::string>& items) {
     std::string text;
@@ -236,7 +246,7 @@ std::string ThreadHeader(const ThreadStackView& v) {
     notes.push_back("did not answer the capture signal; state " + v.state);
   } else {
     notes.push_back(v.active ? "active" : "idle");
-    if (!v.blocked_in.empty()) notes.push_back("in " + v.blocked_in);
+    if (!v.blocked_in.empty()) notes.push_back((v.in_host_sync ? "blocked in " : "in ") + v.blocked_in);
   }
   out += " (";
   for (size_t i = 0; i < notes.size(); ++i) out += (i ? ", " : "") + notes[i];

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/format/hex.h"
+#include "core/format/nccl_names.h"
 #include "core/format/rank_list.h"
 #include "core/format/rank_list.h"
 
@@ -218,8 +219,14 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
         int64_t end = std::max(start, done ? aligned(d, r.complete_ns) : detected);
         bool at_verdict = c.comm_hash == verdict.comm_hash && r.seq == verdict.seq;
         has_verdict_op = has_verdict_op || at_verdict;
-        json args{{"seq", r.seq}, {"count", r.count}, {"datatype", r.datatype}, {"redop", r.redop},
-                  {"root", r.root}, {"peer", r.peer}, {"stream", format::FormatHex(r.stream)},
+        // Args are read by people in a trace viewer: names, not NCCL's enum numbers.
+        json args{{"seq", r.seq},
+                  {"count", r.count},
+                  {"datatype", format::DataTypeName(r.datatype)},
+                  {"redop", format::RedOpName(r.redop)},
+                  {"root", format::RankOrNone(r.root)},
+                  {"peer", format::RankOrNone(r.peer)},
+                  {"stream", format::StreamText(r.stream)},
                   {"complete", done}};
         json span{{"ph", "X"}, {"name", r.op + " #" + std::to_string(r.seq) + (done ? "" : " (incomplete)")},
                   {"cat", "collective"}, {"pid", pid}, {"tid", lane_for(start, end)}, {"ts", micros(start)},

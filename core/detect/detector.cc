@@ -21,8 +21,8 @@ std::optional<Verdict> MostImportantCollective(const RuleContext& context) {
   std::optional<Verdict> straggler = CheckStraggler(context);
   std::optional<Verdict> hang = CheckCollectiveHang(context);
   if (straggler && hang && hang->seq < straggler->seq) {
-    hang->notes.push_back(FormatRanks(straggler->culprit_ranks) +
-                          " have not joined the later #" + std::to_string(straggler->seq) +
+    hang->notes.push_back(FormatRanksVerb(straggler->culprit_ranks, "has", "have") +
+                          " not joined the later #" + std::to_string(straggler->seq) +
                           ", likely because of this hang");
     return hang;
   }

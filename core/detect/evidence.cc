@@ -1,8 +1,6 @@
 #include "core/detect/evidence.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 
 namespace ncclwatch::detect {
 namespace {
@@ -76,12 +74,13 @@ Verdict StartVerdict(VerdictKind kind, const CommGroup& group, uint64_t seq) {
     if (evidence.async_error != 0) {
       verdict.notes.push_back("rank " + std::to_string(evidence.comm_rank) +
                               " reports NCCL async error " +
-                              std::to_string(evidence.async_error));
+                              format::NcclResultName(evidence.async_error));
     }
     if (member.comm->untracked_ops != 0) {
       verdict.notes.push_back("rank " + std::to_string(evidence.comm_rank) + ": " +
-                              std::to_string(member.comm->untracked_ops) +
-                              " op(s) could not be tracked; their completion is unknown");
+                              CountOf(member.comm->untracked_ops, "op", "ops") +
+                              (member.comm->untracked_ops == 1 ? " could not be tracked; its completion is unknown"
+                                                               : " could not be tracked; their completion is unknown"));
     }
     verdict.ranks.push_back(std::move(evidence));
   }
@@ -92,10 +91,8 @@ Verdict StartVerdict(VerdictKind kind, const CommGroup& group, uint64_t seq) {
 }
 
 std::string FormatFingerprint(const Fingerprint& f) {
-  char buffer[128];
-  std::snprintf(buffer, sizeof buffer, "(count=%" PRIu64 ", datatype=%d, redop=%d, root=%d)",
-                f.count, f.datatype, f.redop, f.root);
-  return f.op + buffer;
+  return f.op + "(count=" + std::to_string(f.count) + ", datatype=" + format::DataTypeName(f.datatype) +
+         ", redop=" + format::RedOpName(f.redop) + ", root=" + format::RankOrNone(f.root) + ")";
 }
 
 }  // namespace ncclwatch::detect

@@ -13,6 +13,8 @@
 #include "core/detect/verdict.h"
 #include "core/format/duration.h"
 #include "core/format/hex.h"
+#include "core/format/nccl_names.h"
+#include "core/format/plural.h"
 #include "core/format/rank_list.h"
 
 namespace ncclwatch::detect {
@@ -35,10 +37,13 @@ Verdict StartVerdict(VerdictKind kind, const CommGroup& group, uint64_t seq);
 
 using format::FormatDuration;  // "1m15s"
 using format::FormatRanks;     // "rank 3", "ranks 0-2,5"
+using format::FormatRanksVerb; // "rank 3 has", "ranks 0-2,5 have"
+using format::CountOf;         // "1 rank", "2 ranks"
 
-// "0x00000000deadbeef"
-inline std::string FormatHash(uint64_t hash) { return format::FormatHexPadded(hash); }
-// "AllReduce(count=1024, datatype=7, redop=0, root=-1)"
+// "0xdeadbeef": NCCL's own form of a commHash ("commHash 0x%lx" in its INFO lines), the one
+// form every ncclwatch output uses.
+inline std::string FormatHash(uint64_t hash) { return format::FormatHex(hash); }
+// "AllReduce(count=1024, datatype=float32, redop=sum, root=-)"
 std::string FormatFingerprint(const Fingerprint& fingerprint);
 
 }  // namespace ncclwatch::detect

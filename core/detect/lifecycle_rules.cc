@@ -77,7 +77,7 @@ std::optional<Verdict> CheckRankExited(const RuleContext& context) {
   }
   verdict.summary = "rank_exited on comm " + FormatHash(group.comm_hash) + ": " +
                     FormatRanks(verdict.culprit_ranks) + " left while " +
-                    FormatRanks(verdict.other_ranks) + " wait in #" + std::to_string(seq) +
+                    FormatRanksVerb(verdict.other_ranks, "waits", "wait") + " in #" + std::to_string(seq) +
                     (verdict.op.empty() ? "" : " " + verdict.op);
   AddExitNotes(group, verdict);
   return verdict;
@@ -118,8 +118,8 @@ std::optional<Verdict> CheckInitHang(const RuleContext& context) {
     verdict.culprits_without_facts = group.NotVisibleRanges();
     verdict.other_ranks = std::move(verdict.culprit_ranks);
     verdict.culprit_ranks.clear();
-    verdict.summary += (context.offline() ? "; no dump from " : "; " + FormatRanks(verdict.other_ranks) +
-                                                                    " wait on ") +
+    verdict.summary += (context.offline() ? "; no dump from "
+                                          : "; " + FormatRanksVerb(verdict.other_ranks, "waits", "wait") + " on ") +
                        FormatRanks(verdict.culprits_without_facts) + (context.offline() ? "" : " on other hosts");
   }
   if (group.partial()) {

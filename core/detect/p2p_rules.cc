@@ -119,7 +119,7 @@ std::optional<Verdict> CheckP2PMismatch(const RuleContext& context) {
     const P2PEvidence theirs = PeerEvidence(wait);
     verdict.p2p = {mine, theirs};
     auto shape = [](const P2PEvidence& e) {
-      return "(count=" + std::to_string(e.count) + ", datatype=" + std::to_string(e.datatype) + ")";
+      return "(count=" + std::to_string(e.count) + ", datatype=" + format::DataTypeName(e.datatype) + ")";
     };
     verdict.summary = "p2p_mismatch on comm " + FormatHash(context.group.comm_hash) + ": rank " +
                       std::to_string(mine.rank) + " " + DescribeP2POp(mine) + shape(mine) + " but rank " +
@@ -214,7 +214,7 @@ std::optional<Verdict> CheckP2PStraggler(const RuleContext& context) {
     culprits_text = (verdict.culprit_ranks.empty() ? "" : culprits_text + " and ") + "ranks without a dump " +
                     format::FormatRangeList(without_facts);
   }
-  const bool one = verdict.culprit_ranks.size() + without_facts.size() == 1;
+  const bool one = verdict.culprit_ranks.size() + format::CountRanks(without_facts) == 1;
   verdict.summary = "p2p_straggler on comm " + FormatHash(context.group.comm_hash) + ": " + culprits_text +
                     (one ? " has not posted the op its peers wait for: "
                          : " have not posted the ops their peers wait for: ") +
@@ -246,7 +246,8 @@ std::optional<Verdict> CheckP2PHang(const RuleContext& context) {
                                      : std::string("neither completed")) +
                     ForHowLong(context, mine.enqueue_ns);
   if (pairs.size() > 1) {
-    verdict.notes.push_back(std::to_string(pairs.size() - 1) + " other pair(s) of posted ops have not completed either");
+    verdict.notes.push_back(CountOf(pairs.size() - 1, "other pair", "other pairs") + " of posted ops " +
+                            std::string(format::Agree(pairs.size() - 1, "has", "have")) + " not completed either");
   }
   verdict.notes.push_back("both sides posted their ops: the transport between these ranks is stuck (check "
                           "NCCL_P2P_DISABLE / NCCL_SHM_DISABLE / NCCL_NET, the link, or a peer stuck in a kernel)");

@@ -58,9 +58,11 @@ std::optional<Verdict> StragglerWithoutFacts(const RuleContext& context, uint64_
   }
   verdict.culprits_without_facts = group.NotVisibleRanges();
   verdict.summary = "straggler on comm " + FormatHash(group.comm_hash) + ": " +
-                    FormatRanks(verdict.other_ranks) + " wait in #" + std::to_string(seq) +
+                    FormatRanksVerb(verdict.other_ranks, "waits", "wait") + " in #" + std::to_string(seq) +
                     OpSuffix(verdict) + "; " + FormatRanks(verdict.culprits_without_facts) +
-                    " left no dump and are not known to have joined it";
+                    (format::CountRanks(verdict.culprits_without_facts) == 1
+                         ? " left no dump and is not known to have joined it"
+                         : " left no dump and are not known to have joined it");
   return verdict;
 }
 
@@ -102,7 +104,7 @@ std::optional<Verdict> CheckStraggler(const RuleContext& context) {
   }
   verdict.since_ns = onset.value_or(0);
   verdict.summary = "straggler on comm " + FormatHash(group.comm_hash) + ": " +
-                    FormatRanks(verdict.culprit_ranks) + " have not joined #" +
+                    FormatRanksVerb(verdict.culprit_ranks, "has", "have") + " not joined #" +
                     std::to_string(seq) + OpSuffix(verdict) + "; " +
                     FormatRanks(verdict.other_ranks) + " joined it" +
                     (context.offline() ? "" : " " + FormatDuration(Age(context.now_ns, verdict.since_ns)) + " ago");
@@ -142,13 +144,15 @@ std::optional<Verdict> CheckCollectiveHang(const RuleContext& context) {
   }
   verdict.since_ns = all_joined.value_or(0);
   const std::string stuck = "collective_hang on comm " + FormatHash(group.comm_hash) + ": #" +
-                            std::to_string(seq) + OpSuffix(verdict) + " joined by all " +
-                            std::to_string(group.members.size()) +
-                            (context.offline() ? " rank(s) with a dump" : " visible rank(s)") + " has not completed" +
+                            std::to_string(seq) + OpSuffix(verdict) + " joined by " +
+                            (group.members.size() == 1 ? "the only " : "all ") +
+                            (context.offline() ? CountOf(group.members.size(), "rank", "ranks") + " with a dump"
+                                               : CountOf(group.members.size(), "visible rank", "visible ranks")) +
+                            " has not completed" +
                             (context.offline() ? "" : " after " + FormatDuration(Age(context.now_ns, verdict.since_ns)));
   if (waits_on_remote) {
     verdict.culprits_without_facts = group.NotVisibleRanges();
-    verdict.summary = stuck + "; " + FormatRanks(verdict.other_ranks) + " wait on " +
+    verdict.summary = stuck + "; " + FormatRanksVerb(verdict.other_ranks, "waits", "wait") + " on " +
                       FormatRanks(verdict.culprits_without_facts) + " on other hosts";
   } else {
     verdict.summary = stuck + " on " + FormatRanks(verdict.culprit_ranks);

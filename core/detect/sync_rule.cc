@@ -20,8 +20,9 @@ bool PendingOpExplains(const ProcessFacts& process, const SyncFacts& sync) {
 }
 
 std::string DescribeBlockedSync(int rank, const SyncFacts& sync, uint64_t now_ns, Scope scope) {
-  std::string text = "rank " + std::to_string(rank) + " blocked in a " + ToString(sync.target) +
-                     " sync (" + format::FormatHex(sync.handle) + ")";
+  const std::string target = ToString(sync.target);
+  std::string text = "rank " + std::to_string(rank) + " blocked in " + format::SyncCallName(target) + " (" +
+                     format::SyncObjectText(target, sync.handle) + ")";
   if (scope == Scope::kHost) text += " for " + FormatDuration(Age(now_ns, sync.blocked_since_ns));
   return text;
 }

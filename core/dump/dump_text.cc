@@ -2,8 +2,10 @@
 
 #include <sstream>
 
+#include "core/format/duration.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
+#include "core/format/nccl_names.h"
 #include "core/format/rank_list.h"
 
 namespace ncclwatch::dump {
@@ -16,9 +18,23 @@ using format::FormatRangeList;
 // escaped so that reading the .txt with `less -R` or `cat` cannot drive the terminal.
 std::string Esc(std::string_view text) { return format::EscapeForTerminal(text); }
 
-std::string ExitText(const ProcessExit& e) {
+// How long before the dump's detection time `then_ns` was (both CLOCK_MONOTONIC of the writing
+// host): a dump is a snapshot, so "5.0s ago" means as of detection (the header says so); the
+// exact nanoseconds are in the JSON. "" when either time is unknown.
+std::string Age(const RankDump& d, uint64_t then_ns) {
+  if (then_ns == 0 || d.incident.detected_mono_ns == 0) return "";
+  return format::FormatAge(d.incident.detected_mono_ns, then_ns);
+}
+
+std::string Ago(const RankDump& d, uint64_t then_ns) {
+  const std::string age = Age(d, then_ns);
+  return age.empty() ? "at an unknown time" : age + " ago";
+}
+
+std::string ExitText(const RankDump& d) {
+  const ProcessExit& e = d.process.exit;
   if (!e.recorded) return "killed or crashed (no exit recorded)";
-  const std::string when = e.exit_ns ? " at mono " + std::to_string(e.exit_ns) + " ns" : "";
+  const std::string when = e.exit_ns ? ", " + Ago(d, e.exit_ns) : "";
   if (e.signal != 0) return "fatal signal " + std::to_string(e.signal) + when;
   return "exited with status " + std::to_string(e.status) + when;
 }
@@ -27,13 +43,13 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
   const auto& p = d.process;
   out << "ncclwatch dump (schema " << kSchemaName << " v" << kSchemaVersion << ")\n"
       << "incident " << Esc(d.incident.id) << " trigger=" << Esc(d.incident.trigger) << " job=" << Esc(d.incident.job_id)
-      << " at " << Esc(d.incident.detected_iso) << " (mono " << d.incident.detected_mono_ns << " ns)\n"
+      << " at " << Esc(d.incident.detected_iso) << " (times below are ages at this moment)\n"
       << "rank " << p.global_rank << " local " << p.local_rank << " of " << p.world_size << " on " << Esc(p.host)
       << " pid " << p.pid << " device " << p.device << "\n"
       << "exe " << Esc(p.exe) << "\ncmdline";
   for (const auto& arg : p.cmdline) out << ' ' << Esc(arg);
   out << '\n';
-  if (!p.alive) out << "process GONE: " << ExitText(p.exit) << '\n';
+  if (!p.alive) out << "process GONE: " << ExitText(d) << '\n';
   if (d.written_by.pid != 0) {
     out << "written on its behalf by rank " << d.written_by.global_rank << " pid " << d.written_by.pid << " on "
         << Esc(d.written_by.host) << '\n';
@@ -45,29 +61,38 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
       << (v.partial ? " (partial view)" : "") << "\n  " << Esc(v.summary) << "\n\n";
   const auto& e = d.environment;
   out << "versions: nvidia driver " << (e.nvidia_driver.empty() ? "none" : Esc(e.nvidia_driver)) << ", cuda driver "
-      << e.cuda_driver_version << ", cuda runtime " << e.cuda_runtime_version << ", nccl " << e.nccl_version
+      << format::CudaVersionText(e.cuda_driver_version) << ", cuda runtime "
+      << format::CudaVersionText(e.cuda_runtime_version) << ", nccl " << format::NcclVersionText(e.nccl_version)
       << ", kernel " << Esc(e.kernel_release) << "\n";
   for (const auto& [key, value] : e.nccl_env) out << "  " << Esc(key) << '=' << Esc(value) << '\n';
   out << '\n';
 }
 
+// "#43 AllReduce count=1024 datatype=float32 redop=sum root=- peer=- on default stream,
+// enqueued 5.0s ago, not complete"
+void RenderRecord(const RankDump& d, const CollectiveRecord& r, std::ostringstream& out) {
+  out << "  #" << r.seq << ' ' << Esc(r.op) << " count=" << r.count << " datatype=" << format::DataTypeName(r.datatype)
+      << " redop=" << format::RedOpName(r.redop) << " root=" << format::RankOrNone(r.root)
+      << " peer=" << format::RankOrNone(r.peer) << " on " << format::StreamText(r.stream) << ", enqueued "
+      << Ago(d, r.enqueue_ns) << ", " << (r.complete_ns == 0 ? "not complete" : "completed " + Ago(d, r.complete_ns))
+      << '\n';
+}
+
 void RenderComms(const RankDump& d, std::ostringstream& out) {
   for (const auto& c : d.comms) {
     out << "comm " << FormatHex(c.comm_hash) << " rank " << c.rank << '/' << c.nranks << " device " << c.device
-        << " init " << (c.init_done_ns ? "done" : c.init_started_ns ? "STARTED, NOT DONE" : "not started")
-        << " enqueued #" << c.last_enqueued_seq << " completed #" << c.last_completed_seq << " async_error "
-        << c.async_error << (c.left ? " LEFT (destroyed/finalized/aborted/revoked by this rank)" : "")
-        << (c.untracked_ops ? " untracked ops " + std::to_string(c.untracked_ops) : "") << '\n';
-    for (const auto& r : c.records) {
-      out << "  #" << r.seq << ' ' << Esc(r.op) << " count=" << r.count << " dtype=" << r.datatype
-          << " redop=" << r.redop << " root=" << r.root << " peer=" << r.peer << " stream=" << FormatHex(r.stream)
-          << " enqueue=" << r.enqueue_ns << " complete=" << (r.complete_ns ? std::to_string(r.complete_ns) : "-")
-          << '\n';
-    }
+        << ": init " << (c.init_done_ns ? "done" : c.init_started_ns ? "STARTED, NOT DONE" : "not started")
+        << ", enqueued #" << c.last_enqueued_seq << ", completed #" << c.last_completed_seq << ", async error "
+        << format::NcclResultName(c.async_error)
+        << (c.left ? ", LEFT (destroyed/finalized/aborted/revoked by this rank)" : "")
+        << (c.untracked_ops ? ", untracked ops " + std::to_string(c.untracked_ops) : "") << '\n';
+    for (const auto& r : c.records) RenderRecord(d, r, out);
   }
   for (const auto& s : d.host_syncs) {
-    out << "thread " << s.tid << " blocked since " << s.since_ns << " ns on " << Esc(s.target) << ' '
-        << FormatHex(s.handle) << '\n';
+    const std::string blocked = Age(d, s.since_ns);
+    out << "thread " << s.tid << " blocked in " << Esc(format::SyncCallName(s.target)) << " ("
+        << format::SyncObjectText(s.target, s.handle) << ")"
+        << (blocked.empty() ? "" : " for " + blocked) << '\n';
   }
   out << '\n';
 }

@@ -21,4 +21,8 @@ std::string FormatDuration(uint64_t ns) {
   return buf;
 }
 
+std::string FormatAge(uint64_t now_ns, uint64_t since_ns) {
+  return FormatDuration(now_ns > since_ns ? now_ns - since_ns : 0);
+}
+
 }  // namespace ncclwatch::format

@@ -5,16 +5,13 @@ namespace {
 
 constexpr char kDigits[] = "0123456789abcdef";
 
-// `min_digits` leading digits are kept even when zero; at most 16.
-std::string Hex(uint64_t value, int min_digits) {
+std::string Hex(uint64_t value) {
   char buf[2 + 16];
   int end = sizeof buf;
-  int written = 0;
   do {
     buf[--end] = kDigits[value & 0xf];
     value >>= 4;
-    ++written;
-  } while (value != 0 || written < min_digits);
+  } while (value != 0);
   buf[--end] = 'x';
   buf[--end] = '0';
   return std::string(buf + end, sizeof buf - static_cast<size_t>(end));
@@ -29,9 +26,7 @@ int DigitValue(char c) {
 
 }  // namespace
 
-std::string FormatHex(uint64_t value) { return Hex(value, 1); }
-
-std::string FormatHexPadded(uint64_t value) { return Hex(value, 16); }
+std::string FormatHex(uint64_t value) { return Hex(value); }
 
 std::optional<uint64_t> ParseHex(std::string_view text) {
   if (text.size() < 3 || text.size() > 18 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) {

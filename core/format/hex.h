@@ -9,11 +9,11 @@
 
 namespace ncclwatch::format {
 
-// "0x" followed by lowercase hex digits, no padding ("0x0", "0x1f"): how NCCL prints commId.
+// "0x" followed by lowercase hex digits, no padding ("0x0", "0x1f"): how NCCL prints a
+// communicator's hash ("commId 0x%llx", "commHash 0x%lx"). The one hex form of every output,
+// text, JSON and metric labels alike, so that a hash can be searched for in NCCL's logs and in
+// every ncclwatch file with one string.
 std::string FormatHex(uint64_t value);
-
-// "0x" followed by exactly 16 lowercase hex digits ("0x000000000000001f"), for columns.
-std::string FormatHexPadded(uint64_t value);
 
 // Accepts "0x..." or "0X..." with 1 to 16 hex digits of either case; nothing else (no sign,
 // no spaces, no empty digits). Returns nullopt for anything it does not accept.

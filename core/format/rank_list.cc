@@ -95,4 +95,13 @@ std::string FormatRanks(const std::vector<RankRange>& ranges) {
 
 std::string FormatRanks(const std::vector<int>& ranks) { return FormatRanks(ToRanges(ranks)); }
 
+std::string FormatRanksVerb(const std::vector<RankRange>& ranges, std::string_view singular, std::string_view plural) {
+  // "no rank" is grammatically singular: "no rank has".
+  return FormatRanks(ranges) + " " + std::string(CountRanks(ranges) > 1 ? plural : singular);
+}
+
+std::string FormatRanksVerb(const std::vector<int>& ranks, std::string_view singular, std::string_view plural) {
+  return FormatRanksVerb(ToRanges(ranks), singular, plural);
+}
+
 }  // namespace ncclwatch::format

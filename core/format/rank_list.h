@@ -41,6 +41,11 @@ std::optional<std::vector<int>> ParseRangeList(std::string_view text, size_t max
 std::string FormatRanks(const std::vector<RankRange>& ranges);
 std::string FormatRanks(const std::vector<int>& ranks);
 
+// FormatRanks and the verb form that agrees with it: "rank 1 has", "ranks 0,2 have",
+// "no rank has"... (the count is of distinct ranks).
+std::string FormatRanksVerb(const std::vector<RankRange>& ranges, std::string_view singular, std::string_view plural);
+std::string FormatRanksVerb(const std::vector<int>& ranks, std::string_view singular, std::string_view plural);
+
 }  // namespace ncclwatch::format
 
 #endif  // NCCLWATCH_CORE_FORMAT_RANK_LIST_H_

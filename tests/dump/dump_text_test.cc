@@ -80,3 +80,27 @@ TEST_CASE("the text dump lists ranks as runs", "[dump][text]") {
   const std::string text = dump::RenderDumpText(d);
   CHECK(text.find(" culprits 0-2,5 others -\n") != std::string::npos);
 }
+
+TEST_CASE("the text dump names datatypes, ops, versions and streams, and ages times", "[dump][text]") {
+  dump::RankDump d = testing::MakeRankDump(0, 2);
+  testing::Issue(d, 3, 2);
+  d.incident.detected_mono_ns = 100'000'000'000;
+  auto& r = d.comms[0].records.back();
+  r.datatype = 9;
+  r.redop = 7;
+  r.root = -1;
+  r.peer = -1;
+  r.stream = 0;
+  r.enqueue_ns = 94'700'000'000;
+  d.comms[0].async_error = 7;
+  d.environment.nccl_version = 22809;
+  d.environment.cuda_runtime_version = 13000;
+  d.host_syncs.push_back(dump::HostSync{812, 94'700'000'000, "stream", 0});
+  const std::string text = dump::RenderDumpText(d);
+  CHECK(text.find("datatype=bfloat16 redop=custom(7) root=- peer=- on default stream, enqueued 5.3s ago") !=
+        std::string::npos);
+  CHECK(text.find("async error ncclInProgress") != std::string::npos);
+  CHECK(text.find("cuda runtime 13.0, nccl 2.28.9") != std::string::npos);
+  CHECK(text.find("thread 812 blocked in cudaStreamSynchronize (default stream) for 5.3s") != std::string::npos);
+  CHECK(text.find("100000000000") == std::string::npos);  // no raw monotonic ns in text
+}

@@ -5,18 +5,16 @@
 
 #include "core/format/duration.h"
 #include "core/format/hex.h"
+#include "core/format/plural.h"
 #include "core/format/rank_list.h"
 
 using namespace ncclwatch::format;
 
-TEST_CASE("hex is 0x and lowercase digits, unpadded or padded to 16", "[format][hex]") {
+TEST_CASE("hex is 0x and lowercase digits, unpadded as NCCL prints commHash", "[format][hex]") {
   CHECK(FormatHex(0) == "0x0");
   CHECK(FormatHex(0x1f) == "0x1f");
   CHECK(FormatHex(0xfeedface12345678ull) == "0xfeedface12345678");
   CHECK(FormatHex(std::numeric_limits<uint64_t>::max()) == "0xffffffffffffffff");
-  CHECK(FormatHexPadded(0) == "0x0000000000000000");
-  CHECK(FormatHexPadded(0xabc) == "0x0000000000000abc");
-  CHECK(FormatHexPadded(std::numeric_limits<uint64_t>::max()) == "0xffffffffffffffff");
 }
 
 TEST_CASE("hex parses strictly and round-trips", "[format][hex]") {
@@ -28,7 +26,6 @@ TEST_CASE("hex parses strictly and round-trips", "[format][hex]") {
   }
   for (uint64_t v : {0ull, 1ull, 0x8000000000000000ull, 0x123456789abcdefull}) {
     CHECK(ParseHex(FormatHex(v)) == v);
-    CHECK(ParseHex(FormatHexPadded(v)) == v);
   }
 }
 
@@ -86,4 +83,26 @@ TEST_CASE("durations: tenths below a minute, then two units", "[format][duration
   CHECK(FormatDuration(86'399'000'000'000) == "23h59m");
   CHECK(FormatDuration(90'000'000'000'000) == "1d01h");
   CHECK(FormatDuration(std::numeric_limits<uint64_t>::max()) == "213503d23h");
+}
+
+TEST_CASE("ages clamp at zero when the start lies after now", "[format][duration]") {
+  CHECK(FormatAge(80'200'000'000, 0) == "1m20s");
+  CHECK(FormatAge(10'000'000'000, 4'700'000'000) == "5.3s");
+  CHECK(FormatAge(1, 2) == "0.0s");
+}
+
+TEST_CASE("rank sets agree with their verb", "[format][ranks][plural]") {
+  CHECK(FormatRanksVerb(std::vector<int>{1}, "has", "have") == "rank 1 has");
+  CHECK(FormatRanksVerb(std::vector<int>{0, 2}, "waits", "wait") == "ranks 0,2 wait");
+  CHECK(FormatRanksVerb(std::vector<int>{3, 3}, "is", "are") == "rank 3 is");  // distinct ranks count
+  CHECK(FormatRanksVerb(std::vector<int>{}, "has", "have") == "no rank has");
+  CHECK(FormatRanksVerb(std::vector<RankRange>{{0, 4095}}, "has", "have") == "ranks 0-4095 have");
+}
+
+TEST_CASE("counts agree with their noun", "[format][plural]") {
+  CHECK(CountOf(1, "dump", "dumps") == "1 dump");
+  CHECK(CountOf(0, "dump", "dumps") == "0 dumps");
+  CHECK(CountOf(2, "culprit", "culprits") == "2 culprits");
+  CHECK(Agree(1, "waits", "wait") == "waits");
+  CHECK(Agree(3, "waits", "wait") == "wait");
 }

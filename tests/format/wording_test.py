@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Grammar and names in every generated text: wording_test.py crafted|sim_straggler.
+
+crafted: the dump sets of wording_job (one culprit and two, one dump, a mismatch with fp8,
+custom and unknown datatypes, async errors, a gone rank). sim_straggler: a real 4-rank
+straggler on the sim, through the preload and the watchdog (scenario_test.py's harness).
+Each set's dump texts (*.txt), `analyze`, `analyze --json` and `trace` must break none of the
+rules of wording_rules.py, and print each hex number in one form only. Exit 0 pass, 1 fail.
+"""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "watchdog"))
+
+import wording_rules  # noqa: E402
+
+CLI = os.path.join(os.environ["NCCLWATCH_BUILD_DIR"], "bin", "ncclwatch")
+failures = []
+
+
+def fail(what):
+    failures.append(what)
+    print("FAIL:", what)
+
+
+def run(args):
+    r = subprocess.run([CLI] + args, capture_output=True, text=True, timeout=120)
+    if r.returncode not in (0, 3):  # 3: the dumps show a hang
+        fail(f"ncclwatch {' '.join(args)}: exit {r.returncode}: {r.stderr.strip()[:300]}")
+    return r.stdout
+
+
+def check_set(name, dump_dir, expect=()):
+    """Every output of one dump set obeys the rules; `expect` lists phrases the text must hold."""
+    texts = {}
+    for path in sorted(glob.glob(os.path.join(dump_dir, "*.txt"))):
+        texts[f"{name}/{os.path.basename(path)}"] = open(path, errors="replace").read()
+    if not texts:
+        fail(f"{name}: no dump texts in {dump_dir}")
+    texts[f"{name}: analyze"] = run(["analyze", dump_dir])
+    for where, text in texts.items():
+        for p in wording_rules.problems(text, where):
+            fail(p)
+    for p in wording_rules.hex_forms(texts):
+        fail(f"{name}: {p}")
+    try:
+        report = json.loads(run(["analyze", dump_dir, "--json"]))
+        for p in wording_rules.analysis_json_problems(report):
+            fail(f"{name}: {p}")
+    except ValueError as e:
+        fail(f"{name}: analyze --json is not JSON: {e}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "trace.json")
+        run(["trace", dump_dir, "-o", out])
+        try:
+            for p in wording_rules.trace_problems(json.load(open(out))):
+                fail(f"{name}: {p}")
+        except (OSError, ValueError) as e:
+            fail(f"{name}: trace output unreadable: {e}")
+    everything = "\n".join(texts.values())
+    for phrase in expect:
+        if phrase not in everything:
+            fail(f"{name}: no {phrase!r} in its texts")
+    print(f"{name}: {len(texts)} texts checked")
+
+
+def crafted():
+    job = os.path.join(os.environ["NCCLWATCH_BUILD_DIR"], "bin", "wording_job")
+    with tempfile.TemporaryDirectory(prefix="ncclwatch-wording-") as tmp:
+        subprocess.run([job, tmp], check=True)
+        # Phrases that prove the rules had something to bite on (a rule over empty text passes).
+        check_set("one_culprit", os.path.join(tmp, "one_culprit"),
+                  ["rank 1 has not joined #3", "ranks 0,2-3 joined #3", "read 4 dumps from 1 host",
+                   "on default stream", "blocked in cudaStreamSynchronize (default stream) for 5.3s",
+                   "nccl 2.28.9", "cuda runtime 13.0", "culprit: rank 1", "async error ncclSuccess",
+                   "last progress"])
+        check_set("two_culprits", os.path.join(tmp, "two_culprits"),
+                  ["ranks 1-2 have not joined #3", "culprits: ranks 1-2"])
+        check_set("mismatch", os.path.join(tmp, "mismatch"),
+                  ["datatype=bfloat16", "datatype=float8e4m3", "datatype=datatype(42)", "redop=custom(5)",
+                   "redop=avg", "ncclRemoteError"])
+        check_set("one_dump", os.path.join(tmp, "one_dump"),
+                  ["read 1 dump from 1 host", "rank 1 left no dump and is not known to have joined it",
+                   "rank 0 waits in #3", "async error 12", "root=0"])
+        check_set("rank_exited", os.path.join(tmp, "rank_exited"),
+                  ["rank 3 left while ranks 0-2 wait in #3", "exited with status 1, 2.0s ago"])
+
+
+def sim_straggler():
+    import scenario_test as wd
+    step = 3
+    job = wd.run_scenario("wording", 4, ["--tp", "1", "--straggler-rank", "2", "--straggler-step", str(step),
+                                         "--straggler-sec", "60"], expect_dumps=4)
+    try:
+        seq = wd.grad_allreduce_seq(step)
+        check_set("sim_straggler", job.dump_dir,
+                  [f"rank 2 has not joined #{seq} AllReduce", "datatype=float32", "redop=sum", "nccl 2.",
+                   "waiting in #", "ago"])
+        failures.extend(wd.failures)
+    finally:
+        job.cleanup()
+
+
+SCENARIOS = {"crafted": crafted, "sim_straggler": sim_straggler}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print("usage: wording_test.py " + "|".join(SCENARIOS))
+        sys.exit(2)
+    SCENARIOS[sys.argv[1]]()
+    print(f"{sys.argv[1]}: {'FAILED' if failures else 'passed'}")
+    sys.exit(1 if failures else 0)
