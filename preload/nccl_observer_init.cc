@@ -88,7 +88,7 @@ CommEntry* NewEntry(Runtime* rt, uint64_t start_ns) {
   }
   auto* entry = new CommEntry();
   entry->slot = *slot;
-  slot.BeginInit(0, start_ns);
+  slot->BeginInit(0, start_ns);
   return entry;
 }
 

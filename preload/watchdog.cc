@@ -34,6 +34,7 @@
 #include "core/shm/segment_name.h"
 #include "core/stacks/native_sampler.h"
 #include "core/stacks/process_stacks.h"
+#include "core/status/status.h"
 #include "core/watch/dump_builder.h"
 #include "core/watch/dump_policy.h"
 #include "core/watch/dump_rate_limit.h"
