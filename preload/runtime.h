@@ -31,13 +31,15 @@ struct Runtime {
   uint64_t generation = 0;
   pid_t owner_pid = 0;
   std::unique_ptr<shm::SegmentWriter> segment;
-  CommRegistry comms;
   CudaApi cuda;
   bool cuda_resolved = false;
   DriverApi driver;  // usable when driver_resolved
   bool driver_resolved = false;
   std::unique_ptr<Tracker> tracker;  // null when the CUDA runtime was not found
   std::unique_ptr<Watchdog> watchdog;  // started with the first communicator
+  // Last: its 16 KB of buckets would otherwise put the fields above, which every op reads
+  // (generation, tracker, the driver's cuEventRecord), on two pages (issue 23).
+  CommRegistry comms;
 };
 
 // Read by every hook: inline, so that each is one load rather than a call (issue 23).
