@@ -3,9 +3,9 @@
 #include <atomic>
 #include <vector>
 
+#include "preload/hot_path.h"
 #include "preload/nccl_observer.h"
 #include "preload/nccl_observer_internal.h"
-#include "preload/hot_path.h"
 
 namespace ncclwatch::preload {
 namespace {

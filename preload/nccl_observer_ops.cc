@@ -2,9 +2,9 @@
 #include <mutex>
 
 #include "core/shm/process_info.h"
+#include "preload/hot_path.h"
 #include "preload/nccl_observer.h"
 #include "preload/nccl_observer_internal.h"
-#include "preload/hot_path.h"
 
 namespace ncclwatch::preload {
 namespace {

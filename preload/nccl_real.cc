@@ -7,9 +7,9 @@
 #include <mutex>
 #include <string>
 
+#include "preload/hot_path.h"
 #include "preload/real_dl.h"
 #include "preload/resolver.h"
-#include "preload/hot_path.h"
 
 namespace ncclwatch::preload {
 namespace {

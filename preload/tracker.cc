@@ -9,8 +9,8 @@
 #include "core/shm/process_info.h"
 #include "preload/bounded_stop.h"
 #include "preload/capture_watch.h"
-#include "preload/log.h"
 #include "preload/hot_path.h"
+#include "preload/log.h"
 
 namespace ncclwatch::preload {
 
@@ -230,8 +230,8 @@ void Tracker::Bind(int device, DevicePool* pool, int* bound_device) {
   if (bound) *bound_device = device;
 }
 
-// Marks the targets complete (only those whose slot still holds the communicator that
-// recorded) or counts them untracked, and unpins their slots.
+// Marks the target complete (only if its slot still holds the communicator that recorded)
+// or counts it untracked, and unpins its slot.
 void Tracker::Finish(EventSlot* slot, bool completed, uint64_t now_ns) {
   const CompletionTarget& t = slot->target;
   const RecordRange& r = t.range;
