@@ -1,12 +1,13 @@
 #include "preload/comm_registry.h"
+#include "preload/hot_path.h"
 
 namespace ncclwatch::preload {
 
-uint32_t CommRegistry::Home(uint64_t handle) {
+NCCLWATCH_HOT uint32_t CommRegistry::Home(uint64_t handle) {
   return static_cast<uint32_t>(((handle >> 4) * 0x9e3779b97f4a7c15ULL) >> 54) % kCapacity;
 }
 
-CommEntry* CommRegistry::Find(uint64_t handle) const {
+NCCLWATCH_HOT CommEntry* CommRegistry::Find(uint64_t handle) const {
   if (handle <= kTombstone) return nullptr;
   for (uint32_t probe = 0, i = Home(handle); probe < kCapacity; ++probe, i = (i + 1) % kCapacity) {
     const uint64_t key = buckets_[i].handle.load(std::memory_order_acquire);

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "preload/hook_macros.h"
+#include "preload/hot_path.h"
 #include "preload/keep_errno.h"
 #include "preload/sync_observer.h"
 
@@ -28,22 +29,22 @@ cudaError_t ObserveSync(SyncKind kind, const void* target, Call&& call) {
 
 }  // namespace
 
-NCCLWATCH_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+NCCLWATCH_EXPORT NCCLWATCH_HOT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   NCCLWATCH_NEXT(kCudart, cudaStreamSynchronize, cudaErrorSharedObjectSymbolNotFound);
   return ObserveSync(SyncKind::kStream, stream, [&] { return real(stream); });
 }
 
-NCCLWATCH_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
+NCCLWATCH_EXPORT NCCLWATCH_HOT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
   NCCLWATCH_NEXT(kCudart, cudaStreamSynchronize_ptsz, cudaErrorSharedObjectSymbolNotFound);
   return ObserveSync(SyncKind::kStream, stream, [&] { return real(stream); });
 }
 
-NCCLWATCH_EXPORT cudaError_t cudaDeviceSynchronize(void) {
+NCCLWATCH_EXPORT NCCLWATCH_HOT cudaError_t cudaDeviceSynchronize(void) {
   NCCLWATCH_NEXT(kCudart, cudaDeviceSynchronize, cudaErrorSharedObjectSymbolNotFound);
   return ObserveSync(SyncKind::kDevice, nullptr, [&] { return real(); });
 }
 
-NCCLWATCH_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+NCCLWATCH_EXPORT NCCLWATCH_HOT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   NCCLWATCH_NEXT(kCudart, cudaEventSynchronize, cudaErrorSharedObjectSymbolNotFound);
   return ObserveSync(SyncKind::kEvent, event, [&] { return real(event); });
 }

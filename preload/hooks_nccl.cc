@@ -3,6 +3,7 @@
 #include <nccl.h>
 
 #include "preload/hook_macros.h"
+#include "preload/hot_path.h"
 #include "preload/nccl_hook.h"
 #include "preload/nccl_hooks.h"
 
@@ -39,7 +40,18 @@ void* NcclHookForLibrary(int api, int slot) noexcept {
 
 }  // namespace ncclwatch::preload
 
-#define NCCLWATCH_DEFINE_EXPORT(kind, name, params, args, track) \
-  NCCLWATCH_EXPORT ncclResult_t name params { NCCLWATCH_NCCL_HOOK_BODY(name, params, args, track, 0); }
+// The hooks a training step calls (collectives, P2P, groups) join the hot path's block
+// (hot_path.h); the rest (init, teardown, queries) stay where they are.
+#define NCCLWATCH_KIND_ATTRIBUTES_collective NCCLWATCH_HOT
+#define NCCLWATCH_KIND_ATTRIBUTES_p2p NCCLWATCH_HOT
+#define NCCLWATCH_KIND_ATTRIBUTES_group NCCLWATCH_HOT
+#define NCCLWATCH_KIND_ATTRIBUTES_one_sided
+#define NCCLWATCH_KIND_ATTRIBUTES_init
+#define NCCLWATCH_KIND_ATTRIBUTES_lifecycle
+#define NCCLWATCH_KIND_ATTRIBUTES_query
+#define NCCLWATCH_DEFINE_EXPORT(kind, name, params, args, track)           \
+  NCCLWATCH_EXPORT NCCLWATCH_KIND_ATTRIBUTES_##kind ncclResult_t name params { \
+    NCCLWATCH_NCCL_HOOK_BODY(name, params, args, track, 0);                \
+  }
 NCCLWATCH_NCCL_API(NCCLWATCH_DEFINE_EXPORT)
 #undef NCCLWATCH_DEFINE_EXPORT

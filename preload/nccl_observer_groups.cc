@@ -3,6 +3,7 @@
 #include <atomic>
 #include <vector>
 
+#include "preload/hot_path.h"
 #include "preload/nccl_observer.h"
 #include "preload/nccl_observer_internal.h"
 
@@ -11,7 +12,7 @@ namespace {
 
 // Adds `ref` to the range of its (communicator, stream): a group's records on one stream
 // complete together.
-void AddToRanges(std::vector<StreamRange>* ranges, CommEntry* comm, uint64_t stream, const shm::RecordRef& ref) {
+NCCLWATCH_HOT void AddToRanges(std::vector<StreamRange>* ranges, CommEntry* comm, uint64_t stream, const shm::RecordRef& ref) {
   for (StreamRange& records : *ranges) {
     if (records.comm == comm && records.stream == stream) {
       records.range.Extend(ref);
@@ -22,7 +23,7 @@ void AddToRanges(std::vector<StreamRange>* ranges, CommEntry* comm, uint64_t str
 }
 
 // 1..65535, wrapping: which outermost GroupEnd launched a record (layout.h, kRecordGroupShift).
-uint32_t NextGroupSerial() {
+NCCLWATCH_HOT uint32_t NextGroupSerial() {
   static std::atomic<uint32_t> launched{0};
   return launched.fetch_add(1, std::memory_order_relaxed) % 0xffffu + 1;
 }
@@ -31,7 +32,7 @@ uint32_t NextGroupSerial() {
 
 // The group depth is counted even while ncclwatch is inert, so that a group opened before
 // the first communicator is known: hence no BeginObserved here.
-bool BeginGroupStart(GroupCall* call) noexcept {
+NCCLWATCH_HOT bool BeginGroupStart(GroupCall* call) noexcept {
   if (PassThroughOnly()) return false;
   HookDepths& depths = ThisThreadDepths();
   if (depths.reentry > 0) return false;
@@ -40,13 +41,13 @@ bool BeginGroupStart(GroupCall* call) noexcept {
   return true;
 }
 
-void EndGroupStart(GroupCall*, ncclResult_t result) noexcept {
+NCCLWATCH_HOT void EndGroupStart(GroupCall*, ncclResult_t result) noexcept {
   HookDepths& depths = ThisThreadDepths();
   --depths.reentry;
   if (result == ncclSuccess) ++depths.group;
 }
 
-bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept {
+NCCLWATCH_HOT bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept {
   if (!BeginGroupStart(call)) return false;
   call->outermost = ThisThreadDepths().group == 1;
   if (!call->outermost || call->runtime == nullptr) return true;
@@ -67,7 +68,7 @@ bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept {
   return true;
 }
 
-void EndGroupEnd(GroupCall* call, ncclResult_t result) noexcept {
+NCCLWATCH_HOT void EndGroupEnd(GroupCall* call, ncclResult_t result) noexcept {
   HookDepths& depths = ThisThreadDepths();
   --depths.reentry;
   // NCCL leaves the group level even when the end fails.

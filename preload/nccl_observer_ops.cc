@@ -2,32 +2,33 @@
 #include <mutex>
 
 #include "core/shm/process_info.h"
+#include "preload/hot_path.h"
 #include "preload/nccl_observer.h"
 #include "preload/nccl_observer_internal.h"
 
 namespace ncclwatch::preload {
 namespace {
 
-void AddFlags(const StreamRange& records, uint32_t flags) {
+NCCLWATCH_HOT void AddFlags(const StreamRange& records, uint32_t flags) {
   if (flags == 0) return;
   for (uint64_t index = records.range.first_ring_index; index <= records.range.last_ring_index; ++index) {
     records.comm->slot.AddFlags({index, 0, false}, flags);
   }
 }
 
-void TrackCompletion(Runtime* rt, const StreamRange& records) {
+NCCLWATCH_HOT void TrackCompletion(Runtime* rt, const StreamRange& records) {
   uint32_t flags = shm::kRecordUntracked;
   if (rt->tracker) {
-    const CompletionTarget target{records.comm->slot, records.range};
+    const CompletionTarget target{&records.comm->slot, records.range};
     flags = rt->tracker->RecordCompletion(records.comm->device.load(std::memory_order_relaxed), records.stream,
-                                          &target, 1);
+                                          target);
   }
   AddFlags(records, flags);
 }
 
 }  // namespace
 
-void Settle(Runtime* rt, const StreamRange& records, ncclResult_t result) {
+NCCLWATCH_HOT void Settle(Runtime* rt, const StreamRange& records, ncclResult_t result) {
   if (result == ncclSuccess) {
     TrackCompletion(rt, records);
   } else if (result == ncclInProgress) {
@@ -45,7 +46,7 @@ void FlushDeferred(Runtime* rt, CommEntry* entry) {
   entry->deferred.clear();
 }
 
-bool BeginOp(ncclComm_t comm, const shm::OpFingerprint& op, OpCall* call) noexcept {
+NCCLWATCH_HOT bool BeginOp(ncclComm_t comm, const shm::OpFingerprint& op, OpCall* call) noexcept {
   return BeginObserved(Activation::kIfActive, "BeginOp", [&](Runtime* rt, ThreadState* ts) {
     call->runtime = rt;
     call->thread = ts;
@@ -59,7 +60,7 @@ bool BeginOp(ncclComm_t comm, const shm::OpFingerprint& op, OpCall* call) noexce
   });
 }
 
-void EndOp(OpCall* call, ncclResult_t result) noexcept {
+NCCLWATCH_HOT void EndOp(OpCall* call, ncclResult_t result) noexcept {
   --ThisThreadDepths().reentry;
   if (call->comm == nullptr) return;
   Guarded("EndOp", [&] {

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "preload/hot_path.h"
 #include "preload/real_dl.h"
 #include "preload/resolver.h"
 
@@ -47,7 +48,7 @@ CommLibrary g_comm_library[kCommCapacity];
 
 uint32_t Home(uint64_t handle) { return static_cast<uint32_t>((handle >> 4) * 0x9E3779B97F4A7C15ull >> 56); }
 
-int CommSlot(ncclComm_t comm) {
+NCCLWATCH_HOT int CommSlot(ncclComm_t comm) {
   if (g_libraries_used.load(std::memory_order_relaxed) == 1 || comm == nullptr) return 0;
   const auto handle = reinterpret_cast<uint64_t>(comm);
   for (uint32_t i = 0, b = Home(handle); i < kCommCapacity; ++i, b = (b + 1) % kCommCapacity) {
@@ -95,7 +96,7 @@ int RegisterLibrary(const Dl_info& info) {
   return slot;
 }
 
-void* GlobalFunction(NcclApi api, const void* caller) {
+NCCLWATCH_HOT void* GlobalFunction(NcclApi api, const void* caller) {
   std::atomic<void*>& cached = g_libraries[0].functions[static_cast<int>(api)];
   void* fn = cached.load(std::memory_order_acquire);
   if (fn != nullptr) return fn;
@@ -120,7 +121,7 @@ int NcclApiIndex(const char* name) noexcept {
   return -1;
 }
 
-void* RealNccl(NcclApi api, int slot, ncclComm_t comm, const void* caller) noexcept {
+NCCLWATCH_HOT void* RealNccl(NcclApi api, int slot, ncclComm_t comm, const void* caller) noexcept {
   if (slot == 0) slot = CommSlot(comm);
   if (slot == 0) return GlobalFunction(api, caller);
   void* fn = g_libraries[slot].functions[static_cast<int>(api)].load(std::memory_order_relaxed);

@@ -22,12 +22,16 @@
 #include "preload/resolver.h"
 
 namespace ncclwatch::preload {
+namespace runtime_detail {
+std::atomic<int> mode{static_cast<int>(Mode::kUnknown)};
+std::atomic<Runtime*> runtime{nullptr};
+}  // namespace runtime_detail
+
 namespace {
 
-enum class Mode : int { kUnknown = 0, kInert = 1, kActive = 2, kPassThrough = 3 };
-
-std::atomic<int> g_mode{static_cast<int>(Mode::kUnknown)};
-std::atomic<Runtime*> g_runtime{nullptr};
+using runtime_detail::Mode;
+std::atomic<int>& g_mode = runtime_detail::mode;
+std::atomic<Runtime*>& g_runtime = runtime_detail::runtime;
 std::atomic<uint64_t> g_generation{0};
 std::mutex g_activation_mu;
 
@@ -113,13 +117,7 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
 
 }  // namespace
 
-bool PassThroughOnly() {
-  Mode mode = LoadMode();
-  if (mode == Mode::kUnknown) mode = ResolveInitialMode();
-  return mode == Mode::kPassThrough;
-}
-
-Runtime* ActiveRuntime() { return g_runtime.load(std::memory_order_acquire); }
+bool runtime_detail::ResolvePassThrough() { return ResolveInitialMode() == Mode::kPassThrough; }
 
 Runtime* ActivateForNewCommunicator() {
   if (PassThroughOnly()) return nullptr;

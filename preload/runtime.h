@@ -31,20 +31,36 @@ struct Runtime {
   uint64_t generation = 0;
   pid_t owner_pid = 0;
   std::unique_ptr<shm::SegmentWriter> segment;
-  CommRegistry comms;
   CudaApi cuda;
   bool cuda_resolved = false;
   DriverApi driver;  // usable when driver_resolved
   bool driver_resolved = false;
   std::unique_ptr<Tracker> tracker;  // null when the CUDA runtime was not found
   std::unique_ptr<Watchdog> watchdog;  // started with the first communicator
+  // Last: its 16 KB of buckets would otherwise put the fields above, which every op reads
+  // (generation, tracker, the driver's cuEventRecord), on two pages (issue 23).
+  CommRegistry comms;
 };
 
-// True when NCCLWATCH_DISABLE=1 or ncclwatch disabled itself. Cheap.
-bool PassThroughOnly();
+// Read by every hook: inline, so that each is one load rather than a call (issue 23).
+namespace runtime_detail {
+enum class Mode : int { kUnknown = 0, kInert = 1, kActive = 2, kPassThrough = 3 };
+extern std::atomic<int> mode;
+extern std::atomic<Runtime*> runtime;
+// Reads NCCLWATCH_DISABLE, on the first hook call of the process; true for pass-through.
+bool ResolvePassThrough();
+}  // namespace runtime_detail
+
+// True when NCCLWATCH_DISABLE=1 or ncclwatch disabled itself. One atomic load.
+inline bool PassThroughOnly() {
+  using runtime_detail::Mode;
+  const int mode = runtime_detail::mode.load(std::memory_order_acquire);
+  if (mode == static_cast<int>(Mode::kUnknown)) [[unlikely]] return runtime_detail::ResolvePassThrough();
+  return mode == static_cast<int>(Mode::kPassThrough);
+}
 
 // The active runtime, or nullptr while inert / in pass-through. One atomic load.
-Runtime* ActiveRuntime();
+inline Runtime* ActiveRuntime() { return runtime_detail::runtime.load(std::memory_order_acquire); }
 
 // Called when a communicator is about to be created: activates on first use.
 // nullptr when ncclwatch is (or just became) disabled.

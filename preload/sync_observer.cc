@@ -4,10 +4,11 @@
 #include "core/shm/sync_slot.h"
 #include "preload/runtime.h"
 #include "preload/thread_state.h"
+#include "preload/hot_path.h"
 
 namespace ncclwatch::preload {
 
-shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noexcept {
+NCCLWATCH_HOT shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noexcept {
   if (PassThroughOnly()) return nullptr;
   Runtime* rt = ActiveRuntime();
   if (rt == nullptr || ThisThreadDepths().reentry > 0) return nullptr;
@@ -26,7 +27,5 @@ shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noexcept {
     return nullptr;
   }
 }
-
-void EndSync(shm::SyncSlot* slot) noexcept { shm::MarkSyncReturned(*slot); }
 
 }  // namespace ncclwatch::preload

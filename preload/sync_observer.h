@@ -6,13 +6,14 @@
 #include <cstdint>
 
 #include "core/shm/layout.h"
+#include "core/shm/sync_slot.h"
 
 namespace ncclwatch::preload {
 
 // The calling thread's sync slot, or nullptr when it must not publish (inert,
 // pass-through, called from inside NCCL, or no free slot). Marks the thread blocked.
 shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noexcept;
-void EndSync(shm::SyncSlot* slot) noexcept;
+inline void EndSync(shm::SyncSlot* slot) noexcept { shm::MarkSyncReturned(*slot); }
 
 }  // namespace ncclwatch::preload
 

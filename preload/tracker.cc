@@ -9,6 +9,7 @@
 #include "core/shm/process_info.h"
 #include "preload/bounded_stop.h"
 #include "preload/capture_watch.h"
+#include "preload/hot_path.h"
 #include "preload/log.h"
 
 namespace ncclwatch::preload {
@@ -30,7 +31,7 @@ void Tracker::Start(int device) {
 
 void Tracker::Stop() { StopWithin(thread_, mu_, wake_, stop_, stopped_, std::chrono::seconds(1)); }
 
-Tracker::DevicePool* Tracker::PoolFor(int device) {
+NCCLWATCH_HOT Tracker::DevicePool* Tracker::PoolFor(int device) {
   if (device < 0 || device >= kMaxDevices) return nullptr;
   DevicePool* pool = pools_[device].load(std::memory_order_acquire);
   if (pool != nullptr) return pool;
@@ -41,7 +42,7 @@ Tracker::DevicePool* Tracker::PoolFor(int device) {
   return pool;
 }
 
-Tracker::EventSlot* Tracker::Claim(DevicePool* pool) {
+NCCLWATCH_HOT Tracker::EventSlot* Tracker::Claim(DevicePool* pool) {
   // Slots are claimed in cursor order and mostly freed in the same order, so the slot at
   // the cursor is usually free. The cursor is a hint (a load and a store, no read-modify-write
   // on the hot path): threads racing for one slot are told apart by the slot's CAS. A full
@@ -95,7 +96,7 @@ uint32_t Tracker::DriverCaptureFlags(cudaStream_t stream) {
   return capture != CU_STREAM_CAPTURE_STATUS_NONE ? shm::kRecordCaptured : 0;
 }
 
-uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const CompletionTarget* targets, int count) {
+NCCLWATCH_HOT uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const CompletionTarget& target) {
   if (events_disabled_.load(std::memory_order_relaxed) || !started_.load(std::memory_order_relaxed)) {
     return shm::kRecordUntracked;
   }
@@ -113,12 +114,9 @@ uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const Completion
     Release(pool, slot);
     return shm::kRecordUntracked;
   }
-  slot->target_count = count < kTargetsPerEvent ? count : kTargetsPerEvent;
-  for (int i = 0; i < slot->target_count; ++i) {
-    slot->targets[i] = targets[i];
-    slot->targets[i].generation = targets[i].slot.generation();
-    slot->targets[i].slot.EventRecorded();
-  }
+  slot->target = target;
+  slot->target.generation = target.slot->generation();
+  target.slot->EventRecorded();
   slot->state.store(kPending, std::memory_order_release);
   // Tells the tracker to poll: a plain store (no read-modify-write). Released after the
   // slot's state, and taken down by the tracker's exchange, which then sees the slot pending.
@@ -126,7 +124,7 @@ uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const Completion
   return 0;
 }
 
-bool Tracker::Record(DevicePool* pool, EventSlot* slot, uint64_t stream) {
+NCCLWATCH_HOT bool Tracker::Record(DevicePool* pool, EventSlot* slot, uint64_t stream) {
   if (driver_ != nullptr) return DriverRecord(pool, slot->event, stream);
   if (cuda_.EventRecord(slot->event, reinterpret_cast<cudaStream_t>(stream)) == cudaSuccess) return true;
   cuda_.GetLastError();  // only reached with no error pending before
@@ -138,7 +136,7 @@ bool Tracker::Record(DevicePool* pool, EventSlot* slot, uint64_t stream) {
 // context's: those are recorded with the event's context current (cuCtxGetCurrent, and a push
 // and pop when it differs). Should a driver refuse the direct record where the pushed one
 // works, the device's pool records the pushed way from then on.
-bool Tracker::DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream) {
+NCCLWATCH_HOT bool Tracker::DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream) {
   const bool default_stream = stream == 0 || stream == reinterpret_cast<uint64_t>(CU_STREAM_LEGACY) ||
                               stream == reinterpret_cast<uint64_t>(CU_STREAM_PER_THREAD);
   if (!default_stream && pool->direct_record.load(std::memory_order_relaxed)) {
@@ -232,21 +230,19 @@ void Tracker::Bind(int device, DevicePool* pool, int* bound_device) {
   if (bound) *bound_device = device;
 }
 
-// Marks the targets complete (only those whose slot still holds the communicator that
-// recorded) or counts them untracked, and unpins their slots.
+// Marks the target complete (only if its slot still holds the communicator that recorded)
+// or counts it untracked, and unpins its slot.
 void Tracker::Finish(EventSlot* slot, bool completed, uint64_t now_ns) {
-  for (int i = 0; i < slot->target_count; ++i) {
-    CompletionTarget& t = slot->targets[i];
-    const RecordRange& r = t.range;
-    if (t.slot.generation() == t.generation) {
-      if (completed) {
-        t.slot.MarkRangeCompleted(r.first_ring_index, r.last_ring_index, r.max_collective_seq, now_ns);
-      } else {
-        t.slot.CountUntracked(r.last_ring_index - r.first_ring_index + 1);
-      }
+  const CompletionTarget& t = slot->target;
+  const RecordRange& r = t.range;
+  if (t.slot->generation() == t.generation) {
+    if (completed) {
+      t.slot->MarkRangeCompleted(r.first_ring_index, r.last_ring_index, r.max_collective_seq, now_ns);
+    } else {
+      t.slot->CountUntracked(r.last_ring_index - r.first_ring_index + 1);
     }
-    t.slot.EventReleased();
   }
+  t.slot->EventReleased();
 }
 
 // Creates the events of every slot that has none yet, a device at a time, so that the job's

@@ -33,17 +33,17 @@
 
 namespace ncclwatch::preload {
 
-// Records [first, last] of one communicator, done when the event completes. `generation`
-// is the slot's generation when recorded: a later communicator in the slot is never marked.
+// Records [first, last] of one communicator, done when the event completes. `slot` is the
+// CommEntry's (entries are never freed, their slot view never changes). `generation` is the
+// slot's generation when recorded: a later communicator in the slot is never marked.
 struct CompletionTarget {
-  shm::CommSlot slot;
+  shm::CommSlot* slot = nullptr;
   RecordRange range;
   uint32_t generation = 0;
 };
 
 class Tracker {
  public:
-  static constexpr int kTargetsPerEvent = 4;
   static constexpr int kMaxDevices = 64;
   static constexpr uint32_t kEventsPerDevice = 512;
   // Completion times are known to within one busy poll. PyTorch's watchdog polls every 100 ms;
@@ -64,19 +64,23 @@ class Tracker {
   // Stops the thread, waiting at most ~1 s (it may be stuck in the driver).
   void Stop();
 
-  // Records a completion event on `stream` for up to kTargetsPerEvent targets, on
-  // `device`, leaving the caller's current device and last CUDA error as they were.
-  // Returns the shm::kRecord* flags to add to the targets' records (0 when tracked).
-  uint32_t RecordCompletion(int device, uint64_t stream, const CompletionTarget* targets, int count);
+  // Records a completion event on `stream` for `target`, on `device`, leaving the caller's
+  // current device and last CUDA error as they were. Returns the shm::kRecord* flags to add
+  // to the target's records (0 when tracked).
+  uint32_t RecordCompletion(int device, uint64_t stream, const CompletionTarget& target);
 
  private:
   enum SlotState : uint32_t { kFree = 0, kClaimed = 1, kPending = 2 };
-  struct EventSlot {
+  // One cache line: a hook claims a new slot per op, so the slot is a line the op touches
+  // cold (the tracker freed it on another poll). With four targets (never more than one was
+  // used) a slot was 256 bytes, the pool 128 KB, and every poll's scan evicted the job's
+  // caches on the tracker's core.
+  struct alignas(64) EventSlot {
     std::atomic<uint32_t> state{kFree};
     cudaEvent_t event = nullptr;
-    int target_count = 0;
-    CompletionTarget targets[kTargetsPerEvent];
+    CompletionTarget target;
   };
+  static_assert(sizeof(EventSlot) == 64);
   struct DevicePool {
     std::atomic<uint32_t> cursor{0};  // where the next claim looks first (a hint)
     std::atomic<CUcontext> context{nullptr};  // the device's primary context (driver only)
