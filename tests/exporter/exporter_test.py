@@ -657,13 +657,15 @@ def check_negotiated_openmetrics(prom, exporters):
     """Prometheus scraped each exporter in OpenMetrics: the exporters count its scrapes under
     format="openmetrics" (only Prometheus sends that Accept header in these tests), and the
     pending age's unit, which only OpenMetrics carries (# UNIT), is in Prometheus' metadata."""
-    counted = prom.query('ncclwatch_exporter_scrapes_total{format="openmetrics"} >= 3')
-    check(len(counted) == exporters, f"Prometheus negotiated OpenMetrics with all {exporters} exporter(s): {counted}")
+    def every_exporter_counted():
+        result = prom.query('ncclwatch_exporter_scrapes_total{format="openmetrics"} > 0')
+        return result if len(result) == exporters else None
+    counted = wait_for(f"Prometheus negotiated OpenMetrics with all {exporters} exporter(s)", every_exporter_counted, 5)
     meta = prom.get("/api/v1/metadata?metric=ncclwatch_comm_oldest_pending_seconds")["data"]
     units = [m.get("unit") for m in meta.get("ncclwatch_comm_oldest_pending_seconds", [])]
     check(units and set(units) == {"seconds"}, f"Prometheus read the # UNIT of OpenMetrics: {meta}")
     print("Prometheus scraped in OpenMetrics: " +
-          ", ".join(f"{r['metric'].get('instance')} {float(r['value'][1]):.0f} scrapes" for r in counted))
+          ", ".join(f"{r['metric'].get('instance')} {float(r['value'][1]):.0f} scrapes" for r in counted or []))
 
 
 def straggling_onset(parsed, job_id, now):
