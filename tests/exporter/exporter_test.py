@@ -751,44 +751,81 @@ def run_metrics():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def prometheus_cluster_straggler():
+class StragglingCluster:
     """2 simulated hosts x 2 ranks (scripts/sim-cluster: own /dev/shm, pids and clocks each), an
-    exporter on each host, one Prometheus scraping both: global rank 3, on host1, stalls in data
-    loading. NcclwatchStraggler fires naming host1 and rank 3 within the threshold + 5 s."""
-    ports = [free_port(), free_port()]
-    job_id = f"exp-cluster-{os.getpid()}"
-    tmp = tempfile.mkdtemp(prefix="ncclwatch-exp-cluster-")
-    watch = (f"{st.CLI} run --stall {STALL_SEC} --poll-ms {st.POLL_MS} --job-id {job_id} "
-             f"--dump-dir {tmp}/dumps --")
-    ranks = ('for l in 0 1; do RANK=$((NODE_RANK * 2 + l)) LOCAL_RANK=$l WORLD_SIZE=$((NNODES * 2)) '
-             f'{watch} {st.DDP_LOOP} --quiet --tp 1 --steps 100000 --step-ms 20 --straggler-rank 3 '
-             '--straggler-step 40 --straggler-sec 120 & done; wait')
-    script = (f'set -- {" ".join(map(str, ports))}; shift $NODE_RANK; '
-              f'{st.CLI} exporter --listen 127.0.0.1:$1 --job {job_id} & {ranks}')
-    log = open(os.path.join(tmp, "cluster.log"), "w")
-    env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
-    cluster = subprocess.Popen([os.path.join(SOURCE, "scripts", "sim-cluster"), "--hosts", "2", "--timeout", "90",
-                                "--", "sh", "-c", script], stdout=log, stderr=subprocess.STDOUT, env=env)
+    exporter on each host (ports[0] on host0, ports[1] on host1): global rank 3, on host1, stalls
+    in data loading at `straggler_step` (20 ms steps) for `stall_sec`. Also used by
+    scripts/render-dashboard."""
+
+    def __init__(self, straggler_step=40, stall_sec=120, timeout=90):
+        self.ports = [free_port(), free_port()]
+        self.job_id = f"exp-cluster-{os.getpid()}"
+        self.tmp = tempfile.mkdtemp(prefix="ncclwatch-exp-cluster-")
+        # A dump directory per host, as without a shared file system; each exporter counts its own.
+        for host in (0, 1):
+            os.makedirs(os.path.join(self.tmp, "dumps", f"host{host}"))
+        dumps = f"{self.tmp}/dumps/host$NODE_RANK"
+        watch = (f"{st.CLI} run --stall {STALL_SEC} --poll-ms {st.POLL_MS} --job-id {self.job_id} "
+                 f"--dump-dir {dumps} --")
+        ranks = ('for l in 0 1; do RANK=$((NODE_RANK * 2 + l)) LOCAL_RANK=$l WORLD_SIZE=$((NNODES * 2)) '
+                 f'{watch} {st.DDP_LOOP} --quiet --tp 1 --steps 100000 --step-ms 20 --straggler-rank 3 '
+                 f'--straggler-step {straggler_step} --straggler-sec {stall_sec} & done; wait')
+        script = (f'set -- {" ".join(map(str, self.ports))}; shift $NODE_RANK; '
+                  f'{st.CLI} exporter --listen 127.0.0.1:$1 --job {self.job_id} --dump-dir {dumps} & {ranks}')
+        self.log = open(os.path.join(self.tmp, "cluster.log"), "w")
+        env = dict(os.environ)
+        env.pop("LD_PRELOAD", None)
+        self.proc = subprocess.Popen([os.path.join(SOURCE, "scripts", "sim-cluster"), "--hosts", "2",
+                                      "--timeout", str(timeout), "--", "sh", "-c", script],
+                                     stdout=self.log, stderr=subprocess.STDOUT, env=env)
+
+    def running(self):
+        return self.proc.poll() is None
+
+    def host_metrics(self, host):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.ports[host]}/metrics", timeout=2) as r:
+                return parse(r.read().decode())
+        except OSError:
+            return []
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait()
+        self.log.close()
+        if st.failures:
+            print(open(os.path.join(self.tmp, "cluster.log"), errors="replace").read()[-3000:])
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def wait_for_cluster_straggler(cluster, prom, timeout):
+    """(CLOCK_MONOTONIC of the onset as host0 serves it, (when, alert) of NcclwatchStraggler
+    firing); either None if not seen within `timeout` s."""
+    onset, fired = None, None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and fired is None and cluster.running():
+        now = time.monotonic()
+        pending = samples(cluster.host_metrics(0), "ncclwatch_comm_oldest_pending_seconds", job=cluster.job_id, rank=0)
+        if onset is None and pending and max(v for _, v in pending) > 0:
+            onset = now - max(v for _, v in pending)
+        for a in prom.alerts(cluster.job_id):
+            if a["labels"].get("alertname") == "NcclwatchStraggler" and a["state"] == "firing":
+                fired = (now, a)
+        time.sleep(0.2)
+    return onset, fired
+
+
+def prometheus_cluster_straggler():
+    """The StragglingCluster, one Prometheus scraping both hosts' exporters: NcclwatchStraggler
+    fires naming host1 and rank 3 within the threshold + 5 s."""
+    cluster = StragglingCluster()
+    job_id = cluster.job_id
     prom = None
     try:
-        prom = Prometheus(*ports)
+        prom = Prometheus(*cluster.ports)
         check(prom.proc.poll() is None, "prometheus runs")
-        onset, fired = None, None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and fired is None and cluster.poll() is None:
-            now = time.monotonic()
-            try:
-                host0 = parse(urllib.request.urlopen(f"http://127.0.0.1:{ports[0]}/metrics", timeout=2).read().decode())
-            except OSError:
-                host0 = []
-            pending = samples(host0, "ncclwatch_comm_oldest_pending_seconds", job=job_id, rank=0)
-            if onset is None and pending and max(v for _, v in pending) > 0:
-                onset = now - max(v for _, v in pending)
-            for a in prom.alerts(job_id):
-                if a["labels"].get("alertname") == "NcclwatchStraggler" and a["state"] == "firing":
-                    fired = (now, a)
-            time.sleep(0.2)
+        onset, fired = wait_for_cluster_straggler(cluster, prom, 60)
         if check(fired is not None, "NcclwatchStraggler fires") and check(onset is not None, "onset seen on host0"):
             at, alert = fired
             labels = alert["labels"]
@@ -800,15 +837,9 @@ def prometheus_cluster_straggler():
             check(not others, f"no other rank blamed: {others}")
             check_negotiated_openmetrics(prom, 2)
     finally:
-        if cluster.poll() is None:
-            cluster.send_signal(signal.SIGTERM)
-        cluster.wait()
-        log.close()
+        cluster.stop()
         if prom:
             prom.stop()
-        if st.failures:
-            print(open(os.path.join(tmp, "cluster.log"), errors="replace").read()[-3000:])
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 SCENARIOS = {f.__name__: f for f in (metrics, metrics_openmetrics, idle_connections, slow_clients, hostile_segments,
