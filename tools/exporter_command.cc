@@ -162,7 +162,7 @@ int RunExporter(const ExporterOptions& options) {
                  format::EscapeForTerminal(options.listen).c_str(), format::EscapeForTerminal(e.what()).c_str());
     return kExitUsage;
   }
-  server->addHandler("/metrics", endpoint);
+  server->addHandler("/metrics$", endpoint);  // civetweb matches prefixes; "$": this path only
   std::string ports;
   for (int port : server->getListeningPorts()) ports += (ports.empty() ? "" : ",") + std::to_string(port);
   std::fprintf(stderr, "ncclwatch exporter: serving /metrics on %s (port %s)\n",
