@@ -10,7 +10,8 @@
                        (its content type, gzip, `# EOF`), which the prometheus_client OpenMetrics
                        parser (Debian python3-prometheus-client) accepts whole, naming the same
                        series with the same values as the text format promtool accepts;
-                       counters as families without _total, units; other Accept headers get text.
+                       counters as families without _total, units; other Accept headers get text;
+                       only /metrics is served.
   idle_connections     1000 TCP connections opened and held idle: a scrape is still answered
                        within 8 s (under Prometheus' default 10 s scrape timeout), and the exporter keeps serving after.
   slow_clients         100 clients dripping a request one byte at a time and 100 that never read
@@ -47,6 +48,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "watchdog"))
@@ -332,6 +334,12 @@ def metrics_openmetrics():
                        "application/openmetrics-text;version=0.0.1", "application/openmetrics-text;q=0"):
             ctype, body = exporter.scrape_as(accept)
             check(ctype == TEXT_TYPE and "# EOF" not in body, f"Accept {accept!r} gets the text format: {ctype!r}")
+        for path in ("/metricsx", "/metrics/x", "/", "/index.html"):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{exporter.port}{path}", timeout=5)
+                check(False, f"{path} is not served")
+            except urllib.error.HTTPError as e:
+                check(e.code == 404, f"{path}: 404 (got {e.code})")
         for accept in ("application/openmetrics-text", "text/plain;q=0.5, application/openmetrics-text;version=1.0.0"):
             ctype, body = exporter.scrape_as(accept)
             check(ctype == OPENMETRICS_TYPE, f"Accept {accept!r} gets OpenMetrics: {ctype!r}")
