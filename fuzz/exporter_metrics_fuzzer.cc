@@ -4,7 +4,8 @@
 //
 // Built from the segment once, and from it and a copy claiming the same series. Checked: no
 // series with completed > issued, none at all with the copy, no negative pending age, every
-// label value printable (no byte below 0x20, no DEL), and the text serializer never fails.
+// label value printable (no byte below 0x20, no DEL), the text serializer never fails, and the
+// OpenMetrics one ends with its only `# EOF` line (no label value can start a line of its own).
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -15,6 +16,7 @@
 #include "core/shm/reader.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/shm_image.h"
+#include "tools/openmetrics_serializer.h"
 #include "tools/metrics_families.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -52,6 +54,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     const std::string text = prometheus::TextSerializer().Serialize(out.families);
     FUZZ_CHECK(!text.empty());
+    const std::string open_metrics = tools::OpenMetricsSerializer().Serialize(out.families);
+    FUZZ_CHECK(open_metrics.size() >= 6 && open_metrics.compare(open_metrics.size() - 6, 6, "# EOF\n") == 0);
+    FUZZ_CHECK(open_metrics == "# EOF\n" || open_metrics.find("\n# EOF") == open_metrics.size() - 7);
   }
   return 0;
 }

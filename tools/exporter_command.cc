@@ -1,9 +1,9 @@
 // ncclwatch exporter [--listen ADDR:PORT] [--job ID] [--dump-dir DIR]
 //
-// A per-host process serving this host's segments at /metrics in the Prometheus text format,
-// through prometheus-cpp's Exposer (its embedded civetweb is the HTTP server). Metric building
-// is tools/metrics_families.h; this file reads the inputs, adds the exporter's own health
-// and runs the server.
+// A per-host process serving this host's segments at /metrics in the Prometheus text format
+// or, when the scraper asks for it, OpenMetrics 1.0; civetweb is the HTTP server
+// (tools/metrics_endpoint.h). Metric building is tools/metrics_families.h; this file reads the
+// inputs, adds the exporter's own health and runs the server.
 #include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <CivetServer.h>
 #include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
 
 #include "core/format/escape.h"
 #include "core/shm/process_info.h"
@@ -28,6 +28,7 @@
 #include "tools/dump_census.h"
 #include "tools/exit_status.h"
 #include "tools/exporter_options.h"
+#include "tools/metrics_endpoint.h"
 #include "tools/metrics_families.h"
 
 #ifndef NCCLWATCH_VERSION
@@ -152,23 +153,23 @@ int RunExporter(const ExporterOptions& options) {
   // copies (measured: 568 MiB resident after 40 scrapes of 8 ranks x 256 communicators, vs
   // 87 MiB with two arenas; bench/runner/exporter_scrape.py).
   mallopt(M_ARENA_MAX, 2);
-  auto collector = std::make_shared<SegmentCollector>(options);
-  std::unique_ptr<prometheus::Exposer> exposer;
+  MetricsEndpoint endpoint(std::make_shared<SegmentCollector>(options));
+  std::unique_ptr<CivetServer> server;
   try {
-    exposer = std::make_unique<prometheus::Exposer>(CivetwebOptions(options));
-  } catch (const std::exception& e) {
+    server = std::make_unique<CivetServer>(CivetwebOptions(options));
+  } catch (const std::exception& e) {  // CivetException: the port is taken, the address not ours
     std::fprintf(stderr, "ncclwatch exporter: cannot listen on %s: %s\n",
                  format::EscapeForTerminal(options.listen).c_str(), format::EscapeForTerminal(e.what()).c_str());
     return kExitUsage;
   }
-  exposer->RegisterCollectable(collector);
+  server->addHandler("/metrics$", endpoint);  // civetweb matches prefixes; "$": this path only
   std::string ports;
-  for (int port : exposer->GetListeningPorts()) ports += (ports.empty() ? "" : ",") + std::to_string(port);
+  for (int port : server->getListeningPorts()) ports += (ports.empty() ? "" : ",") + std::to_string(port);
   std::fprintf(stderr, "ncclwatch exporter: serving /metrics on %s (port %s)\n",
                format::EscapeForTerminal(options.listen).c_str(), ports.c_str());
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
-  exposer.reset();  // stops civetweb: joins its threads
+  server.reset();  // stops civetweb, joining its threads, before the endpoint goes
   return kExitOk;
 }
 
@@ -199,7 +200,8 @@ void AddExporterCommand(CLI::App& app, int* exit_status) {
                       std::to_string(kDefaultMaxRecords) + ")")
       ->check(CLI::Range(1, 1 << 16));
   cmd->footer(
-      "Serves the Prometheus text format (0.0.4) at /metrics; see tools/README.md \"exporter\" for the\n"
+      "Serves the Prometheus text format (0.0.4) at /metrics, or OpenMetrics 1.0 to a scraper whose\n"
+      "Accept header prefers it (Prometheus does); see tools/README.md \"exporter\" for the\n"
       "metrics, their labels and cardinality, and deploy/ for Prometheus rules, a Grafana dashboard,\n"
       "a systemd unit and Kubernetes manifests. It reads the segments of the user it runs as, only.\n"
       "Stops on SIGINT or SIGTERM.\n"

@@ -43,7 +43,7 @@ struct ExporterOptions {
 // 1-65535. false and *error (one line, naming `option`) otherwise.
 bool ValidateListen(const std::string& listen, std::string* error, const std::string& option = "--listen");
 
-// The civetweb options for prometheus::Exposer: listening port, worker count, timeouts, no
+// The civetweb options of the exporter's server: listening port, worker count, timeouts, no
 // keep-alive (a scraper reconnects every interval anyway, and a kept-alive idle connection
 // would hold a worker).
 std::vector<std::string> CivetwebOptions(const ExporterOptions& options);

@@ -243,4 +243,22 @@ TEST_CASE("dump and incident counts are counters labelled job, host (and kind)")
   CHECK(FamilyNamed(out, "ncclwatch_process_up").metric.empty());  // a job with no process: no series
 }
 
+TEST_CASE("every counter is named _total, no other family is: both formats name the same series") {
+  // OpenMetrics names a counter's sample <family>_total (tools/openmetrics_serializer.h).
+  MetricsInput in = Input({Process(0, 100, {Comm(0x1f, 0, 2, 5, 4)})});
+  DumpCounts counts;
+  counts.dumps = 1;
+  counts.incidents_by_kind["straggler"] = 1;
+  in.dumps[{"job-a", "node7"}] = counts;
+  const MetricsOutput out = BuildMetricFamilies(in);
+  int counters = 0;
+  for (const auto& f : out.families) {
+    INFO(f.name);
+    const bool total = f.name.size() > 6 && f.name.compare(f.name.size() - 6, 6, "_total") == 0;
+    CHECK(total == (f.type == prometheus::MetricType::Counter));
+    counters += f.type == prometheus::MetricType::Counter;
+  }
+  CHECK(counters == 2);
+}
+
 }  // namespace ncclwatch::tools
