@@ -17,14 +17,7 @@ import sys
 SOURCE = os.environ.get("NCCLWATCH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("NCCLWATCH_BUILD_DIR", os.path.join(SOURCE, "build"))
 
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what)
-    return ok
+from ncclwatch_test.checks import check, failures
 
 
 def normalise(line, hosts=()):
@@ -36,6 +29,7 @@ def normalise(line, hosts=()):
     line = re.sub(r"\d+(\.\d+)?", "N", line)
     line = re.sub(r"N(-N)?(,N(-N)?)+", "N", line)  # rank lists: "0-1,3" and "2" read alike
     line = re.sub(r"N-N", "N", line)
+    line = re.sub(r"N(s|ms|min|h)-N(s|ms|min|h)", r"N\1", line)  # an age range reads as one age
     return line
 
 
