@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Grammar and names in every generated text: wording_test.py crafted|sim_straggler.
+"""Grammar and names in every generated text: wording_test.py crafted|sim_straggler|sim_pipeline_stall.
 
 crafted: the dump sets of wording_job (one culprit and two, one dump, a mismatch with fp8,
 custom and unknown datatypes, async errors, a gone rank). sim_straggler: a real 4-rank
 straggler on the sim, through the preload and the watchdog (scenario_test.py's harness).
+sim_pipeline_stall: a 3-stage pipeline whose first stage stalls before its sends (P2P wording).
 Each set's dump texts (*.txt), `analyze`, `analyze --json` and `trace` must break none of the
 rules of wording_rules.py, and print each hex number in one form only. Exit 0 pass, 1 fail.
 """
@@ -143,7 +144,22 @@ def sim_straggler():
         job.cleanup()
 
 
-SCENARIOS = {"crafted": crafted, "sim_straggler": sim_straggler}
+def sim_pipeline_stall():
+    sys.path.insert(0, os.path.join(HERE, "..", "p2p"))
+    import p2p_scenarios as p2p
+    import scenario_test as wd
+    # p2p_scenarios.py's pipeline_stall: stage 0 stalls before its sends, stage 1 waits in a Recv.
+    job = p2p.run("wording_p2p", 3, ["--pattern", "pipeline", "--micro-batches", "4", "--stall-rank", "0",
+                                      "--bug-step", "5"], expect_dumps=3)
+    try:
+        check_set("sim_pipeline_stall", job.dump_dir,
+                  ["rank 0 has not posted", "rank 1: waits in Recv #21 from rank 0 (count=", "datatype=float32"])
+        failures.extend(wd.failures)
+    finally:
+        job.cleanup()
+
+
+SCENARIOS = {"crafted": crafted, "sim_straggler": sim_straggler, "sim_pipeline_stall": sim_pipeline_stall}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
