@@ -123,6 +123,11 @@ def flight_recorder(python, build, ranks, timeout_sec, tmp):
             "verdict_text": summarize(text)}
 
 
+def ranks_text(ranks):
+    """"rank 1" / "ranks 0,2": agreement as in ncclwatch's own text."""
+    return ("rank " if len(ranks) == 1 else "ranks ") + ",".join(str(r) for r in ranks)
+
+
 def names_culprit_fr(text):
     """torchfrtrace names a culprit when it reports rank 1 as the one missing from a collective."""
     for line in text.splitlines():
@@ -159,7 +164,7 @@ def ncclwatch(python, build, ranks, stall_sec, tmp):
             stack_ok = CULPRIT_FRAME in frames
     return {"tool": f"ncclwatch (stall {stall_sec:g} s)", "first": first, "last": last, "ranks": dumped,
             "verdict": verdict_ok, "stack": stack_ok,
-            "verdict_text": f"{verdict.get('kind')} rank(s) {verdict.get('ranks')} #{verdict.get('seq')} {verdict.get('op')}"}
+            "verdict_text": f"{verdict.get('kind')} {ranks_text(verdict.get('ranks') or [])} #{verdict.get('seq')} {verdict.get('op')}"}
 
 
 def seconds(v):

@@ -13,6 +13,8 @@
 #include "core/analyze/evidence.h"
 #include "core/analyze/hints.h"
 #include "core/format/hex.h"
+#include "core/format/nccl_names.h"
+#include "core/format/plural.h"
 #include "core/format/rank_list.h"
 
 namespace ncclwatch::analyze {
@@ -91,7 +93,7 @@ void AddNotes(const std::vector<CommTable>& tables, const std::vector<detect::Ve
       if (async_error == 0) continue;
       add([&] {
         return "comm " + FormatHex(t.comm_hash) + " rank " + std::to_string(rank) + " reports async error " +
-               std::to_string(async_error);
+               format::NcclResultName(async_error);
       });
     }
   }
@@ -104,7 +106,7 @@ void AddNotes(const std::vector<CommTable>& tables, const std::vector<detect::Ve
              detect::ToString(v.kind) + ": " + v.summary;
     });
   }
-  if (dropped) a->notes.push_back("... and " + std::to_string(dropped) + " more notes");
+  if (dropped) a->notes.push_back("... and " + format::CountOf(dropped, "more note", "more notes"));
 }
 
 }  // namespace
@@ -117,8 +119,10 @@ Analysis Analyze(const dump::DumpSet& set) {
   std::vector<const dump::RankDump*> dumps = LatestPerProcess(all);
   a.dumps_read = dumps.size();
   if (all.size() > dumps.size()) {
-    a.notes.push_back(std::to_string(all.size() - dumps.size()) +
-                      " older dumps of the same processes were ignored (only the latest incident counts)");
+    const size_t older = all.size() - dumps.size();
+    a.notes.push_back(format::CountOf(older, "older dump", "older dumps") +
+                      (older == 1 ? " of the same process was" : " of the same processes were") +
+                      " ignored (only the latest incident counts)");
   }
   std::set<std::string> hosts;
   for (const auto* d : dumps) hosts.insert(d->process.host);

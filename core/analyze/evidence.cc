@@ -71,7 +71,8 @@ std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict
     row.async_error = c.async_error;
     row.state = StateOf(it->second, verdict.seq);
     // Its oldest incomplete collective, or the earliest kept one after it when that record
-    // has been dropped (a lower bound on the wait).
+    // has been dropped (a lower bound on the wait). A hostile last_completed of 2^64-1 waits
+    // in nothing (pending 0 would match every record).
     const uint64_t pending = row.last_completed + 1;
     uint64_t last_complete_ns = 0;
     std::optional<uint64_t> pending_enqueue;
@@ -79,7 +80,7 @@ std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict
       last_complete_ns = std::max(last_complete_ns, r.complete_ns);
       if (r.seq >= pending && r.enqueue_ns != 0 && !pending_enqueue) pending_enqueue = r.enqueue_ns;
     }
-    if (c.last_enqueued_seq >= pending && pending_enqueue) row.waiting_ns = AgeAtDump(d, *pending_enqueue);
+    if (pending != 0 && c.last_enqueued_seq >= pending && pending_enqueue) row.waiting_ns = AgeAtDump(d, *pending_enqueue);
     row.last_progress_ns = AgeAtDump(d, last_complete_ns);
     rows.push_back(std::move(row));
   }

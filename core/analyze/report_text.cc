@@ -86,12 +86,14 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
   const auto& v = a.verdict;
   out << "VERDICT: " << Esc(v.kind) << '\n';
   if (v.kind != "none") {
-    if (v.comm_hash) out << "  communicator " << format::FormatHex(v.comm_hash) << " (" << CountOf(v.nranks, "rank", "ranks") << ")\n";
+    if (v.comm_hash) {
+      out << "  communicator " << format::FormatHex(v.comm_hash) << " (" << CountOf(v.nranks, "rank", "ranks") << ")\n";
+    }
     if (v.seq && detect::IsPointToPointKind(v.kind)) out << "  " << Esc(v.op) << " #" << v.seq << " (numbered per peer)\n";
     else if (v.seq) out << "  collective #" << v.seq << ' ' << Esc(v.op) << '\n';
     else if (!v.op.empty()) out << "  op " << Esc(v.op) << '\n';
-    out << "  " << format::Agree(v.ranks.size(), "culprit", "culprits") << ": " << FormatRanks(v.ranks) << (v.kind == "sync_stuck" ? " (global)" : GlobalRanksNote(a))
-        << '\n';
+    out << "  " << format::Agree(v.ranks.size(), "culprit", "culprits") << ": " << FormatRanks(v.ranks)
+        << (v.kind == "sync_stuck" ? " (global)" : GlobalRanksNote(a)) << '\n';
   }
   out << "  " << Esc(v.summary) << '\n';
   WaitTimes(a, out);
@@ -112,25 +114,22 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
 void RankStates(const Analysis& a, std::ostringstream& out) {
   if (a.ranks.empty()) return;
   using Key = std::tuple<std::string, uint64_t, uint64_t, bool>;
-  std::map<Key, std::vector<int>> groups;
-  std::map<Key, std::vector<const RankRow*>> group_rows;
-  for (const auto& r : a.ranks) {
-    const Key key{r.state, r.last_joined, r.last_completed, r.has_dump};
-    groups[key].push_back(r.rank);
-    group_rows[key].push_back(&r);
-  }
+  std::map<Key, std::vector<const RankRow*>> groups;
+  for (const auto& r : a.ranks) groups[{r.state, r.last_joined, r.last_completed, r.has_dump}].push_back(&r);
   out << "EVIDENCE: each rank's last joined and last completed collective\n";
   size_t lines = 0, rest_ranks = 0;
-  for (const auto& [key, ranks] : groups) {
+  for (const auto& [key, rows] : groups) {
     if (lines++ >= kMaxStateLines) {
-      rest_ranks += ranks.size();
+      rest_ranks += rows.size();
       continue;
     }
     const auto& [state, joined, completed, has_dump] = key;
+    std::vector<int> ranks;
+    ranks.reserve(rows.size());
+    for (const RankRow* r : rows) ranks.push_back(r->rank);
     out << "  " << FormatRanks(ranks) << ": ";
     if (has_dump) out << "joined #" << joined << ", completed #" << completed << ", ";
     out << Esc(state);
-    const auto& rows = group_rows[key];
     const std::string waiting = AgeSpan(rows, &RankRow::waiting_ns);
     if (!waiting.empty()) out << (state.rfind("waiting in ", 0) == 0 ? " for " : ", waiting for ") << waiting;
     const std::string progress = AgeSpan(rows, &RankRow::last_progress_ns);

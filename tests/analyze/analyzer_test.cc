@@ -118,7 +118,7 @@ TEST_CASE("every rank inside a collective that never completes is a collective h
   CHECK(a.verdict.ranks == Ranks{0, 1, 2, 3, 4, 5, 6, 7});
   // The classifier's sentence, as the live log prints it.
   CHECK(a.verdict.summary ==
-        "collective_hang on comm 0xfeedface12345678: #5 AllReduce joined by all 8 rank(s) with a dump has not "
+        "collective_hang on comm 0xfeedface12345678: #5 AllReduce joined by all 8 ranks with a dump has not "
         "completed on ranks 0-7");
   const analyze::Hint* hint = FindHint(a, "p2p_transport");
   REQUIRE(hint);
@@ -428,6 +428,12 @@ TEST_CASE("the JSON report carries the documented verdict keys", "[analyze][repo
   CHECK(report["schema"] == "ncclwatch.analysis");
   CHECK(report["version"] == 2);
   CHECK(report["verdict"]["kind"] == "straggler");
+  // Version 2: names next to the numbers, ages at each rank's dump (crafted_job.h's clock:
+  // detection at base + 100 s, #s enqueued at base + 10 ms + s ms + rank us, completed 0.5 ms later).
+  CHECK(report["ranks"][0]["async_error_name"] == "ncclSuccess");
+  CHECK(report["ranks"][0]["waiting_ns"] == 100'000'000'000 - 20'000'000);
+  CHECK(report["ranks"][2]["waiting_ns"].is_null());
+  CHECK(report["ranks"][2]["last_progress_ns"] == 100'000'000'000 - 18'500'000);
   CHECK(report["verdict"]["comm"] == "0xfeedface12345678");
   CHECK(report["verdict"]["seq"] == 10);
   CHECK(report["verdict"]["op"] == "AllReduce");

@@ -82,7 +82,7 @@ TEST_CASE("analyze prints one verdict with evidence and exits 3 on a hang", "[cl
   CHECK(Has(r.out, "VERDICT: straggler"));
   CHECK(Has(r.out, "communicator 0xfeedface12345678 (8 ranks)"));
   CHECK(Has(r.out, "collective #10 AllReduce"));
-  CHECK(Has(r.out, "culprits: rank 3"));
+  CHECK(Has(r.out, "culprit: rank 3"));
   CHECK(Has(r.out, "skip_batches (/app/data.py:40)"));
   CHECK(Has(r.out, "[data_loading]"));
 }

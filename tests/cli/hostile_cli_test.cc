@@ -155,7 +155,7 @@ TEST_CASE("symlinks to one dump count once against --max-input-bytes", "[cli][bu
   const std::string budget = std::to_string(text.size() * 3 / 2);
   testing::ProcessResult r = Run({"analyze", dir.path(), "--max-input-bytes", budget});
   CHECK(r.exit_status == 0);
-  CHECK(Contains(r.out, "read 1 dumps from 1 host"));
+  CHECK(Contains(r.out, "read 1 dump from 1 host"));
 
   dir.Write("e.json", text);  // a second real file: now over the budget
   testing::ProcessResult over = Run({"analyze", dir.path(), "--max-input-bytes", budget});

@@ -29,7 +29,8 @@ TEXT_RULES = [
     ("stream 0 instead of default stream", re.compile(r"\bstream[= ]0x0\b")),
     ("NCCL version code", re.compile(r"\bnccl \d{4,}\b")),
     ("CUDA version code", re.compile(r"\bcuda (driver|runtime) \d{4,}\b")),
-    ("numeric async error", re.compile(r"\basync[_ ]error -?\d")),
+    # ncclResult_t 0..8 have names; an unknown value prints as its number.
+    ("numeric async error", re.compile(r"\basync[_ ]error [0-8]\b")),
     # Time: ages, never raw CLOCK_MONOTONIC nanoseconds.
     ("raw monotonic time", re.compile(r"\bmono \d|\b\d+ ns\b|(?<![\w.])\d{10,}(?![\w.])")),
     ("blocked since a raw time", re.compile(r"\bblocked since \d")),

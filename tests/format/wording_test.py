@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Grammar and names in every generated text: wording_test.py crafted|sim_straggler.
+"""Grammar and names in every generated text: wording_test.py crafted|sim_straggler|sim_pipeline_stall.
 
 crafted: the dump sets of wording_job (one culprit and two, one dump, a mismatch with fp8,
 custom and unknown datatypes, async errors, a gone rank). sim_straggler: a real 4-rank
 straggler on the sim, through the preload and the watchdog (scenario_test.py's harness).
+sim_pipeline_stall: a 3-stage pipeline whose first stage stalls before its sends (P2P wording).
 Each set's dump texts (*.txt), `analyze`, `analyze --json` and `trace` must break none of the
 rules of wording_rules.py, and print each hex number in one form only. Exit 0 pass, 1 fail.
 """
@@ -71,7 +72,42 @@ def check_set(name, dump_dir, expect=()):
     print(f"{name}: {len(texts)} texts checked")
 
 
+# The lines of issue 20 and their kind: each must break a rule (else the rules prove nothing).
+BAD_LINES = [
+    "straggler on comm 0xfb1: rank 1 have not joined #43 Broadcast",
+    "ranks 0,2 waits in #53",
+    "rank 0 wait in #53",
+    "rank 1 left no dump and are not known to have joined it",
+    "  read 1 dumps from 1 host: vm",
+    "  1 culprit(s) left no dump, so no stacks",
+    "  #3 AllReduce count=1024 dtype=7 redop=0 root=-1 peer=-1 stream=0x0 enqueue=11797585157739",
+    "AllReduce(count=1024, datatype=7, redop=0, root=-1)",
+    "thread 812 blocked since 11797631114999 ns on stream 0x0",
+    "versions: nvidia driver none, cuda driver 13000, cuda runtime 13000, nccl 23203",
+    "comm 0x1 rank 0/2 async_error 6",
+    "incident x at 2026-11-26T02:38:39Z (mono 11797585157739 ns)",
+]
+GOOD_LINES = [
+    "straggler on comm 0xfb1: rank 1 has not joined #43 Broadcast; ranks 0,2-3 joined it 5.0s ago",
+    "  read 1 dump from 1 host: vm; missing ranks: -",
+    "  #3 AllReduce count=1024 datatype=float32 redop=sum root=- peer=- on default stream, enqueued 5.0s ago",
+    "versions: nvidia driver 535.154.05, cuda driver 13.0, cuda runtime 13.0, nccl 2.28.9, kernel 6.1.0",
+]
+
+
+def rules_bite():
+    for line in BAD_LINES:
+        if not wording_rules.problems(line):
+            fail(f"the rules accept a line issue 20 rejects: {line!r}")
+    for line in GOOD_LINES:
+        for p in wording_rules.problems(line):
+            fail(f"the rules reject a correct line: {p}")
+    if not wording_rules.hex_forms({"a": "comm 0xfb1dd03142a6399", "b": "comm 0x0fb1dd03142a6399"}):
+        fail("the rules accept one hash in two hex forms")
+
+
 def crafted():
+    rules_bite()
     job = os.path.join(os.environ["NCCLWATCH_BUILD_DIR"], "bin", "wording_job")
     with tempfile.TemporaryDirectory(prefix="ncclwatch-wording-") as tmp:
         subprocess.run([job, tmp], check=True)
@@ -108,7 +144,22 @@ def sim_straggler():
         job.cleanup()
 
 
-SCENARIOS = {"crafted": crafted, "sim_straggler": sim_straggler}
+def sim_pipeline_stall():
+    sys.path.insert(0, os.path.join(HERE, "..", "p2p"))
+    import p2p_scenarios as p2p
+    import scenario_test as wd
+    # p2p_scenarios.py's pipeline_stall: stage 0 stalls before its sends, stage 1 waits in a Recv.
+    job = p2p.run("wording_p2p", 3, ["--pattern", "pipeline", "--micro-batches", "4", "--stall-rank", "0",
+                                      "--bug-step", "5"], expect_dumps=3)
+    try:
+        check_set("sim_pipeline_stall", job.dump_dir,
+                  ["rank 0 has not posted", "rank 1: waits in Recv #21 from rank 0 (count=", "datatype=float32"])
+        failures.extend(wd.failures)
+    finally:
+        job.cleanup()
+
+
+SCENARIOS = {"crafted": crafted, "sim_straggler": sim_straggler, "sim_pipeline_stall": sim_pipeline_stall}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
