@@ -18,12 +18,12 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "watchdog"))
 
 import wording_rules  # noqa: E402
+from ncclwatch_test import checks, runner  # noqa: E402
 
 CLI = os.path.join(os.environ["NCCLWATCH_BUILD_DIR"], "bin", "ncclwatch")
-failures = []
+failures = checks.failures  # one list: the sim harness's checks land here too
 
 
 def fail(what):
@@ -130,7 +130,7 @@ def crafted():
 
 
 def sim_straggler():
-    import scenario_test as wd
+    import ncclwatch_test.sim_job as wd
     step = 3
     job = wd.run_scenario("wording", 4, ["--tp", "1", "--straggler-rank", "2", "--straggler-step", str(step),
                                          "--straggler-sec", "60"], expect_dumps=4)
@@ -139,7 +139,6 @@ def sim_straggler():
         check_set("sim_straggler", job.dump_dir,
                   [f"rank 2 has not joined #{seq} AllReduce", "datatype=float32", "redop=sum", "nccl 2.",
                    "waiting in #", "ago"])
-        failures.extend(wd.failures)
     finally:
         job.cleanup()
 
@@ -147,14 +146,12 @@ def sim_straggler():
 def sim_pipeline_stall():
     sys.path.insert(0, os.path.join(HERE, "..", "p2p"))
     import p2p_scenarios as p2p
-    import scenario_test as wd
     # p2p_scenarios.py's pipeline_stall: stage 0 stalls before its sends, stage 1 waits in a Recv.
     job = p2p.run("wording_p2p", 3, ["--pattern", "pipeline", "--micro-batches", "4", "--stall-rank", "0",
                                       "--bug-step", "5"], expect_dumps=3)
     try:
         check_set("sim_pipeline_stall", job.dump_dir,
                   ["rank 0 has not posted", "rank 1: waits in Recv #21 from rank 0 (count=", "datatype=float32"])
-        failures.extend(wd.failures)
     finally:
         job.cleanup()
 
@@ -162,9 +159,4 @@ def sim_pipeline_stall():
 SCENARIOS = {"crafted": crafted, "sim_straggler": sim_straggler, "sim_pipeline_stall": sim_pipeline_stall}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: wording_test.py " + "|".join(SCENARIOS))
-        sys.exit(2)
-    SCENARIOS[sys.argv[1]]()
-    print(f"{sys.argv[1]}: {'FAILED' if failures else 'passed'}")
-    sys.exit(1 if failures else 0)
+    sys.exit(runner.run_named(SCENARIOS, sys.argv))
