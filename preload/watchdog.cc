@@ -317,7 +317,7 @@ class Poller {
     if (!key) return;
     if (open_.size() >= kMaxOpenIncidents) open_.erase(open_.begin());
     open_.push_back(OpenIncident{*key, dump::ResolutionOf(d), dump::ResolutionPathFor(d, settings_.dump_dir),
-                                 d.verdict.kind, d.verdict.comm_hash, d.verdict.seq, d.verdict.op});
+                                 detect::ToString(d.verdict.kind), d.verdict.comm_hash, d.verdict.seq, d.verdict.op});
   }
 
   // Every rank that dumped records, next to its dump, that the incident completed after all.

@@ -16,13 +16,12 @@ namespace {
 constexpr size_t kMaxFramesPerThread = 12;
 constexpr size_t kMaxThreadsPerRank = 6;
 
-std::string StateOf(const RankEntry& entry, uint64_t seq) {
-  const dump::CommDump& c = *entry.comm;
+std::string StateOf(const detect::CommFacts& c, uint64_t seq) {
   if (c.init_done_ns == 0) return "init not done";
-  if (seq == 0) return c.last_enqueued_seq > entry.last_completed ? "in flight" : "idle";
+  if (seq == 0) return c.last_enqueued_seq > c.last_completed_seq ? "in flight" : "idle";
   std::string n = "#" + std::to_string(seq);
   if (c.last_enqueued_seq < seq) return "not joined " + n;
-  if (entry.last_completed < seq) return "waiting in " + n;
+  if (c.last_completed_seq < seq) return "waiting in " + n;
   return "completed " + n;
 }
 
@@ -43,7 +42,7 @@ std::vector<const dump::NativeThread*> OrderThreads(const dump::RankDump& d) {
 std::string ThreadTitle(const dump::RankDump& d, const dump::NativeThread& t) {
   std::string title = "thread " + std::to_string(t.tid) + " \"" + t.name + "\"";
   for (const auto& s : d.host_syncs) {
-    if (s.tid == t.tid) title += " (blocked in " + s.target + " sync)";
+    if (s.tid == t.tid) title += " (blocked in " + detect::ToString(s.target) + " sync)";
   }
   if (!t.answered) title += " (did not answer; state " + t.state + ")";
   return title;
@@ -109,9 +108,9 @@ std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict
     row.pid = d.process.pid;
     row.init_done = c.init_done_ns != 0;
     row.last_joined = c.last_enqueued_seq;
-    row.last_completed = it->second.last_completed;
+    row.last_completed = c.last_completed_seq;
     row.async_error = c.async_error;
-    row.state = StateOf(it->second, verdict.seq);
+    row.state = StateOf(c, verdict.seq);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -20,12 +20,14 @@
 #include <vector>
 
 #include "core/analyze/analysis.h"
+#include "core/analyze/comm_table.h"
 #include "core/dump/dump.h"
 
 namespace ncclwatch::analyze {
 
 struct HintInput {
   const ReportedVerdict* verdict = nullptr;
+  const CommTable* table = nullptr;  // the verdict's communicator; nullptr for sync_stuck and none
   std::vector<std::pair<int, const dump::RankDump*>> culprits;  // culprit rank -> its dump
   std::vector<const dump::RankDump*> dumps;                     // every dump analysed
   const std::vector<FingerprintRow>* fingerprints = nullptr;

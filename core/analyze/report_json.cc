@@ -9,7 +9,7 @@ namespace {
 using nlohmann::json;
 
 json VerdictJson(const ReportedVerdict& v) {
-  return json{{"kind", v.kind},
+  return json{{"kind", detect::ToString(v.kind)},
               {"comm", v.comm_hash ? json(format::FormatHex(v.comm_hash)) : json(nullptr)},
               {"nranks", v.nranks},
               {"seq", v.seq},

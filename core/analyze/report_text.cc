@@ -46,13 +46,13 @@ std::string GlobalRanksNote(const Analysis& a) {
 
 void Verdict(const Analysis& a, std::ostringstream& out) {
   const auto& v = a.verdict;
-  out << "VERDICT: " << Esc(v.kind) << '\n';
-  if (v.kind != "none") {
+  out << "VERDICT: " << detect::ToString(v.kind) << '\n';
+  if (v.kind != detect::VerdictKind::kNone) {
     if (v.comm_hash) out << "  communicator " << format::FormatHex(v.comm_hash) << " (" << v.nranks << " ranks)\n";
     if (v.seq && detect::IsPointToPointKind(v.kind)) out << "  " << Esc(v.op) << " #" << v.seq << " (numbered per peer)\n";
     else if (v.seq) out << "  collective #" << v.seq << ' ' << Esc(v.op) << '\n';
     else if (!v.op.empty()) out << "  op " << Esc(v.op) << '\n';
-    out << "  culprits: " << FormatRanks(v.ranks) << (v.kind == "sync_stuck" ? " (global)" : GlobalRanksNote(a))
+    out << "  culprits: " << FormatRanks(v.ranks) << (v.kind == detect::VerdictKind::kSyncStuck ? " (global)" : GlobalRanksNote(a))
         << '\n';
   }
   out << "  " << Esc(v.summary) << '\n';

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/dump/records_in_order.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
 #include "core/format/rank_list.h"
@@ -16,7 +17,7 @@ using format::FormatRangeList;
 // escaped so that reading the .txt with `less -R` or `cat` cannot drive the terminal.
 std::string Esc(std::string_view text) { return format::EscapeForTerminal(text); }
 
-std::string ExitText(const ProcessExit& e) {
+std::string ExitText(const detect::ExitFacts& e) {
   if (!e.recorded) return "killed or crashed (no exit recorded)";
   const std::string when = e.exit_ns ? " at mono " + std::to_string(e.exit_ns) + " ns" : "";
   if (e.signal != 0) return "fatal signal " + std::to_string(e.signal) + when;
@@ -40,7 +41,7 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
   }
   out << '\n';
   const auto& v = d.verdict;
-  out << "verdict " << Esc(v.kind) << " comm " << FormatHex(v.comm_hash) << " #" << v.seq << ' ' << Esc(v.op)
+  out << "verdict " << detect::ToString(v.kind) << " comm " << FormatHex(v.comm_hash) << " #" << v.seq << ' ' << Esc(v.op)
       << " culprits " << FormatRangeList(v.culprit_ranks) << " others " << FormatRangeList(v.other_ranks)
       << (v.partial ? " (partial view)" : "") << "\n  " << Esc(v.summary) << "\n\n";
   const auto& e = d.environment;
@@ -58,7 +59,8 @@ void RenderComms(const RankDump& d, std::ostringstream& out) {
         << " enqueued #" << c.last_enqueued_seq << " completed #" << c.last_completed_seq << " async_error "
         << c.async_error << (c.left ? " LEFT (destroyed/finalized/aborted/revoked by this rank)" : "")
         << (c.untracked_ops ? " untracked ops " + std::to_string(c.untracked_ops) : "") << '\n';
-    for (const auto& r : c.records) {
+    for (const detect::RecordFacts* record : RecordsInIssueOrder(c)) {
+      const detect::RecordFacts& r = *record;
       out << "  #" << r.seq << ' ' << Esc(r.op) << " count=" << r.count << " dtype=" << r.datatype
           << " redop=" << r.redop << " root=" << r.root << " peer=" << r.peer << " stream=" << FormatHex(r.stream)
           << " enqueue=" << r.enqueue_ns << " complete=" << (r.complete_ns ? std::to_string(r.complete_ns) : "-")
@@ -66,7 +68,7 @@ void RenderComms(const RankDump& d, std::ostringstream& out) {
     }
   }
   for (const auto& s : d.host_syncs) {
-    out << "thread " << s.tid << " blocked since " << s.since_ns << " ns on " << Esc(s.target) << ' '
+    out << "thread " << s.tid << " blocked since " << s.blocked_since_ns << " ns on " << detect::ToString(s.target) << ' '
         << FormatHex(s.handle) << '\n';
   }
   out << '\n';

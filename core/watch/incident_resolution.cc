@@ -85,7 +85,7 @@ bool SyncReturned(const IncidentKey& key, const shm::JobSnapshot& snapshot) {
 }  // namespace
 
 std::optional<IncidentKey> IncidentKeyOf(const dump::LocalVerdict& verdict, const std::string& incident_id) {
-  const std::optional<detect::VerdictKind> kind = detect::ParseVerdictKind(verdict.kind);
+  const std::optional<detect::VerdictKind>& kind = verdict.kind;
   if (!kind) return std::nullopt;
   IncidentKey key;
   key.kind = *kind;
