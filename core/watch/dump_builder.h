@@ -17,7 +17,7 @@
 
 namespace ncclwatch::watch {
 
-// Records kept per communicator in a dump.
+// Collective records, and as many P2P records, kept per communicator in a dump.
 inline constexpr size_t kRecordsPerCommInDump = 64;
 
 dump::LocalVerdict ToLocalVerdict(const detect::Verdict& verdict);
