@@ -1,7 +1,8 @@
 // Remediation hints for the known field causes of NCCL hangs. A hint is emitted only with
 // evidence from the dumps that ties it to this incident; each hint lists that evidence.
-//   p2p_transport          collective_hang (every rank in #S, none completes)
-//   data_loading           straggler whose innermost user frames are in data loading
+//   p2p_transport          collective_hang (every rank in #S, none completes), p2p_hang (both
+//                          sides of a pair posted, neither completes)
+//   data_loading           straggler or p2p_straggler whose innermost user frames are in data loading
 //   broadcast_divergence   mismatch where a Broadcast is issued by only some ranks
 //   collective_divergence  any other mismatch
 //   init_transport         init_hang

@@ -14,8 +14,8 @@
 //     out; untracked_ops is copied;
 //   * a host sync keeps its thread; a device sync's handle is the device ordinal, 0 unknown.
 // The hang dump keeps exactly these facts (core/watch/dump_builder.h).
-#ifndef NCCLWATCH_CORE_WATCH_HOST_VIEW_ADAPTER_H_
-#define NCCLWATCH_CORE_WATCH_HOST_VIEW_ADAPTER_H_
+#ifndef NCCLWATCH_CORE_WATCH_FACTS_FROM_SNAPSHOT_H_
+#define NCCLWATCH_CORE_WATCH_FACTS_FROM_SNAPSHOT_H_
 
 #include <cstddef>
 
@@ -35,4 +35,4 @@ detect::JobFacts FactsFromSnapshot(const shm::JobSnapshot& snapshot, size_t max_
 
 }  // namespace ncclwatch::watch
 
-#endif  // NCCLWATCH_CORE_WATCH_HOST_VIEW_ADAPTER_H_
+#endif  // NCCLWATCH_CORE_WATCH_FACTS_FROM_SNAPSHOT_H_

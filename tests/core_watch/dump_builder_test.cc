@@ -5,6 +5,7 @@
 #include "../dump/temp_dir.h"
 #include "core/dump/dump_reader.h"
 #include "core/dump/dump_writer.h"
+#include "core/watch/facts_from_snapshot.h"
 #include "snapshot_builder.h"
 
 namespace ncclwatch::watch {
@@ -212,6 +213,48 @@ TEST_CASE("gone processes sharing a communicator get a dump on their behalf; oth
   const dump::WriteResult written = dump::WriteDump(e, dir.path());
   REQUIRE(written.ok());
   CHECK(written.json_path == dir.File("rank2-hostA-102-rank_exited-0xfeed-5.json"));
+}
+
+}  // namespace
+}  // namespace ncclwatch::watch
+
+namespace ncclwatch::watch {
+namespace {
+
+// One model: what the dump keeps of a process is exactly what the live detector judged.
+TEST_CASE("the dump's communicators and host syncs are the process's facts", "[builder]") {
+  shm::ProcessView self = Process(321, 0);
+  shm::CommView ready = ReadyComm(0xfeed, 0, 2, 3, 2);
+  shm::RecordView send = testing::Record(1, shm::Op::kSend, 3'500'000'000ull);
+  send.root_or_peer = 1;
+  ready.records.push_back(send);
+  shm::CommView suspended = ReadyComm(0x5b5, 0, 2, 1, 1);
+  suspended.state = shm::CommState::kSuspended;
+  shm::CommView failed = ReadyComm(0xfa1, 0, 2, 0, 0);
+  failed.state = shm::CommState::kInitFailed;
+  self.comms = {ready, suspended, failed};
+  shm::SyncView device_sync;
+  device_sync.tid = 7;
+  device_sync.kind = shm::SyncKind::kDevice;
+  device_sync.device = -1;  // unknown device
+  device_sync.blocked_since_ns = 99;
+  self.sync_slots.push_back(device_sync);
+
+  const detect::ProcessFacts facts = ProcessFactsFromSnapshot(self, kRecordsPerCommInDump);
+  dump::RankDump d;
+  AddPublishedState(self, kRecordsPerCommInDump, &d);
+  REQUIRE(d.comms.size() == 1);  // neither the suspended communicator nor the failed init
+  REQUIRE(facts.comms.size() == 1);
+  CHECK(d.comms[0].comm_hash == 0xfeed);
+  CHECK(d.comms[0].records.size() == 3);
+  REQUIRE(d.comms[0].p2p_records.size() == 1);  // the Send, apart from the collectives, with its peer
+  CHECK(d.comms[0].p2p_records[0].peer == 1);
+  CHECK(d.comms[0].p2p_records[0].peer == facts.comms[0].p2p_records[0].peer);
+  REQUIRE(d.host_syncs.size() == 1);
+  CHECK(d.host_syncs[0].tid == 7);
+  CHECK(d.host_syncs[0].handle == 0);  // clamped, live and in the dump alike
+  REQUIRE(facts.syncs.size() == 1);
+  CHECK(facts.syncs[0].handle == d.host_syncs[0].handle);
 }
 
 }  // namespace

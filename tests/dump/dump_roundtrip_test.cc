@@ -188,3 +188,24 @@ TEST_CASE("the NVIDIA driver version is read from the proc file, or empty withou
   CHECK(dump::ReadNvidiaDriverVersion(dir.File("open")) == "535.154.05");
   CHECK(dump::ReadNvidiaDriverVersion(dir.File("absent")).empty());
 }
+
+TEST_CASE("collectives and P2P ops share one records list on disk, in issue order, and split on reading",
+          "[dump]") {
+  dump::RankDump d = testing::MakeRankDump(0, 2);
+  testing::Issue(d, 3, 3);  // AllReduce #1..#3, enqueued 1 ms apart
+  detect::RecordFacts send = testing::Comm(d).records[1];
+  send.op = "Send";
+  send.seq = 1;
+  send.peer = 1;
+  send.enqueue_ns += 1;  // right after AllReduce #2
+  testing::Comm(d).p2p_records.push_back(send);
+  const nlohmann::json doc = dump::ToJson(d);
+  std::vector<std::string> ops;
+  for (const auto& r : doc["comms"][0]["records"]) ops.push_back(r["op"]);
+  CHECK(ops == std::vector<std::string>{"AllReduce", "AllReduce", "Send", "AllReduce"});
+  const dump::RankDump read = dump::FromJson(doc);
+  CHECK(read.comms[0].records.size() == 3);
+  REQUIRE(read.comms[0].p2p_records.size() == 1);
+  CHECK(read.comms[0].p2p_records[0].peer == 1);
+  CHECK(dump::ToJson(read) == doc);  // written again unchanged
+}
