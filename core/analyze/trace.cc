@@ -62,10 +62,11 @@ std::map<std::pair<uint64_t, uint64_t>, uint64_t> Completions(const std::vector<
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> out;
   for (const auto* d : host_dumps) {
     for (const auto& c : d->comms) {
-      for (const detect::RecordFacts* r : dump::RecordsInIssueOrder(c)) {
-        if (r->complete_ns == 0) continue;
-        uint64_t& slot = out[{c.comm_hash, r->seq}];
-        slot = std::max(slot, r->complete_ns);
+      for (const detect::RecordFacts* record : dump::RecordsInIssueOrder(c)) {
+        const auto& r = *record;
+        if (r.complete_ns == 0) continue;
+        uint64_t& slot = out[{c.comm_hash, r.seq}];
+        slot = std::max(slot, r.complete_ns);
       }
     }
   }
@@ -149,8 +150,9 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
   int64_t origin = INT64_MAX;
   for (const auto& t : tracks) {
     for (const auto& c : t.dump->comms) {
-      for (const detect::RecordFacts* r : dump::RecordsInIssueOrder(c)) {
-        if (r->enqueue_ns) origin = std::min(origin, aligned(*t.dump, r->enqueue_ns));
+      for (const detect::RecordFacts* record : dump::RecordsInIssueOrder(c)) {
+        const auto& r = *record;
+        if (r.enqueue_ns) origin = std::min(origin, aligned(*t.dump, r.enqueue_ns));
       }
     }
     origin = std::min(origin, aligned(*t.dump, t.dump->incident.detected_mono_ns));
@@ -164,9 +166,10 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
     for (const auto& t : tracks) {
       for (const auto& other : t.dump->comms) {
         if (other.comm_hash != verdict.comm_hash) continue;
-        for (const detect::RecordFacts* r : dump::RecordsInIssueOrder(other)) {
-          if (r->seq != verdict.seq || r->enqueue_ns == 0 || r->peer >= 0) continue;
-          const int64_t at = aligned(*t.dump, r->enqueue_ns);
+        for (const detect::RecordFacts* record : dump::RecordsInIssueOrder(other)) {
+          const auto& r = *record;
+          if (r.seq != verdict.seq || r.enqueue_ns == 0 || r.peer >= 0) continue;
+          const int64_t at = aligned(*t.dump, r.enqueue_ns);
           if (!verdict_first_in || at < *verdict_first_in) verdict_first_in = at;
         }
       }
