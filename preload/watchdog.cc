@@ -289,7 +289,7 @@ class Poller {
     if (!key) return;
     if (open_.size() >= kMaxOpenIncidents) open_.erase(open_.begin());
     open_.push_back(OpenIncident{*key, dump::ResolutionOf(d),
-                                 {d.verdict.kind, d.verdict.comm_hash, d.verdict.seq, d.verdict.op,
+                                 {detect::ToString(d.verdict.kind), d.verdict.comm_hash, d.verdict.seq, d.verdict.op,
                                   dump::ResolutionPathFor(d, settings_.dump_dir)}});
   }
 

@@ -39,7 +39,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
     std::fputs(analyze::RenderTextReport(analysis).c_str(), stdout);  // escaped by the renderer
   }
   // A job whose every incident completed after all (slow, not hung) ended well.
-  return analysis.verdict.kind == "none" || analysis.verdict.resolved ? kExitOk : kExitIncident;
+  return analysis.verdict.kind == detect::VerdictKind::kNone || analysis.verdict.resolved ? kExitOk : kExitIncident;
 }
 
 }  // namespace

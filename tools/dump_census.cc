@@ -48,7 +48,7 @@ std::map<std::pair<std::string, std::string>, DumpCounts> DumpCensus::Scan(std::
         facts.host = d.process.host;
         facts.incident = d.incident.id;
         // Only the documented kinds become label values: a forged dump cannot add series.
-        facts.kind = detect::ParseVerdictKind(d.verdict.kind) ? d.verdict.kind : "unknown";
+        facts.kind = detect::ToString(d.verdict.kind);  // "unknown" for any other kind
       }
     }
     if (!facts.valid) ++rejected;

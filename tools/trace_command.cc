@@ -41,7 +41,7 @@ int RunTrace(const TraceOptions& options) {
   }
   std::printf("wrote %s: %zu ranks, verdict %s; open it in ui.perfetto.dev or chrome://tracing\n",
               format::EscapeForTerminal(options.output).c_str(), analysis.dumps_read,
-              format::EscapeForTerminal(analysis.verdict.kind).c_str());
+              detect::ToString(analysis.verdict.kind).c_str());
   return kExitOk;
 }
 

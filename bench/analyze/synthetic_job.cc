@@ -9,9 +9,9 @@ constexpr int kRanksPerHost = 8;
 constexpr uint64_t kRecordsPerComm = 64;
 constexpr uint64_t kWorldSeq = 100000;
 
-dump::CommDump Comm(uint64_t hash, int rank, int nranks, uint64_t last_enqueued, uint64_t last_completed,
+detect::CommFacts Comm(uint64_t hash, int rank, int nranks, uint64_t last_enqueued, uint64_t last_completed,
                      const char* op) {
-  dump::CommDump c;
+  detect::CommFacts c;
   c.comm_hash = hash;
   c.rank = rank;
   c.nranks = nranks;
@@ -21,7 +21,7 @@ dump::CommDump Comm(uint64_t hash, int rank, int nranks, uint64_t last_enqueued,
   c.last_enqueued_seq = last_enqueued;
   c.last_completed_seq = last_completed;
   for (uint64_t s = last_enqueued - kRecordsPerComm + 1; s <= last_enqueued; ++s) {
-    dump::CollectiveRecord r;
+    detect::RecordFacts r;
     r.seq = s;
     r.op = op;
     r.count = 25'165'824;

@@ -10,15 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "core/detect/verdict.h"
+
 namespace ncclwatch::analyze {
 
 // The verdict as `analyze` reports it: the one classifier's first detect::Verdict
 // (core/detect/verdict.h) with its culprits expanded to a full rank list, plus whether the
 // incident resolved. Kept apart from detect::Verdict because it is the report's schema.
 struct ReportedVerdict {
-  // straggler|mismatch|collective_hang|init_hang|sync_stuck|rank_exited|p2p_mismatch|
-  // p2p_deadlock|p2p_straggler|p2p_hang|none
-  std::string kind = "none";
+  // Text only in the report (detect::ToString: "straggler", "p2p_hang", ..., "none").
+  detect::VerdictKind kind = detect::VerdictKind::kNone;
   uint64_t comm_hash = 0;   // 0 for sync_stuck and none
   int nranks = 0;
   // 1-based collective number; for p2p_* the per-peer number of `op`; 0 for init_hang,
@@ -44,7 +45,7 @@ struct RankRow {
   bool init_done = false;
   uint64_t last_joined = 0;     // last enqueued collective number
   uint64_t last_completed = 0;
-  std::string state;            // see StateAt() in comm_table.h
+  std::string state;            // see BuildRankRows() in evidence.h
   int async_error = 0;          // ncclResult_t
   // Ages at this rank's own dump (its host's clock; never compared across hosts), unknown
   // (nullopt) when the dump lacks the times:

@@ -29,7 +29,7 @@ constexpr size_t kMaxStackGroups = 8;
 // for the reported verdict only: O(nranks), up to 2^20.
 ReportedVerdict ToReportedVerdict(const detect::Verdict& v) {
   ReportedVerdict out;
-  out.kind = detect::ToString(v.kind);
+  out.kind = v.kind;
   out.comm_hash = v.comm_hash;
   out.nranks = v.nranks;
   out.seq = v.seq;
@@ -128,10 +128,12 @@ Analysis Analyze(const dump::DumpSet& set) {
   for (const auto* d : dumps) hosts.insert(d->process.host);
   a.hosts.assign(hosts.begin(), hosts.end());
 
-  std::vector<CommTable> tables = BuildCommTables(dumps);
   // The one classifier, over the facts of every dump (Scope::kJob: no thresholds, no
-  // clocks); its first verdict is the most important one (detector.h).
-  const std::vector<detect::Verdict> verdicts = detect::Classify(FactsFromDumps(dumps), detect::DetectConfig{}, 0);
+  // clocks); its first verdict is the most important one (detector.h). The evidence reads
+  // the same facts (completion included) through the tables.
+  const detect::JobFacts facts = FactsFromDumps(dumps);
+  std::vector<CommTable> tables = BuildCommTables(dumps, facts);
+  const std::vector<detect::Verdict> verdicts = detect::Classify(facts, detect::DetectConfig{}, 0);
   if (verdicts.empty()) {
     a.verdict.source = "merged";
     a.verdict.summary = "no communicator is stuck: nothing in flight and every init finished";
@@ -152,11 +154,11 @@ Analysis Analyze(const dump::DumpSet& set) {
     ReportedVerdict rows_at = a.verdict;
     if (detect::IsPointToPointKind(a.verdict.kind)) rows_at.seq = 0;
     a.ranks = BuildRankRows(*table, rows_at);
-    if (a.verdict.kind == "mismatch") a.fingerprints = BuildFingerprints(*table, a.verdict.seq);
+    if (a.verdict.kind == detect::VerdictKind::kMismatch) a.fingerprints = BuildFingerprints(*table, a.verdict.seq);
   }
   auto culprits = CulpritDumps(a.verdict, table, dumps, &a.culprits_without_stacks);
   a.stacks = BuildStackGroups(culprits, kMaxStackGroups);
-  HintInput input{&a.verdict, culprits, dumps, &a.fingerprints};
+  HintInput input{&a.verdict, table, culprits, dumps, &a.fingerprints};
   a.hints = BuildHints(input);
   AddNotes(tables, verdicts, &a);
   return a;

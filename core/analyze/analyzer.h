@@ -4,9 +4,9 @@
 // Communicators are aligned by commHash and ranks by collective number; monotonic times
 // of different hosts are never compared. Missing ranks are tolerated and listed.
 // The verdict is the first of the one classifier (core/detect/detector.h) over the facts of
-// every dump (facts_from_dumps.h, Scope::kJob), the same rules and order as live: mismatch,
-// rank_exited, init_hang, straggler, collective_hang, sync_stuck; among equals, the
-// communicator with the most ranks. The ranks' own dumped verdicts are never adopted:
+// every dump (facts_from_dumps.h, Scope::kJob), the same rules and order as live
+// (detect::VerdictKind's order, core/detect/README.md); among equals, the communicator with
+// the most ranks. The ranks' own dumped verdicts are never adopted:
 // a rank that exited is in the set as the dump its peer wrote for it.
 #ifndef NCCLWATCH_CORE_ANALYZE_ANALYZER_H_
 #define NCCLWATCH_CORE_ANALYZE_ANALYZER_H_

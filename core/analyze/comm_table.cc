@@ -5,7 +5,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "core/analyze/facts_from_dumps.h"
 
 namespace ncclwatch::analyze {
 
@@ -33,7 +32,7 @@ std::vector<int> CommTable::MissingRanks() const {
   return missing;
 }
 
-const dump::CollectiveRecord* CommTable::Record(int rank, uint64_t seq) const {
+const detect::RecordFacts* CommTable::Record(int rank, uint64_t seq) const {
   auto it = ranks.find(rank);
   if (it == ranks.end()) return nullptr;
   for (const auto& record : it->second.comm->records) {
@@ -54,14 +53,14 @@ std::vector<const dump::RankDump*> LatestPerProcess(const std::vector<const dump
   return out;
 }
 
-std::vector<CommTable> BuildCommTables(const std::vector<const dump::RankDump*>& dumps) {
+std::vector<CommTable> BuildCommTables(const std::vector<const dump::RankDump*>& dumps, const detect::JobFacts& facts) {
   std::unordered_map<uint64_t, CommTable> by_hash;
-  for (const auto* d : dumps) {
-    for (const auto& comm : d->comms) {
+  for (size_t i = 0; i < dumps.size() && i < facts.processes.size(); ++i) {
+    for (const detect::CommFacts& comm : facts.processes[i].comms) {
       CommTable& table = by_hash[comm.comm_hash];
       table.comm_hash = comm.comm_hash;
       table.nranks = std::max(table.nranks, comm.nranks);
-      table.ranks[comm.rank] = RankEntry{d, &comm, EffectiveLastCompleted(comm)};
+      table.ranks[comm.rank] = RankEntry{dumps[i], &comm};
     }
   }
   std::vector<CommTable> tables;

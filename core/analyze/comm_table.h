@@ -1,7 +1,8 @@
-// Aligns every rank's dump of each communicator by commHash and rank, across hosts, for the
-// evidence sections of a report (rank rows, fingerprints, stacks). It judges nothing: the
-// verdict comes from the one classifier over facts_from_dumps.h. Monotonic times of
-// different hosts are never compared here: only collective numbers.
+// Aligns every rank's facts of each communicator by commHash and rank, across hosts, for the
+// evidence sections of a report (rank rows, fingerprints, stacks, hints). It judges nothing:
+// the verdict comes from the one classifier over the same facts (facts_from_dumps.h), and
+// completion is read from them, never derived again. Monotonic times of different hosts are
+// never compared here: only collective numbers.
 #ifndef NCCLWATCH_CORE_ANALYZE_COMM_TABLE_H_
 #define NCCLWATCH_CORE_ANALYZE_COMM_TABLE_H_
 
@@ -9,6 +10,7 @@
 #include <map>
 #include <vector>
 
+#include "core/detect/facts.h"
 #include "core/dump/dump.h"
 #include "core/format/rank_list.h"
 
@@ -16,10 +18,9 @@ namespace ncclwatch::analyze {
 
 struct RankEntry {
   const dump::RankDump* dump = nullptr;
-  const dump::CommDump* comm = nullptr;
-  // The highest #N complete on this rank, as the classifier's facts have it
-  // (analyze::EffectiveLastCompleted, facts_from_dumps.h).
-  uint64_t last_completed = 0;
+  // This rank's communicator as the classifier judged it (FactsFromDumps): collectives in
+  // ascending #N, last_completed_seq the effective completion.
+  const detect::CommFacts* comm = nullptr;
 };
 
 struct CommTable {
@@ -34,15 +35,17 @@ struct CommTable {
   std::vector<format::RankRange> MissingRanges() const;
   bool HasMissingRanks() const { return ranks.size() < static_cast<size_t>(nranks); }
   // The record of collective `seq` on `rank`, or nullptr when it fell out of the window.
-  const dump::CollectiveRecord* Record(int rank, uint64_t seq) const;
+  const detect::RecordFacts* Record(int rank, uint64_t seq) const;
 };
 
 // When one process wrote dumps for several incidents, only its latest (by wall clock of
 // its own host) is kept: the analysis is about the current state of the job.
 std::vector<const dump::RankDump*> LatestPerProcess(const std::vector<const dump::RankDump*>& dumps);
 
-// One table per communicator hash, sorted by descending nranks then hash.
-std::vector<CommTable> BuildCommTables(const std::vector<const dump::RankDump*>& dumps);
+// One table per communicator hash, sorted by descending nranks then hash. `facts` is
+// FactsFromDumps(dumps) (facts.processes[i] from dumps[i]); the tables point into both, which
+// must outlive them.
+std::vector<CommTable> BuildCommTables(const std::vector<const dump::RankDump*>& dumps, const detect::JobFacts& facts);
 
 }  // namespace ncclwatch::analyze
 

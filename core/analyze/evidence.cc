@@ -18,13 +18,12 @@ namespace ncclwatch::analyze {
 namespace {
 
 
-std::string StateOf(const RankEntry& entry, uint64_t seq) {
-  const dump::CommDump& c = *entry.comm;
+std::string StateOf(const detect::CommFacts& c, uint64_t seq) {
   if (c.init_done_ns == 0) return "init not done";
-  if (seq == 0) return c.last_enqueued_seq > entry.last_completed ? "in flight" : "idle";
+  if (seq == 0) return c.last_enqueued_seq > c.last_completed_seq ? "in flight" : "idle";
   std::string n = "#" + std::to_string(seq);
   if (c.last_enqueued_seq < seq) return "not joined " + n;
-  if (entry.last_completed < seq) return "waiting in " + n;
+  if (c.last_completed_seq < seq) return "waiting in " + n;
   return "completed " + n;
 }
 
@@ -67,9 +66,9 @@ std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict
     row.pid = d.process.pid;
     row.init_done = c.init_done_ns != 0;
     row.last_joined = c.last_enqueued_seq;
-    row.last_completed = it->second.last_completed;
+    row.last_completed = c.last_completed_seq;
     row.async_error = c.async_error;
-    row.state = StateOf(it->second, verdict.seq);
+    row.state = StateOf(c, verdict.seq);
     // Its oldest incomplete collective, or the earliest kept one after it when that record
     // has been dropped (a lower bound on the wait). A hostile last_completed of 2^64-1 waits
     // in nothing (pending 0 would match every record).

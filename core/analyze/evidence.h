@@ -10,7 +10,8 @@
 namespace ncclwatch::analyze {
 
 // Every rank of the communicator, with or without a dump. States:
-//   "no dump", "init not done", "not joined #S", "waiting in #S", "completed #S", "idle".
+//   "no dump", "init not done", "not joined #S", "waiting in #S", "completed #S"; with no
+//   collective number (verdict.seq 0: init_hang, p2p_*), "in flight" or "idle".
 std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict& verdict);
 
 // The collectives from #seq-2 to #seq+2, one cell per rank with a dump.

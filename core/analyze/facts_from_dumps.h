@@ -1,11 +1,11 @@
 // Offline producer of the job model: every dump of a job, as detect::JobFacts with
-// Scope::kJob, for the one classifier (core/detect/detector.h). The live producer is
-// core/watch/facts_from_snapshot.h; both fill the same fields the same way, so the same
-// state of a job gets the same verdict live and offline.
+// Scope::kJob, for the one classifier (core/detect/detector.h). A dump already holds the
+// model's types (core/dump/dump.h), as the live producer (core/watch/facts_from_snapshot.h)
+// filled them; this only guards against what a file may hold that the watchdog never writes,
+// so the same state of a job gets the same verdict live and offline.
 #ifndef NCCLWATCH_CORE_ANALYZE_FACTS_FROM_DUMPS_H_
 #define NCCLWATCH_CORE_ANALYZE_FACTS_FROM_DUMPS_H_
 
-#include <string>
 #include <vector>
 
 #include "core/detect/facts.h"
@@ -14,13 +14,12 @@
 namespace ncclwatch::analyze {
 
 // One ProcessFacts per dump, in the order given (processes[i] comes from dumps[i]).
-// Collectives are kept in ascending #N, the first record of a number only; P2P ops
-// (detect/p2p_op.h, the live producer's predicate) go to p2p_records; completion is
-// detect::EffectiveLastCompleted over the dump's counter and records, as live.
+// Collectives are kept in ascending #N, the first record of a number only, with no peer;
+// P2P ops the first of each (direction, peer, number), the newest kMaxP2PRecordsPerComm;
+// idle host-sync slots are dropped. Completion is detect::EffectiveLastCompleted over the
+// dump's counter and records, as live: the one place analyze computes it (the evidence reads
+// it from these facts).
 detect::JobFacts FactsFromDumps(const std::vector<const dump::RankDump*>& dumps);
-
-// The rank's completion as the live producer computes it (detect/completion.h).
-uint64_t EffectiveLastCompleted(const dump::CommDump& comm);
 
 }  // namespace ncclwatch::analyze
 

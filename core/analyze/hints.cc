@@ -9,9 +9,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "core/analyze/facts_from_dumps.h"
 #include "core/analyze/user_frames.h"
-#include "core/detect/p2p_op.h"
 #include "core/format/rank_list.h"
 
 namespace ncclwatch::analyze {
@@ -61,7 +59,7 @@ std::string DriverEvidence(const std::vector<const dump::RankDump*>& dumps) {
 void P2PTransport(const HintInput& in, std::vector<Hint>* hints) {
   Hint h;
   h.id = "p2p_transport";
-  h.advice = std::string(in.verdict->kind == "p2p_hang"
+  h.advice = std::string(in.verdict->kind == detect::VerdictKind::kP2PHang
                              ? "Both ranks of the pair posted matching Send/Recv ops and they never complete: "
                              : "Every rank is inside the same collective and it never completes: ") +
              "test the P2P path with "
@@ -161,21 +159,7 @@ void InitTransport(const HintInput& in, std::vector<Hint>* hints) {
   hints->push_back(std::move(h));
 }
 
-const dump::CommDump* CommOf(const dump::RankDump& d, uint64_t comm_hash) {
-  for (const auto& c : d.comms) {
-    if (c.comm_hash == comm_hash) return &c;
-  }
-  return nullptr;
-}
-
-const dump::CollectiveRecord* RecordAt(const dump::CommDump& c, uint64_t seq) {
-  for (const auto& r : c.records) {
-    if (r.seq == seq) return &r;
-  }
-  return nullptr;
-}
-
-bool SameCall(const dump::CollectiveRecord& a, const dump::CollectiveRecord& b) {
+bool SameCall(const detect::RecordFacts& a, const detect::RecordFacts& b) {
   return a.op == b.op && a.count == b.count && a.datatype == b.datatype && a.redop == b.redop && a.root == b.root;
 }
 
@@ -191,15 +175,12 @@ std::string CrashEvidence(int rank, const dump::RankDump& d) {
 }
 
 // The exited rank's calls by #N, from #1; empty when its kept history does not start at #1.
-std::vector<const dump::CollectiveRecord*> CallsFromFirst(const dump::CommDump& c) {
-  std::map<uint64_t, const dump::CollectiveRecord*> by_seq;
-  for (const auto& r : c.records) {
-    if (!detect::IsPointToPoint(r.op)) by_seq.emplace(r.seq, &r);
-  }
-  std::vector<const dump::CollectiveRecord*> calls;
-  for (const auto& [seq, r] : by_seq) {
-    if (seq != calls.size() + 1) return {};  // a gap, or the start fell out of the ring
-    calls.push_back(r);
+// The facts hold its collectives in ascending #N, one record per number (FactsFromDumps).
+std::vector<const detect::RecordFacts*> CallsFromFirst(const detect::CommFacts& c) {
+  std::vector<const detect::RecordFacts*> calls;
+  for (const detect::RecordFacts& r : c.records) {
+    if (r.seq != calls.size() + 1) return {};  // a gap, or the start fell out of the ring
+    calls.push_back(&r);
   }
   return calls;
 }
@@ -209,7 +190,7 @@ std::vector<const dump::CollectiveRecord*> CallsFromFirst(const dump::CommDump& 
 // periods. A rank whose data ran out stops there (uneven inputs); a rank that ran an extra
 // forward and left stops inside a period (the extra calls look like the start of a step).
 // nullopt when no period with at least two whole repetitions is found.
-std::optional<bool> EndsOnWholeStep(const std::vector<const dump::CollectiveRecord*>& calls) {
+std::optional<bool> EndsOnWholeStep(const std::vector<const detect::RecordFacts*>& calls) {
   const size_t n = calls.size();
   size_t best_period = 0, best_length = 0;  // the period whose repetition covers the most calls
   for (size_t period = 2; 2 * period <= n && period <= 64; ++period) {
@@ -229,16 +210,13 @@ void RankExited(const HintInput& in, std::vector<Hint>* hints) {
   std::optional<bool> whole_step;  // of the first exited rank whose history can tell
   for (const auto& [rank, d] : in.culprits) {
     if (std::string crash = CrashEvidence(rank, *d); !crash.empty()) crashes.push_back(crash);
-    const dump::CommDump* c = CommOf(*d, v.comm_hash);
-    if (c && !whole_step) whole_step = EndsOnWholeStep(CallsFromFirst(*c));
-  }
-  const dump::CollectiveRecord* waited = nullptr;
-  for (const auto* d : in.dumps) {
-    const dump::CommDump* c = CommOf(*d, v.comm_hash);
-    if (c && std::find(v.other_ranks.begin(), v.other_ranks.end(), c->rank) != v.other_ranks.end()) {
-      if ((waited = RecordAt(*c, v.seq))) break;
+    if (whole_step || !in.table) continue;
+    if (auto entry = in.table->ranks.find(rank); entry != in.table->ranks.end()) {
+      whole_step = EndsOnWholeStep(CallsFromFirst(*entry->second.comm));
     }
   }
+  const detect::RecordFacts* waited = nullptr;
+  for (size_t i = 0; in.table && !waited && i < v.other_ranks.size(); ++i) waited = in.table->Record(v.other_ranks[i], v.seq);
   Hint h;
   const std::string waited_text = "the others wait in #" + std::to_string(v.seq) + " " + (waited ? waited->op : v.op);
   if (!crashes.empty()) {
@@ -297,14 +275,14 @@ bool KernelOlderThan5_5(const std::string& release) {
 
 std::vector<Hint> BuildHints(const HintInput& in) {
   std::vector<Hint> hints;
-  const std::string& kind = in.verdict->kind;
-  if (kind == "collective_hang" || kind == "p2p_hang") P2PTransport(in, &hints);
-  if (kind == "p2p_straggler") DataLoading(in, &hints);
-  if (kind == "straggler") DataLoading(in, &hints);
-  if (kind == "mismatch" && in.fingerprints && !in.fingerprints->empty()) Divergence(in, &hints);
-  if (kind == "init_hang") InitTransport(in, &hints);
-  if (kind == "rank_exited") RankExited(in, &hints);
-  if (kind != "none") OldKernel(in, &hints);
+  using detect::VerdictKind;
+  const VerdictKind kind = in.verdict->kind;
+  if (kind == VerdictKind::kCollectiveHang || kind == VerdictKind::kP2PHang) P2PTransport(in, &hints);
+  if (kind == VerdictKind::kStraggler || kind == VerdictKind::kP2PStraggler) DataLoading(in, &hints);
+  if (kind == VerdictKind::kMismatch && in.fingerprints && !in.fingerprints->empty()) Divergence(in, &hints);
+  if (kind == VerdictKind::kInitHang) InitTransport(in, &hints);
+  if (kind == VerdictKind::kRankExited) RankExited(in, &hints);
+  if (kind != VerdictKind::kNone) OldKernel(in, &hints);
   return hints;
 }
 

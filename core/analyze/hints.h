@@ -1,7 +1,8 @@
 // Remediation hints for the known field causes of NCCL hangs. A hint is emitted only with
 // evidence from the dumps that ties it to this incident; each hint lists that evidence.
-//   p2p_transport          collective_hang (every rank in #S, none completes)
-//   data_loading           straggler whose innermost user frames are in data loading
+//   p2p_transport          collective_hang (every rank in #S, none completes), p2p_hang (both
+//                          sides of a pair posted, neither completes)
+//   data_loading           straggler or p2p_straggler whose innermost user frames are in data loading
 //   broadcast_divergence   mismatch where a Broadcast is issued by only some ranks
 //   collective_divergence  any other mismatch
 //   init_transport         init_hang
@@ -20,12 +21,14 @@
 #include <vector>
 
 #include "core/analyze/analysis.h"
+#include "core/analyze/comm_table.h"
 #include "core/dump/dump.h"
 
 namespace ncclwatch::analyze {
 
 struct HintInput {
   const ReportedVerdict* verdict = nullptr;
+  const CommTable* table = nullptr;  // the verdict's communicator; nullptr for sync_stuck and none
   std::vector<std::pair<int, const dump::RankDump*>> culprits;  // culprit rank -> its dump
   std::vector<const dump::RankDump*> dumps;                     // every dump analysed
   const std::vector<FingerprintRow>* fingerprints = nullptr;

@@ -16,7 +16,7 @@ using nlohmann::json;
 json OptionalNs(const std::optional<uint64_t>& ns) { return ns ? json(*ns) : json(nullptr); }
 
 json VerdictJson(const ReportedVerdict& v) {
-  return json{{"kind", v.kind},
+  return json{{"kind", detect::ToString(v.kind)},
               {"comm", v.comm_hash ? json(format::FormatHex(v.comm_hash)) : json(nullptr)},
               {"nranks", v.nranks},
               {"seq", v.seq},

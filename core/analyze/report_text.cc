@@ -84,8 +84,8 @@ void WaitTimes(const Analysis& a, std::ostringstream& out) {
 
 void Verdict(const Analysis& a, std::ostringstream& out) {
   const auto& v = a.verdict;
-  out << "VERDICT: " << Esc(v.kind) << '\n';
-  if (v.kind != "none") {
+  out << "VERDICT: " << detect::ToString(v.kind) << '\n';
+  if (v.kind != detect::VerdictKind::kNone) {
     if (v.comm_hash) {
       out << "  communicator " << format::FormatHex(v.comm_hash) << " (" << CountOf(v.nranks, "rank", "ranks") << ")\n";
     }
@@ -93,7 +93,7 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
     else if (v.seq) out << "  collective #" << v.seq << ' ' << Esc(v.op) << '\n';
     else if (!v.op.empty()) out << "  op " << Esc(v.op) << '\n';
     out << "  " << format::Agree(v.ranks.size(), "culprit", "culprits") << ": " << FormatRanks(v.ranks)
-        << (v.kind == "sync_stuck" ? " (global)" : GlobalRanksNote(a)) << '\n';
+        << (v.kind == detect::VerdictKind::kSyncStuck ? " (global)" : GlobalRanksNote(a)) << '\n';
   }
   out << "  " << Esc(v.summary) << '\n';
   WaitTimes(a, out);

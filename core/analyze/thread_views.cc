@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/analyze/user_frames.h"
+#include "core/detect/verdict.h"
 #include "core/format/duration.h"
 #include "core/format/hex.h"
 #include "core/format/nccl_names.h"
@@ -149,9 +150,9 @@ std::string BlockedIn(const dump::RankDump& d, ThreadStackView* v, int32_t tid) 
     if (s.tid != tid) continue;
     v->in_host_sync = true;
     const uint64_t now = d.incident.detected_mono_ns;
-    const bool known = s.since_ns != 0 && now != 0;
-    return format::SyncCallName(s.target) +
-           (known ? " for " + format::FormatDuration(now > s.since_ns ? now - s.since_ns : 0) : "");
+    const bool known = s.blocked_since_ns != 0 && now != 0;
+    return format::SyncCallName(detect::ToString(s.target)) +
+           (known ? " for " + format::FormatDuration(now > s.blocked_since_ns ? now - s.blocked_since_ns : 0) : "");
   }
   return v->frames.empty() ? "" : v->frames.front().function;
 }

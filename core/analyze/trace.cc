@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/dump/records_in_order.h"
 #include "core/format/hex.h"
 #include "core/format/nccl_names.h"
-#include "core/format/rank_list.h"
 #include "core/format/rank_list.h"
 
 namespace ncclwatch::analyze {
@@ -63,7 +63,8 @@ std::map<std::pair<uint64_t, uint64_t>, uint64_t> Completions(const std::vector<
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> out;
   for (const auto* d : host_dumps) {
     for (const auto& c : d->comms) {
-      for (const auto& r : c.records) {
+      for (const detect::RecordFacts* record : dump::RecordsInIssueOrder(c)) {
+        const auto& r = *record;
         if (r.complete_ns == 0) continue;
         uint64_t& slot = out[{c.comm_hash, r.seq}];
         slot = std::max(slot, r.complete_ns);
@@ -101,8 +102,8 @@ struct Track {
 
 // `culprits` holds v.ranks: a set, since both it and the dumps can number 2^20.
 bool IsCulprit(const dump::RankDump& d, const ReportedVerdict& v, const std::unordered_set<int>& culprits) {
-  if (v.kind == "none") return false;
-  if (v.kind == "sync_stuck") return culprits.count(d.process.global_rank) != 0;
+  if (v.kind == detect::VerdictKind::kNone) return false;
+  if (v.kind == detect::VerdictKind::kSyncStuck) return culprits.count(d.process.global_rank) != 0;
   for (const auto& c : d.comms) {
     if (c.comm_hash == v.comm_hash && culprits.count(c.rank)) return true;
   }
@@ -116,7 +117,7 @@ json Meta(const char* name, int pid, int tid, json args) {
 // "rank G" for a process holding one rank; a process driving several ranks (ncclCommInitAll,
 // a group init over several devices) shows the ranks of its largest communicator, "ranks 0-3".
 std::string TrackName(const dump::RankDump& d) {
-  const dump::CommDump* largest = nullptr;
+  const detect::CommFacts* largest = nullptr;
   for (const auto& c : d.comms) {
     if (!largest || c.nranks > largest->nranks) largest = &c;
   }
@@ -150,7 +151,8 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
   int64_t origin = INT64_MAX;
   for (const auto& t : tracks) {
     for (const auto& c : t.dump->comms) {
-      for (const auto& r : c.records) {
+      for (const detect::RecordFacts* record : dump::RecordsInIssueOrder(c)) {
+        const auto& r = *record;
         if (r.enqueue_ns) origin = std::min(origin, aligned(*t.dump, r.enqueue_ns));
       }
     }
@@ -161,11 +163,12 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
   // When the verdict's collective first began anywhere: where a straggler's missing span starts.
   // Once, over every record: per culprit would be quadratic in communicators (hostile dumps).
   std::optional<int64_t> verdict_first_in;
-  if (verdict.kind == "straggler" && verdict.seq != 0) {
+  if (verdict.kind == detect::VerdictKind::kStraggler && verdict.seq != 0) {
     for (const auto& t : tracks) {
       for (const auto& other : t.dump->comms) {
         if (other.comm_hash != verdict.comm_hash) continue;
-        for (const auto& r : other.records) {
+        for (const detect::RecordFacts* record : dump::RecordsInIssueOrder(other)) {
+          const auto& r = *record;
           if (r.seq != verdict.seq || r.enqueue_ns == 0 || r.peer >= 0) continue;
           const int64_t at = aligned(*t.dump, r.enqueue_ns);
           if (!verdict_first_in || at < *verdict_first_in) verdict_first_in = at;
@@ -179,7 +182,7 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
     const auto& d = *tracks[i].dump;
     int pid = static_cast<int>(i) + 1;
     std::string name = TrackName(d) + " (" + d.process.host + ":" + std::to_string(d.process.pid) + ")";
-    if (tracks[i].culprit) name += " CULPRIT " + verdict.kind;
+    if (tracks[i].culprit) name += " CULPRIT " + detect::ToString(verdict.kind);
     events.push_back(Meta("process_name", pid, 0, {{"name", name}}));
     events.push_back(Meta("process_sort_index", pid, 0, {{"sort_index", static_cast<int>(i)}}));
     int64_t detected = aligned(d, d.incident.detected_mono_ns);
@@ -208,9 +211,11 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
         lanes.emplace_back(tid, end);
         return tid;
       };
-      if (c.records.empty()) lane_for(0, 0);
+      const std::vector<const detect::RecordFacts*> records = dump::RecordsInIssueOrder(c);
+      if (records.empty()) lane_for(0, 0);
       bool has_verdict_op = false;
-      for (const auto& r : c.records) {
+      for (const detect::RecordFacts* record : records) {
+        const detect::RecordFacts& r = *record;
         if (r.enqueue_ns == 0) continue;
         int64_t start = aligned(d, r.enqueue_ns);
         bool done = r.complete_ns != 0;
@@ -248,7 +253,7 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
       }
     }
     if (tracks[i].culprit) {
-      std::string label = "culprit: " + verdict.kind + (verdict.seq ? " #" + std::to_string(verdict.seq) : "") +
+      std::string label = "culprit: " + detect::ToString(verdict.kind) + (verdict.seq ? " #" + std::to_string(verdict.seq) : "") +
                           (verdict.op.empty() ? "" : " " + verdict.op);
       events.push_back(json{{"ph", "i"}, {"s", "p"}, {"name", label}, {"cat", "verdict"}, {"pid", pid},
                             {"tid", 0}, {"ts", micros(detected)}, {"args", {{"summary", verdict.summary}}}});
@@ -256,7 +261,7 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
   }
   return json{{"traceEvents", std::move(events)},
               {"displayTimeUnit", "ms"},
-              {"otherData", {{"generator", "ncclwatch trace"}, {"verdict", verdict.kind},
+              {"otherData", {{"generator", "ncclwatch trace"}, {"verdict", detect::ToString(verdict.kind)},
                              {"summary", verdict.summary}}}};
 }
 

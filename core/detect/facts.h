@@ -1,4 +1,6 @@
 // The job model: the facts the one classifier (detector.h) judges, frozen at one instant.
+// The hang dump (core/dump/dump.h) holds these same types for its communicators, host syncs
+// and exit; core/dump/dump_json.cc is their on-disk schema.
 // Two producers fill it, and nothing else is ever classified:
 //   * live: core/watch/facts_from_snapshot.h, from one host's shared-memory snapshot
 //     (Scope::kHost);
@@ -29,7 +31,8 @@ enum class SyncTarget { kStream, kEvent, kDevice };
 struct SyncFacts {
   uint64_t blocked_since_ns = 0;
   SyncTarget target = SyncTarget::kDevice;
-  uint64_t handle = 0;  // cudaStream_t / cudaEvent_t value; device ordinal for kDevice.
+  uint64_t handle = 0;  // cudaStream_t / cudaEvent_t value; device ordinal for kDevice (0 when unknown).
+  int32_t tid = 0;      // the blocked thread: evidence for the dump and report, no rule reads it
 };
 
 // One op as issued by one rank: a collective, or a point-to-point op (p2p_op.h). Two ranks

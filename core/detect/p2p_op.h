@@ -1,7 +1,9 @@
-// Which ops are point-to-point, and in which direction: the one predicate every producer of
-// facts uses (live from shm op codes through shm::OpName, offline from the dump's op names),
-// so the two can never disagree on what a P2P op is. tests/analyze/p2p_test.cc holds it to
-// shm::IsPointToPoint / shm::IsSendLike for every op code.
+// Which ops are point-to-point, and in which direction: the one predicate by which the live
+// facts (core/watch/facts_from_snapshot.h, from shm op codes through shm::OpName; the dump is
+// built from those facts), the dump reader (core/dump/dump_json.cc) and the offline facts tell
+// P2P ops apart, so they can never disagree on what a P2P op is. The record stage keeps its
+// op-code twin (shm::IsPointToPoint / shm::IsSendLike, for the per-peer counters);
+// tests/p2p/p2p_rules_test.cc holds the two equal for every op code.
 #ifndef NCCLWATCH_CORE_DETECT_P2P_OP_H_
 #define NCCLWATCH_CORE_DETECT_P2P_OP_H_
 

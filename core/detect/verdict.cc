@@ -36,16 +36,13 @@ std::optional<VerdictKind> ParseVerdictKind(std::string_view name) {
   return std::nullopt;
 }
 
+std::string ToString(const std::optional<VerdictKind>& kind) { return kind ? ToString(*kind) : "unknown"; }
+
 int Priority(VerdictKind kind) { return static_cast<int>(kind); }
 
 bool IsPointToPointKind(VerdictKind kind) {
   return kind == VerdictKind::kP2PMismatch || kind == VerdictKind::kP2PDeadlock ||
          kind == VerdictKind::kP2PStraggler || kind == VerdictKind::kP2PHang;
-}
-
-bool IsPointToPointKind(std::string_view name) {
-  const std::optional<VerdictKind> kind = ParseVerdictKind(name);
-  return kind && IsPointToPointKind(*kind);
 }
 
 std::string ToString(SyncTarget target) {

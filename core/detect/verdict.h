@@ -39,14 +39,15 @@ enum class VerdictKind {
 std::string ToString(VerdictKind kind);
 // Inverse of ToString. Returns nullopt for any other string (case-sensitive).
 std::optional<VerdictKind> ParseVerdictKind(std::string_view name);
+// A kind read from a file (a dump, a trigger file): nullopt when this version does not know
+// it (a newer writer, or a forged file); its name is then "unknown".
+std::string ToString(const std::optional<VerdictKind>& kind);
 
 // Lower is more important.
 int Priority(VerdictKind kind);
 
 // p2p_mismatch, p2p_deadlock, p2p_straggler, p2p_hang: their seq numbers a P2P op per peer.
 bool IsPointToPointKind(VerdictKind kind);
-// The same, by name ("p2p_hang"); false for any other string.
-bool IsPointToPointKind(std::string_view name);
 
 // "stream", "event", "device".
 std::string ToString(SyncTarget target);

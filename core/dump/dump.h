@@ -1,6 +1,8 @@
 // The hang dump: everything one rank knows at the moment an incident is declared.
 //
-// Plain data, no behaviour. The watchdog of each rank fills one RankDump per incident and
+// Plain data, no behaviour. A communicator's state, a host sync and an exit are the job
+// model's own types (core/detect/facts.h), not copies: the live detector judged exactly what
+// the dump keeps. The watchdog of each rank fills one RankDump per incident and
 // hands it to WriteDump (dump_writer.h); `ncclwatch analyze` reads them back with
 // ReadDumpFile/ReadDumpDir (dump_reader.h). The on-disk schema is documented field by
 // field in core/dump/README.md.
@@ -15,9 +17,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/detect/facts.h"
+#include "core/detect/verdict.h"
 #include "core/stacks/process_stacks.h"
 
 namespace ncclwatch::dump {
@@ -36,10 +41,12 @@ struct Incident {
   std::string detected_iso;  // UTC, e.g. "2026-11-21T23:12:53.123456789Z".
 };
 
-// The verdict as this rank's host detector saw it; kind "none" when the dump was
+// The verdict as this rank's host detector saw it; kind kNone when the dump was
 // requested without a local diagnosis (e.g. trigger-file).
 struct LocalVerdict {
-  std::string kind = "none";  // straggler|mismatch|collective_hang|init_hang|sync_stuck|rank_exited|none
+  // nullopt only when read from a file whose kind this version does not know (a newer
+  // writer, or a forged file). Turned into text by dump_json.cc and dump_text.cc only.
+  std::optional<detect::VerdictKind> kind = detect::VerdictKind::kNone;
   uint64_t comm_hash = 0;
   uint64_t seq = 0;
   std::string op;
@@ -48,14 +55,6 @@ struct LocalVerdict {
   uint64_t since_mono_ns = 0;
   std::string summary;
   bool partial = false;       // the host saw fewer ranks than the communicator has
-};
-
-// How a process that is gone left (layout.h's exit evidence, detect::ExitFacts).
-struct ProcessExit {
-  bool recorded = false;  // it recorded its exit; false: killed or crashed without a word
-  int status = 0;         // exit status when recorded and not by signal
-  int signal = 0;         // fatal signal when recorded by the crash path, else 0
-  uint64_t exit_ns = 0;   // when, CLOCK_MONOTONIC of its host; 0 unknown
 };
 
 struct ProcessInfo {
@@ -69,7 +68,7 @@ struct ProcessInfo {
   std::vector<std::string> cmdline;
   // false: the process had exited or died when the dump was written (by a peer, written_by).
   bool alive = true;
-  ProcessExit exit;  // meaningful when !alive
+  detect::ExitFacts exit;  // meaningful when !alive
 };
 
 // Who wrote a dump on behalf of a process that had exited or died (its peers' watchdog saw
@@ -87,51 +86,6 @@ struct Environment {
   int nccl_version = 0;           // ncclGetVersion, e.g. 22809
   std::string nvidia_driver;      // e.g. "545.23.08"; empty when no driver
   std::string kernel_release;     // uname -r
-};
-
-struct CollectiveRecord {
-  uint64_t seq = 0;
-  std::string op;         // NCCL name without prefix: "AllReduce", "Broadcast", ...
-  uint64_t count = 0;
-  int datatype = -1;      // ncclDataType_t
-  int redop = -1;         // ncclRedOp_t, -1 when the op has none
-  int root = -1;          // -1 when the op has none
-  int peer = -1;          // Send/Recv peer, -1 otherwise
-  uint64_t stream = 0;    // cudaStream_t value
-  uint64_t group = 0;     // the ncclGroupStart/End that launched it, 0 none (detect::RecordFacts::group)
-  uint64_t enqueue_ns = 0;
-  uint64_t complete_ns = 0;  // 0 while not known complete
-  // Its completion is never published (captured, untracked or failed): kept so that
-  // `analyze` computes completion as the live detector does (detect/completion.h).
-  bool never_completes = false;
-  // No completion event could be recorded: its completion is unknown, never counted complete
-  // (detect::RecordFacts::untracked).
-  bool untracked = false;
-};
-
-struct CommDump {
-  uint64_t comm_hash = 0;
-  int rank = -1;
-  int nranks = 0;
-  int device = -1;
-  uint64_t init_started_ns = 0;
-  uint64_t init_done_ns = 0;  // 0 while init has not finished
-  uint64_t last_enqueued_seq = 0;
-  uint64_t last_completed_seq = 0;
-  int async_error = 0;        // ncclResult_t
-  // This rank destroyed, finalized, aborted or revoked the communicator: it takes no further
-  // part in it.
-  bool left = false;
-  uint64_t untracked_ops = 0;  // ops whose completion could not be tracked: unknown, never complete
-  std::vector<CollectiveRecord> records;  // the last N, ascending seq
-};
-
-// One thread blocked in a host-side CUDA synchronisation.
-struct HostSync {
-  int32_t tid = 0;
-  uint64_t since_ns = 0;
-  std::string target;     // "stream", "event" or "device"
-  uint64_t handle = 0;    // stream/event value, or the device ordinal
 };
 
 struct NativeFrame {
@@ -165,8 +119,11 @@ struct RankDump {
   ProcessInfo process;
   DumpWriter written_by;  // set (pid != 0) only for a dump written on behalf of a gone process
   Environment environment;
-  std::vector<CommDump> comms;
-  std::vector<HostSync> host_syncs;
+  // One entry per (communicator, rank) this process held, as the watchdog's facts had them
+  // (core/watch/facts_from_snapshot.h): collectives in `records`, P2P ops in `p2p_records`;
+  // the file keeps both in one "records" list, in issue order (records_in_order.h).
+  std::vector<detect::CommFacts> comms;
+  std::vector<detect::SyncFacts> host_syncs;  // threads blocked in a host-side CUDA sync
   std::vector<NativeThread> threads;
   std::vector<std::string> stack_errors;  // degradations of native capture
   PythonStacks python;

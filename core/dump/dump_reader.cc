@@ -83,7 +83,7 @@ bool ReadDumpFileWithin(const std::string& path, uint64_t max_bytes, RankDump* o
     std::string().swap(text);  // the document is what FromJson needs: free the text first
     *out = FromJson(doc);
     return true;
-  } catch (const DumpFormatError& e) {
+  } catch (const JsonFormatError& e) {
     *error = path + ": " + e.what();
   } catch (const std::bad_alloc&) {
     *error = path + ": out of memory while reading it";

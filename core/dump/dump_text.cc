@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/format/duration.h"
+#include "core/dump/records_in_order.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
 #include "core/format/nccl_names.h"
@@ -32,7 +33,7 @@ std::string Ago(const RankDump& d, uint64_t then_ns) {
 }
 
 std::string ExitText(const RankDump& d) {
-  const ProcessExit& e = d.process.exit;
+  const detect::ExitFacts& e = d.process.exit;
   if (!e.recorded) return "killed or crashed (no exit recorded)";
   const std::string when = e.exit_ns ? ", " + Ago(d, e.exit_ns) : "";
   if (e.signal != 0) return "fatal signal " + std::to_string(e.signal) + when;
@@ -56,7 +57,7 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
   }
   out << '\n';
   const auto& v = d.verdict;
-  out << "verdict " << Esc(v.kind) << " comm " << FormatHex(v.comm_hash) << " #" << v.seq << ' ' << Esc(v.op)
+  out << "verdict " << detect::ToString(v.kind) << " comm " << FormatHex(v.comm_hash) << " #" << v.seq << ' ' << Esc(v.op)
       << " culprits " << FormatRangeList(v.culprit_ranks) << " others " << FormatRangeList(v.other_ranks)
       << (v.partial ? " (partial view)" : "") << "\n  " << Esc(v.summary) << "\n\n";
   const auto& e = d.environment;
@@ -70,7 +71,7 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
 
 // "#43 AllReduce count=1024 datatype=float32 redop=sum root=- peer=- on default stream,
 // enqueued 5.0s ago, not complete"
-void RenderRecord(const RankDump& d, const CollectiveRecord& r, std::ostringstream& out) {
+void RenderRecord(const RankDump& d, const detect::RecordFacts& r, std::ostringstream& out) {
   out << "  #" << r.seq << ' ' << Esc(r.op) << " count=" << r.count << " datatype=" << format::DataTypeName(r.datatype)
       << " redop=" << format::RedOpName(r.redop) << " root=" << format::RankOrNone(r.root)
       << " peer=" << format::RankOrNone(r.peer) << " on " << format::StreamText(r.stream) << ", enqueued "
@@ -86,12 +87,12 @@ void RenderComms(const RankDump& d, std::ostringstream& out) {
         << format::NcclResultName(c.async_error)
         << (c.left ? ", LEFT (destroyed/finalized/aborted/revoked by this rank)" : "")
         << (c.untracked_ops ? ", untracked ops " + std::to_string(c.untracked_ops) : "") << '\n';
-    for (const auto& r : c.records) RenderRecord(d, r, out);
+    for (const detect::RecordFacts* r : RecordsInIssueOrder(c)) RenderRecord(d, *r, out);
   }
   for (const auto& s : d.host_syncs) {
-    const std::string blocked = Age(d, s.since_ns);
-    out << "thread " << s.tid << " blocked in " << Esc(format::SyncCallName(s.target)) << " ("
-        << format::SyncObjectText(s.target, s.handle) << ")"
+    const std::string blocked = Age(d, s.blocked_since_ns);
+    out << "thread " << s.tid << " blocked in " << Esc(format::SyncCallName(detect::ToString(s.target))) << " ("
+        << format::SyncObjectText(detect::ToString(s.target), s.handle) << ")"
         << (blocked.empty() ? "" : " for " + blocked) << '\n';
   }
   out << '\n';

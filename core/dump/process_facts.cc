@@ -62,13 +62,22 @@ std::string ReadNvidiaDriverVersion(const std::string& path) noexcept {
   }
 }
 
-void StampDetectionTime(Incident* incident) noexcept {
-  incident->detected_mono_ns = Now(CLOCK_MONOTONIC);
-  incident->detected_unix_ns = Now(CLOCK_REALTIME);
+Instant NowInstant() noexcept {
+  Instant now;
+  now.mono_ns = Now(CLOCK_MONOTONIC);
+  now.unix_ns = Now(CLOCK_REALTIME);
   try {
-    incident->detected_iso = FormatIso8601Utc(incident->detected_unix_ns);
+    now.iso = FormatIso8601Utc(now.unix_ns);
   } catch (...) {
   }
+  return now;
+}
+
+void StampDetectionTime(Incident* incident) noexcept {
+  Instant now = NowInstant();
+  incident->detected_mono_ns = now.mono_ns;
+  incident->detected_unix_ns = now.unix_ns;
+  incident->detected_iso = std::move(now.iso);
 }
 
 void FillProcessFacts(const std::map<std::string, std::string>& nccl_env, RankDump* dump) noexcept {

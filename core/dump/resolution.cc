@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/dump/checked_json.h"
 #include "core/dump/process_facts.h"
 
 namespace ncclwatch::dump {
@@ -18,67 +19,20 @@ namespace {
 
 using nlohmann::json;
 
-uint64_t Now(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-// Thrown inside ReadResolutionFile only; its message names the field.
-struct BadField {
-  std::string message;
-};
-
-const json& Required(const json& doc, const char* name) {
-  auto it = doc.find(name);
-  if (it == doc.end()) throw BadField{std::string("missing field '") + name + "'"};
-  return *it;
-}
-
-std::string RequiredString(const json& doc, const char* name) {
-  const json& v = Required(doc, name);
-  if (!v.is_string()) throw BadField{std::string("field '") + name + "' must be a string"};
-  return v.get<std::string>();
-}
-
-uint64_t OptionalUnsigned(const json& doc, const char* name) {
-  auto it = doc.find(name);
-  if (it == doc.end()) return 0;
-  if (!it->is_number_unsigned()) throw BadField{std::string("field '") + name + "' must be a non-negative integer"};
-  return it->get<uint64_t>();
-}
-
-int64_t RequiredInteger(const json& doc, const char* name, int64_t min, int64_t max) {
-  const json& v = Required(doc, name);
-  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(max)) ||
-      v.get<int64_t>() < min || v.get<int64_t>() > max) {
-    throw BadField{std::string("field '") + name + "' must be an integer in [" + std::to_string(min) + ", " +
-                   std::to_string(max) + "]"};
-  }
-  return v.get<int64_t>();
-}
-
 Resolution FromJson(const json& doc) {
-  if (!doc.is_object()) throw BadField{"foreign JSON: top level is not an object"};
-  auto schema = doc.find("schema");
-  if (schema == doc.end() || !schema->is_string() || schema->get<std::string>() != kResolutionSchemaName) {
-    throw BadField{std::string("foreign JSON: not an ncclwatch resolution (schema \"") + kResolutionSchemaName +
-                   "\" expected)"};
-  }
-  const int64_t version = RequiredInteger(doc, "version", 1, std::numeric_limits<int32_t>::max());
-  if (version > kResolutionSchemaVersion) {
-    throw BadField{"resolution version " + std::to_string(version) + " is newer than this ncclwatch supports (" +
-                   std::to_string(kResolutionSchemaVersion) + "); upgrade ncclwatch"};
-  }
+  CheckSchemaHeader(doc, kResolutionSchemaName, kResolutionSchemaVersion, "resolution");
+  const CheckedJson note(doc);
   Resolution r;
-  r.incident_id = RequiredString(doc, "incident");
-  r.pid = static_cast<int32_t>(RequiredInteger(doc, "pid", 1, std::numeric_limits<int32_t>::max()));
-  r.global_rank = static_cast<int>(RequiredInteger(doc, "global_rank", -1, std::numeric_limits<int32_t>::max()));
-  r.host = RequiredString(doc, "host");
-  r.detected_mono_ns = OptionalUnsigned(doc, "detected_mono_ns");
-  r.resolved_mono_ns = OptionalUnsigned(doc, "resolved_mono_ns");
-  r.resolved_unix_ns = OptionalUnsigned(doc, "resolved_unix_ns");
-  auto iso = doc.find("resolved_iso");
+  note.Get("incident", &r.incident_id, true);
+  int pid = 0;
+  note.GetInRange("pid", 1, std::numeric_limits<int32_t>::max(), &pid, true);
+  r.pid = static_cast<int32_t>(pid);
+  note.GetInRange("global_rank", -1, std::numeric_limits<int32_t>::max(), &r.global_rank, true);
+  note.Get("host", &r.host, true);
+  note.Get("detected_mono_ns", &r.detected_mono_ns);
+  note.Get("resolved_mono_ns", &r.resolved_mono_ns);
+  note.Get("resolved_unix_ns", &r.resolved_unix_ns);
+  auto iso = doc.find("resolved_iso");  // shown only: a malformed one is left out, not fatal
   if (iso != doc.end() && iso->is_string()) r.resolved_iso = iso->get<std::string>();
   return r;
 }
@@ -131,12 +85,10 @@ Resolution ResolutionOf(const RankDump& dump) noexcept {
 }
 
 void StampResolutionTime(Resolution* r) noexcept {
-  r->resolved_mono_ns = Now(CLOCK_MONOTONIC);
-  r->resolved_unix_ns = Now(CLOCK_REALTIME);
-  try {
-    r->resolved_iso = FormatIso8601Utc(r->resolved_unix_ns);
-  } catch (...) {
-  }
+  Instant now = NowInstant();
+  r->resolved_mono_ns = now.mono_ns;
+  r->resolved_unix_ns = now.unix_ns;
+  r->resolved_iso = std::move(now.iso);
 }
 
 uint64_t ResolvedAfterNs(const Resolution& r) {
@@ -192,8 +144,8 @@ ResolutionRead ReadResolutionFile(const std::string& path, Resolution* out, std:
     }
     *out = FromJson(doc);
     return ResolutionRead::kRead;
-  } catch (const BadField& e) {
-    *error = path + ": " + e.message;
+  } catch (const JsonFormatError& e) {
+    *error = path + ": " + e.what();
   } catch (...) {
     *error = path + ": unreadable resolution note";
   }

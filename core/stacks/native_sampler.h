@@ -30,16 +30,18 @@ struct RawThreadStack {
 };
 
 // Picks the signal, preallocates slots, loads the unwinder and installs the
-// handler. Idempotent and thread-safe. Environment:
-//   NCCLWATCH_STACK_SIGNAL       real-time signal number (SIGRTMIN..SIGRTMAX) to use
-//                                instead of the highest free one; anything else is
-//                                refused (NativeSamplerWarning) and the default is used
+// handler. Idempotent and thread-safe. It reads no environment: its settings are the
+// armed CaptureOptions (armed_options.h), which core/settings fills from
+// NCCLWATCH_STACK_SIGNAL and NCCLWATCH_STACK_MAX_THREADS:
+//   native_signal  real-time signal number (SIGRTMIN..SIGRTMAX) to use instead of the
+//                  highest free one; anything else is refused (NativeSamplerWarning) and
+//                  the default is used
+//   max_threads    slots preallocated (0: the default, 1024)
 //
 // Requests are queued with rt_tgsigqueueinfo carrying a random per-process cookie; every
 // other delivery of the signal (the job's own tgkill included) goes to the disposition
 // that was installed before us: handler (with or without SA_SIGINFO, under its sa_mask),
 // SIG_IGN, or SIG_DFL re-raised.
-//   NCCLWATCH_STACK_MAX_THREADS  slots preallocated (default 1024)
 Status ArmNativeSampler();
 
 int NativeSamplerSignal();         // 0 until armed successfully.

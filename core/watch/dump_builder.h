@@ -17,17 +17,19 @@
 
 namespace ncclwatch::watch {
 
-// Records kept per communicator in a dump.
+// Collective records, and as many P2P records, kept per communicator in a dump.
 inline constexpr size_t kRecordsPerCommInDump = 64;
 
 dump::LocalVerdict ToLocalVerdict(const detect::Verdict& verdict);
 // A verdict learnt from another rank's trigger file; `since` is unknown there (0).
 dump::LocalVerdict ToLocalVerdict(const Trigger& trigger);
 
-// process.global/local rank, world size and device; comms (live or not, `left` when this
-// rank destroyed/finalized/aborted/revoked it, untracked_ops, with their last `max_records`
-// collective and P2P records); host_syncs. A process holding several ranks (ncclCommInitAll,
-// a group init over several devices) lists one comms[] entry per (communicator, rank).
+// process.global/local rank, world size and device; comms and host_syncs: the process's facts
+// (ProcessFactsFromSnapshot, facts_from_snapshot.h), the very model the live detector judged:
+// watched communicators and those this rank left (`left`), with completion as judged and
+// their last `max_records` collective and as many P2P records. A process holding several
+// ranks (ncclCommInitAll, a group init over several devices) lists one comms[] entry per
+// (communicator, rank).
 void AddPublishedState(const shm::ProcessView& self, size_t max_records, dump::RankDump* out);
 
 // threads, stack_errors, python.

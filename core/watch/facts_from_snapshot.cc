@@ -95,13 +95,17 @@ detect::ProcessFacts ProcessFactsFromSnapshot(const shm::ProcessView& process, s
   for (const shm::SyncView& s : process.sync_slots) {
     if (s.blocked_since_ns == 0) continue;
     detect::SyncFacts sync;
+    sync.tid = s.tid;
     sync.blocked_since_ns = s.blocked_since_ns;
     sync.target = ToSyncTarget(s.kind);
-    sync.handle = s.kind == shm::SyncKind::kDevice ? static_cast<uint64_t>(s.device) : s.target;
+    // An unknown device (-1) reads as 0 rather than as 2^64-1.
+    sync.handle = s.kind == shm::SyncKind::kDevice ? static_cast<uint64_t>(std::max(s.device, 0)) : s.target;
     out.syncs.push_back(sync);
   }
   for (const shm::CommView& c : process.comms) {
-    if (!(IsWatched(c.state) || shm::RankLeftComm(c.state)) || c.nranks <= 0 || c.rank < 0) continue;
+    if (!(IsWatched(c.state) || shm::RankLeftComm(c.state)) || c.nranks <= 0 || c.rank < 0 || c.rank >= c.nranks) {
+      continue;  // a rank outside [0, nranks) is a corrupt slot
+    }
     out.comms.push_back(CommFactsFromSnapshot(c, max_records));
   }
   return out;

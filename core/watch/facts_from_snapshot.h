@@ -10,9 +10,12 @@
 //     hold last_completed_seq back once a later one completes;
 //   * communicators this rank left (destroyed, finalized, aborted, revoked) stay, with
 //     left == true, so that a peer still waiting on them can blame this rank; suspended ones
-//     (idle by request) and failed inits are left out; untracked_ops is copied.
-#ifndef NCCLWATCH_CORE_WATCH_HOST_VIEW_ADAPTER_H_
-#define NCCLWATCH_CORE_WATCH_HOST_VIEW_ADAPTER_H_
+//     (idle by request), failed inits and slots whose rank is outside [0, nranks) are left
+//     out; untracked_ops is copied;
+//   * a host sync keeps its thread; a device sync's handle is the device ordinal, 0 unknown.
+// The hang dump keeps exactly these facts (core/watch/dump_builder.h).
+#ifndef NCCLWATCH_CORE_WATCH_FACTS_FROM_SNAPSHOT_H_
+#define NCCLWATCH_CORE_WATCH_FACTS_FROM_SNAPSHOT_H_
 
 #include <cstddef>
 
@@ -21,7 +24,8 @@
 
 namespace ncclwatch::watch {
 
-// The newest `max_records` collective records, and as many P2P records, of each communicator are kept.
+// The newest `max_records` collective records, and as many P2P records, of each communicator are kept;
+// completion is judged over every record first.
 inline constexpr size_t kRecordsPerCommInView = 64;
 
 detect::ExitFacts ExitFactsFromSnapshot(const shm::ProcessView& process);
@@ -31,4 +35,4 @@ detect::JobFacts FactsFromSnapshot(const shm::JobSnapshot& snapshot, size_t max_
 
 }  // namespace ncclwatch::watch
 
-#endif  // NCCLWATCH_CORE_WATCH_HOST_VIEW_ADAPTER_H_
+#endif  // NCCLWATCH_CORE_WATCH_FACTS_FROM_SNAPSHOT_H_

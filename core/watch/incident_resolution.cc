@@ -84,53 +84,72 @@ bool SyncReturned(const IncidentKey& key, const shm::JobSnapshot& snapshot) {
 
 }  // namespace
 
-std::optional<IncidentKey> IncidentKeyOf(const dump::LocalVerdict& verdict, const std::string& incident_id) {
-  const std::optional<detect::VerdictKind> kind = detect::ParseVerdictKind(verdict.kind);
-  if (!kind) return std::nullopt;
-  IncidentKey key;
-  key.kind = *kind;
-  key.comm_hash = verdict.comm_hash;
-  key.seq = verdict.seq;
-  switch (*kind) {
+namespace {
+
+// What ends an incident of each kind: the one list of kinds, read by IncidentKeyOf and
+// IncidentKeyResolved alike.
+enum class EndedBy {
+  kCollective,  // collective #seq completed on this process's ranks
+  kInit,        // the communicator's init finished
+  kSyncReturn,  // the host sync of the onset returned
+  // Never tracked to an end: a mismatch is a bug of the job even when NCCL finished the calls;
+  // P2P numbers count per pair and direction, so the key (comm, seq) cannot name the op.
+  kNever,
+};
+
+EndedBy EndedByOf(detect::VerdictKind kind) {
+  switch (kind) {
     case detect::VerdictKind::kStraggler:
     case detect::VerdictKind::kCollectiveHang:
     case detect::VerdictKind::kRankExited:
-      if (key.seq == 0) return std::nullopt;
-      return key;
+      return EndedBy::kCollective;
     case detect::VerdictKind::kInitHang:
-      return key;
+      return EndedBy::kInit;
     case detect::VerdictKind::kSyncStuck:
-      if (!ParseSyncStuckId(incident_id, &key)) return std::nullopt;
-      return key;
-    // P2P numbers count per pair and direction: the key (comm, seq) cannot name the op, so a
-    // P2P incident is not tracked to its end (like a mismatch).
+      return EndedBy::kSyncReturn;
     case detect::VerdictKind::kP2PMismatch:
     case detect::VerdictKind::kP2PDeadlock:
     case detect::VerdictKind::kP2PStraggler:
     case detect::VerdictKind::kP2PHang:
     case detect::VerdictKind::kMismatch:
     case detect::VerdictKind::kNone:
+      return EndedBy::kNever;
+  }
+  return EndedBy::kNever;
+}
+
+}  // namespace
+
+std::optional<IncidentKey> IncidentKeyOf(const dump::LocalVerdict& verdict, const std::string& incident_id) {
+  if (!verdict.kind) return std::nullopt;
+  IncidentKey key;
+  key.kind = *verdict.kind;
+  key.comm_hash = verdict.comm_hash;
+  key.seq = verdict.seq;
+  switch (EndedByOf(key.kind)) {
+    case EndedBy::kCollective:
+      if (key.seq == 0) return std::nullopt;
+      return key;
+    case EndedBy::kInit:
+      return key;
+    case EndedBy::kSyncReturn:
+      if (!ParseSyncStuckId(incident_id, &key)) return std::nullopt;
+      return key;
+    case EndedBy::kNever:
       return std::nullopt;
   }
   return std::nullopt;
 }
 
 bool IncidentKeyResolved(const IncidentKey& key, const shm::JobSnapshot& snapshot, pid_t self) {
-  switch (key.kind) {
-    case detect::VerdictKind::kStraggler:
-    case detect::VerdictKind::kCollectiveHang:
-    case detect::VerdictKind::kRankExited:
+  switch (EndedByOf(key.kind)) {
+    case EndedBy::kCollective:
       return CollectiveCompleted(key, snapshot, self);
-    case detect::VerdictKind::kInitHang:
+    case EndedBy::kInit:
       return InitFinished(key, snapshot, self);
-    case detect::VerdictKind::kSyncStuck:
+    case EndedBy::kSyncReturn:
       return SyncReturned(key, snapshot);
-    case detect::VerdictKind::kP2PMismatch:
-    case detect::VerdictKind::kP2PDeadlock:
-    case detect::VerdictKind::kP2PStraggler:
-    case detect::VerdictKind::kP2PHang:
-    case detect::VerdictKind::kMismatch:
-    case detect::VerdictKind::kNone:
+    case EndedBy::kNever:
       return false;
   }
   return false;

@@ -108,7 +108,7 @@ std::string FormatTrigger(const Trigger& t) {
   out << kHeader << "\n"
       << "incident=" << OneLine(t.incident_id) << "\n"
       << "job=" << OneLine(t.job_id) << "\n"
-      << "kind=" << OneLine(t.verdict.kind) << "\n"
+      << "kind=" << detect::ToString(t.verdict.kind) << "\n"
       << "comm=" << format::FormatHex(t.verdict.comm_hash) << "\n"
       << "seq=" << t.verdict.seq << "\n"
       << "op=" << OneLine(t.verdict.op) << "\n"
@@ -135,7 +135,7 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
     const std::string value = line.substr(eq + 1);
     if (key == "incident") t.incident_id = value;
     else if (key == "job") t.job_id = value;
-    else if (key == "kind") t.verdict.kind = value;
+    else if (key == "kind") t.verdict.kind = detect::ParseVerdictKind(value);
     else if (key == "comm") t.verdict.comm_hash = format::ParseHex(value).value_or(0);
     else if (key == "seq") t.verdict.seq = std::strtoull(value.c_str(), nullptr, 10);
     else if (key == "op") t.verdict.op = value;

@@ -49,7 +49,7 @@ using Ranks = std::vector<int>;
 
 TEST_CASE("a job where every collective completed has verdict none", "[analyze]") {
   analyze::Analysis a = AnalyzeJob(testing::HealthyJob(8, 20));
-  CHECK(a.verdict.kind == "none");
+  CHECK(a.verdict.kind == detect::VerdictKind::kNone);
   CHECK(a.hints.empty());
   CHECK(a.dumps_read == 8);
   CHECK(a.missing_ranks.empty());
@@ -64,7 +64,7 @@ TEST_CASE("a rank that never joined #N is the straggler, with its data-loading f
   testing::AddBlockedMainThread(job[0], "ncclAllReduce");
 
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
   CHECK(a.verdict.comm_hash == kWorldComm);
   CHECK(a.verdict.seq == 10);
   CHECK(a.verdict.op == "AllReduce");
@@ -102,7 +102,7 @@ TEST_CASE("a straggler without data-loading frames gets no data-loading hint", "
   Issue(job[2], 9, 9);
   testing::AddBlockedMainThread(job[2], "compute_attention");
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
   CHECK_FALSE(FindHint(a, "data_loading"));
 }
 
@@ -113,7 +113,7 @@ TEST_CASE("every rank inside a collective that never completes is a collective h
     d.environment.nvidia_driver = "545.23.08";
   }
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "collective_hang");
+  CHECK(a.verdict.kind == detect::VerdictKind::kCollectiveHang);
   CHECK(a.verdict.seq == 5);
   CHECK(a.verdict.ranks == Ranks{0, 1, 2, 3, 4, 5, 6, 7});
   // The classifier's sentence, as the live log prints it.
@@ -137,7 +137,7 @@ TEST_CASE("a Broadcast issued by one rank where the others AllReduce is a mismat
   odd.redop = -1;
   odd.root = 0;
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "mismatch");
+  CHECK(a.verdict.kind == detect::VerdictKind::kMismatch);
   CHECK(a.verdict.seq == 7);
   CHECK(a.verdict.op == "Broadcast");
   CHECK(a.verdict.ranks == Ranks{2});
@@ -161,7 +161,7 @@ TEST_CASE("different counts at the same collective are a mismatch without the br
   for (auto& d : job) Issue(d, 3, 2);
   Comm(job[1]).records[2].count = 2048;
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "mismatch");
+  CHECK(a.verdict.kind == detect::VerdictKind::kMismatch);
   CHECK(a.verdict.ranks == Ranks{0, 1});  // tie: no majority, every rank is named (as live)
   CHECK(FindHint(a, "collective_divergence"));
   CHECK_FALSE(FindHint(a, "broadcast_divergence"));
@@ -171,7 +171,7 @@ TEST_CASE("send and receive are never compared as a mismatch", "[analyze]") {
   auto job = testing::HealthyJob(2, 0);
   Issue(job[0], 3, 3, "Send");
   Issue(job[1], 3, 3, "Recv");
-  CHECK(AnalyzeJob(job).verdict.kind == "none");
+  CHECK(AnalyzeJob(job).verdict.kind == detect::VerdictKind::kNone);
 }
 
 TEST_CASE("one-sided ops (NCCL 2.29) are per peer like send and receive, never a mismatch", "[analyze]") {
@@ -183,7 +183,7 @@ TEST_CASE("one-sided ops (NCCL 2.29) are per peer like send and receive, never a
   Issue(job[0], 3, 3, "PutSignal");
   Issue(job[1], 3, 3, "WaitSignal");
   Issue(job[2], 3, 3, "Signal");
-  CHECK(AnalyzeJob(job).verdict.kind == "none");
+  CHECK(AnalyzeJob(job).verdict.kind == detect::VerdictKind::kNone);
 }
 
 TEST_CASE("an init that never finishes is an init hang with the transport settings as evidence", "[analyze]") {
@@ -193,7 +193,7 @@ TEST_CASE("an init that never finishes is an init hang with the transport settin
     d.environment.nccl_env["NCCL_SOCKET_IFNAME"] = "eth0";
   }
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "init_hang");
+  CHECK(a.verdict.kind == detect::VerdictKind::kInitHang);
   CHECK(a.verdict.op == "init");
   CHECK(a.verdict.seq == 0);
   CHECK(a.verdict.ranks == Ranks{0, 1, 2, 3});
@@ -210,7 +210,7 @@ TEST_CASE("ranks that never reached init are blamed for an init hang", "[analyze
   job.pop_back();
   for (auto& d : job) Comm(d).init_done_ns = 0;
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "init_hang");
+  CHECK(a.verdict.kind == detect::VerdictKind::kInitHang);
   CHECK(a.verdict.ranks == Ranks{3});
   CHECK(a.missing_ranks == Ranks{3});
 }
@@ -221,7 +221,7 @@ TEST_CASE("ranks without a dump are listed, and blamed when every other rank wai
   job.resize(6);
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.missing_ranks == Ranks{6, 7});
-  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
   CHECK(a.verdict.ranks == Ranks{6, 7});
   CHECK(a.ranks.at(7).state == "no dump");
   CHECK_FALSE(a.ranks.at(7).has_dump);
@@ -234,7 +234,7 @@ TEST_CASE("missing ranks are not blamed when a present rank is behind", "[analyz
   Issue(job[1], 9, 9);
   job.pop_back();
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
   CHECK(a.verdict.ranks == Ranks{1});
   CHECK(a.missing_ranks == Ranks{7});
 }
@@ -249,7 +249,7 @@ TEST_CASE("rank_exited comes from the exited rank's facts, in the dump its peer 
   job[5].process.exit.status = 0;
   job[5].written_by.pid = job[0].process.pid;
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "rank_exited");
+  CHECK(a.verdict.kind == detect::VerdictKind::kRankExited);
   CHECK(a.verdict.ranks == Ranks{5});
   CHECK(a.verdict.other_ranks == Ranks{0, 1, 2, 3, 4, 6, 7});
   CHECK(a.verdict.seq == 10);
@@ -262,7 +262,7 @@ TEST_CASE("rank_exited comes from the exited rank's facts, in the dump its peer 
 std::vector<dump::RankDump> ExitedJob(uint64_t exited_calls) {
   auto job = testing::HealthyJob(2, 0);
   const auto call = [](uint64_t seq) {
-    dump::CollectiveRecord r;
+    detect::RecordFacts r;
     r.seq = seq;
     const bool broadcast = seq <= 2 || (seq - 3) % 4 == 0;
     r.op = broadcast ? "Broadcast" : "AllReduce";
@@ -275,7 +275,7 @@ std::vector<dump::RankDump> ExitedJob(uint64_t exited_calls) {
     return r;
   };
   for (int rank = 0; rank < 2; ++rank) {
-    dump::CommDump& c = Comm(job[rank]);
+    detect::CommFacts& c = Comm(job[rank]);
     const uint64_t issued = rank == 0 ? exited_calls + 1 : exited_calls;
     for (uint64_t seq = 1; seq <= issued; ++seq) c.records.push_back(call(seq));
     if (rank == 0) c.records.back().complete_ns = 0;
@@ -291,7 +291,7 @@ std::vector<dump::RankDump> ExitedJob(uint64_t exited_calls) {
 TEST_CASE("rank_exited hints tell a crash, uneven inputs and a one-sided collective apart", "[analyze][hints]") {
   SECTION("clean exit after whole steps, the survivor starts one more: uneven inputs") {
     analyze::Analysis a = AnalyzeJob(ExitedJob(2 + 3 * 4));
-    CHECK(a.verdict.kind == "rank_exited");
+    CHECK(a.verdict.kind == detect::VerdictKind::kRankExited);
     CHECK(a.verdict.ranks == Ranks{1});
     CHECK(a.verdict.op == "Broadcast");
     CHECK(FindHint(a, "uneven_inputs"));
@@ -300,7 +300,7 @@ TEST_CASE("rank_exited hints tell a crash, uneven inputs and a one-sided collect
   }
   SECTION("clean exit inside a step (an extra forward's Broadcast), the survivor goes on: partial collective") {
     analyze::Analysis a = AnalyzeJob(ExitedJob(2 + 3 * 4 + 1));
-    CHECK(a.verdict.kind == "rank_exited");
+    CHECK(a.verdict.kind == detect::VerdictKind::kRankExited);
     CHECK(a.verdict.op == "AllReduce");
     CHECK(FindHint(a, "partial_collective"));
     CHECK_FALSE(FindHint(a, "uneven_inputs"));
@@ -330,7 +330,7 @@ TEST_CASE("a rank that left the communicator while its process runs is rank_exit
   Issue(job[2], 9, 9);
   job[2].comms[0].left = true;
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "rank_exited");
+  CHECK(a.verdict.kind == detect::VerdictKind::kRankExited);
   CHECK(a.verdict.ranks == Ranks{2});
   CHECK(AnyContains(a.notes, "rank 2 left the communicator"));
 }
@@ -340,7 +340,7 @@ TEST_CASE("without the exited rank's dump, the rank with no dump is the straggle
   for (auto& d : job) Issue(d, 10, 9);
   job.erase(job.begin() + 5);
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
   CHECK(a.verdict.ranks == Ranks{5});
   CHECK(a.verdict.seq == 10);
   CHECK(a.missing_ranks == Ranks{5});
@@ -348,12 +348,12 @@ TEST_CASE("without the exited rank's dump, the rank with no dump is the straggle
 
 TEST_CASE("sync_stuck is adopted when no communicator is stuck", "[analyze]") {
   auto job = testing::HealthyJob(4, 6);
-  job[1].verdict.kind = "sync_stuck";
+  job[1].verdict.kind = detect::VerdictKind::kSyncStuck;
   job[1].verdict.op = "stream";
-  job[1].host_syncs.push_back(dump::HostSync{1001, 5, "stream", 0x7f00});
+  job[1].host_syncs.push_back(detect::SyncFacts{5, detect::SyncTarget::kStream, 0x7f00, 1001});
   testing::AddBlockedMainThread(job[1], "cudaStreamSynchronize");
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "sync_stuck");
+  CHECK(a.verdict.kind == detect::VerdictKind::kSyncStuck);
   CHECK(a.verdict.ranks == Ranks{1});
   REQUIRE(a.stacks.size() == 1);
   CHECK(analyze::ThreadHeader(a.stacks[0].threads.at(0)).find("blocked in cudaStreamSynchronize") != std::string::npos);
@@ -365,7 +365,7 @@ TEST_CASE("across hosts whose clocks disagree, ranks are aligned by collective n
   Issue(job[13], 29, 29);
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.hosts == std::vector<std::string>{"node0", "node1", "node2", "node3"});
-  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
   CHECK(a.verdict.ranks == Ranks{13});
   REQUIRE(a.stacks.size() == 1);  // rank 13 has no threads captured: an empty group says so
   CHECK(a.stacks[0].ranks == Ranks{13});
@@ -376,7 +376,7 @@ TEST_CASE("a mismatch outranks a straggler on another communicator", "[analyze]"
   auto job = testing::HealthyJob(4, 0);
   for (auto& d : job) {
     Issue(d, 10, 9);
-    dump::CommDump tp = Comm(d);
+    detect::CommFacts tp = Comm(d);
     // Two tp groups, ranks 0-1 and 2-3: two communicators, two hashes.
     tp.comm_hash = d.process.global_rank < 2 ? kTpComm + 1 : kTpComm;
     tp.nranks = 2;
@@ -386,7 +386,7 @@ TEST_CASE("a mismatch outranks a straggler on another communicator", "[analyze]"
   Issue(job[0], 9, 9);  // world: straggler
   Issue(job[3], Comm(job[3], kTpComm), 4, 3, "AllGather");  // tp of ranks 2,3: mismatch at #1
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "mismatch");
+  CHECK(a.verdict.kind == detect::VerdictKind::kMismatch);
   CHECK(a.verdict.comm_hash == kTpComm);
   CHECK(AnyContains(a.notes, "straggler"));
   // Two ranks disagree: no majority, both are named, as the live detector does. Communicator
@@ -406,7 +406,7 @@ TEST_CASE("only the latest dump of a process counts", "[analyze]") {
     job.push_back(d);
   }
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "none");
+  CHECK(a.verdict.kind == detect::VerdictKind::kNone);
   CHECK(a.dumps_read == 2);
 }
 
@@ -467,7 +467,7 @@ TEST_CASE("a process holding several ranks of one communicator counts each rank"
   analyze::Analysis a = AnalyzeJob(processes);
   CHECK(a.dumps_read == 2);
   CHECK(a.missing_ranks.empty());
-  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
   CHECK(a.verdict.ranks == Ranks{6});
   REQUIRE(a.ranks.size() == 8);
   CHECK(a.ranks[6].pid == 1004);
@@ -502,7 +502,7 @@ TEST_CASE("ncclwatch's own threads and frames are neither shown nor taken as evi
                      testing::Frame("start_thread", "/lib/x86_64-linux-gnu/libc.so.6")};
   job[2].threads.push_back(watchdog);
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
   CHECK_FALSE(FindHint(a, "data_loading"));
   REQUIRE(a.stacks.size() == 1);
   for (const auto& thread : a.stacks[0].threads) {

@@ -37,9 +37,11 @@ TEST_CASE("the dump keeps never_completes and old dumps without it read as false
 
 TEST_CASE("a captured collective does not hold back completion in analyze", "[completion]") {
   auto job = CapturedThenHungJob();
-  CHECK(analyze::EffectiveLastCompleted(testing::Comm(job[0])) == 4);
+  std::vector<const dump::RankDump*> dumps;
+  for (const auto& d : job) dumps.push_back(&d);
+  CHECK(analyze::FactsFromDumps(dumps).processes[0].comms[0].last_completed_seq == 4);
   analyze::Analysis a = AnalyzeDumps(job);
-  CHECK(a.verdict.kind == "collective_hang");
+  CHECK(a.verdict.kind == detect::VerdictKind::kCollectiveHang);
   CHECK(a.verdict.seq == 5);
   CHECK(a.verdict.ranks == std::vector<int>{0, 1});
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/detect/p2p_op.h"
 #include "core/dump/dump.h"
 #include "core/dump/dump_writer.h"
 
@@ -46,7 +47,7 @@ inline dump::RankDump MakeRankDump(int rank, int nranks, int ranks_per_host = 8)
   d.environment.cuda_runtime_version = 13000;
   d.python.available = false;
   d.python.reason = "not a Python process";
-  dump::CommDump& world = d.comms.emplace_back();
+  detect::CommFacts& world = d.comms.emplace_back();
   world.comm_hash = kWorldComm;
   world.rank = rank;
   world.nranks = nranks;
@@ -56,21 +57,22 @@ inline dump::RankDump MakeRankDump(int rank, int nranks, int ranks_per_host = 8)
   return d;
 }
 
-inline dump::CommDump& Comm(dump::RankDump& d, uint64_t hash = kWorldComm) {
+inline detect::CommFacts& Comm(dump::RankDump& d, uint64_t hash = kWorldComm) {
   for (auto& c : d.comms) {
     if (c.comm_hash == hash) return c;
   }
   throw std::logic_error("no such comm in crafted dump");
 }
 
-// Issues #1..#through of `op` on `c`; #1..#completed_through complete. Collective #s
+// Issues #1..#through of `op` on `c` (a P2P op: its #1..#through); #1..#completed_through complete. Collective #s
 // completes at the same job-wide instant on every rank (base + s ms + 0.5 ms).
-inline void Issue(dump::RankDump& d, dump::CommDump& c, uint64_t through, uint64_t completed_through,
+inline void Issue(dump::RankDump& d, detect::CommFacts& c, uint64_t through, uint64_t completed_through,
                   const std::string& op = "AllReduce") {
   uint64_t base = HostClockBase(std::stoi(d.process.host.substr(4)));
   c.records.clear();
+  c.p2p_records.clear();
   for (uint64_t s = 1; s <= through; ++s) {
-    dump::CollectiveRecord r;
+    detect::RecordFacts r;
     r.seq = s;
     r.op = op;
     r.count = 1024;
@@ -80,7 +82,7 @@ inline void Issue(dump::RankDump& d, dump::CommDump& c, uint64_t through, uint64
     r.stream = 0x7f00;
     r.enqueue_ns = base + 10'000'000 + s * 1'000'000 + static_cast<uint64_t>(c.rank) * 1000;
     r.complete_ns = s <= completed_through ? base + 10'000'000 + s * 1'000'000 + 500'000 : 0;
-    c.records.push_back(r);
+    (detect::IsPointToPoint(op) ? c.p2p_records : c.records).push_back(r);  // as the model keeps them
   }
   c.last_enqueued_seq = through;
   c.last_completed_seq = completed_through;

@@ -12,7 +12,7 @@ TEST_CASE("completed records that differ are a mismatch at the first divergent n
   for (const char* field : {"op", "count", "datatype", "redop", "root"}) {
     auto job = testing::HealthyJob(4, 40);  // every collective completed
     for (uint64_t seq : {12u, 30u}) {
-      dump::CollectiveRecord& r = testing::Comm(job[seq == 12 ? 2 : 1]).records[seq - 1];
+      detect::RecordFacts& r = testing::Comm(job[seq == 12 ? 2 : 1]).records[seq - 1];
       std::string f = field;
       if (f == "op") r.op = "ReduceScatter";
       if (f == "count") r.count = 2048;
@@ -22,7 +22,7 @@ TEST_CASE("completed records that differ are a mismatch at the first divergent n
     }
     analyze::Analysis a = AnalyzeDumps(job);
     INFO("field " << field);
-    CHECK(a.verdict.kind == "mismatch");
+    CHECK(a.verdict.kind == detect::VerdictKind::kMismatch);
     CHECK(a.verdict.seq == 12);
     CHECK(a.verdict.ranks == std::vector<int>{2});
   }
@@ -32,7 +32,7 @@ TEST_CASE("two ranks that disagree are both named, as the live detector names th
   auto job = testing::HealthyJob(2, 5);
   testing::Comm(job[1]).records[2].datatype = 9;
   analyze::Analysis a = AnalyzeDumps(job);
-  CHECK(a.verdict.kind == "mismatch");
+  CHECK(a.verdict.kind == detect::VerdictKind::kMismatch);
   CHECK(a.verdict.seq == 3);
   CHECK(a.verdict.ranks == std::vector<int>{0, 1});
   CHECK(a.verdict.other_ranks.empty());
@@ -43,7 +43,7 @@ TEST_CASE("a mismatch outranks an unfinished init on the same communicator, as l
   testing::Comm(job[2]).records[1].op = "Broadcast";
   testing::Comm(job[0]).init_done_ns = 0;
   analyze::Analysis a = AnalyzeDumps(job);
-  CHECK(a.verdict.kind == "mismatch");
+  CHECK(a.verdict.kind == detect::VerdictKind::kMismatch);
   CHECK(a.verdict.seq == 2);
   CHECK(a.verdict.ranks == std::vector<int>{2});
 }

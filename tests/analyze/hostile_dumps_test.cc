@@ -57,8 +57,8 @@ analyze::Analysis AnalyzeJob(const std::vector<dump::RankDump>& job) {
 
 // One record of `op` numbered `seq` on the world communicator, joined and not completed.
 void SetLastRecord(dump::RankDump& d, uint64_t seq, const std::string& op) {
-  dump::CommDump& c = testing::Comm(d);
-  dump::CollectiveRecord r;
+  detect::CommFacts& c = testing::Comm(d);
+  detect::RecordFacts r;
   r.seq = seq;
   r.op = op;
   r.count = 8;
@@ -103,7 +103,7 @@ TEST_CASE("a mismatch at collective numbers near 2^64 ends, with the fingerprint
     analyze::Analysis a = AnalyzeJob(job);
     std::string text = analyze::RenderTextReport(a);
     CHECK(SecondsSince(start) < 2.0 * kBudgetScale);
-    CHECK(a.verdict.kind == "mismatch");
+    CHECK(a.verdict.kind == detect::VerdictKind::kMismatch);
     CHECK(a.verdict.seq == seq);
     CHECK(a.verdict.ranks == std::vector<int>{2});
     REQUIRE_FALSE(a.fingerprints.empty());
@@ -117,7 +117,7 @@ TEST_CASE("a collective in flight at #2^64-1 is a hang like any other", "[analyz
   auto job = testing::HealthyJob(2, 0);
   for (auto& d : job) SetLastRecord(d, kMaxSeq, "AllReduce");
   analyze::Analysis a = AnalyzeJob(job);
-  CHECK(a.verdict.kind == "collective_hang");
+  CHECK(a.verdict.kind == detect::VerdictKind::kCollectiveHang);
   CHECK(a.verdict.seq == kMaxSeq);
 }
 
@@ -131,7 +131,7 @@ TEST_CASE("2^20 ranks of which a few left a dump are analysed in linear time", "
   double seconds = SecondsSince(start);
   INFO("seconds: " << seconds);
   CHECK(seconds < 10.0 * kBudgetScale);
-  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
   CHECK(a.verdict.ranks.size() == testing::kHugeRanks - 4u);
   CHECK(a.ranks.size() == static_cast<size_t>(testing::kHugeRanks));
   CHECK(text.find("culprits: ranks 4-1048575") != std::string::npos);
@@ -156,7 +156,7 @@ TEST_CASE("2^20 ranks all present, held by a few processes, are analysed in line
   INFO("analysed in " << analysed << " s, traced in " << traced << " s");
   CHECK(analysed < 10.0 * kBudgetScale);
   CHECK(traced < 10.0 * kBudgetScale);
-  CHECK(a.verdict.kind == "collective_hang");
+  CHECK(a.verdict.kind == detect::VerdictKind::kCollectiveHang);
   CHECK(a.verdict.ranks.size() == static_cast<size_t>(testing::kHugeRanks));
   CHECK(a.missing_ranks.empty());
   // Communicator ranks differ from the processes' global ranks 0..7: the note names them.
@@ -176,7 +176,7 @@ TEST_CASE("hundreds of communicators of 2^20 ranks each are classified in linear
   double seconds = SecondsSince(start);
   INFO("seconds: " << seconds);
   CHECK(seconds < 10.0 * kBudgetScale);
-  CHECK(a.verdict.kind == "straggler");
+  CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
   CHECK(a.verdict.ranks.size() == testing::kHugeRanks - 1u);
   // The verdict's own note (which ranks left no dump), then 299 other stuck communicators:
   // 12 notes, then a count.
@@ -199,7 +199,7 @@ TEST_CASE("dump strings cannot control the terminal or fake a verdict line in th
   a.rejected.push_back("/d/x" + evil + ".json: foreign JSON: schema is \"" + evil + "\"");
   std::string text = analyze::RenderTextReport(a);
   INFO(text);
-  REQUIRE(a.verdict.kind == "collective_hang");
+  REQUIRE(a.verdict.kind == detect::VerdictKind::kCollectiveHang);
   CHECK(text.find('\x1b') == std::string::npos);
   CHECK(VerdictLines(text) == 1);
   CHECK(LinesOf(text).front() == "VERDICT: collective_hang");

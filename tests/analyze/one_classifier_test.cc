@@ -24,7 +24,7 @@ using detect::testing::kSec;
 constexpr uint64_t kHash = 0xabcdef0123456789ull;
 constexpr uint64_t kNow = 1000 * kSec;  // every state below began before 200 s
 
-// What a dump keeps of one process: exactly its facts, in the dump's schema.
+// What a dump keeps of one process: exactly its facts (the dump's own types), through the file.
 dump::RankDump DumpOf(const detect::ProcessFacts& p) {
   dump::RankDump d;
   d.incident.id = "one-classifier";
@@ -32,37 +32,9 @@ dump::RankDump DumpOf(const detect::ProcessFacts& p) {
   d.process.host = p.host;
   d.process.global_rank = p.global_rank;
   d.process.alive = p.alive;
-  d.process.exit = dump::ProcessExit{p.exit.recorded, p.exit.status, p.exit.signal, p.exit.exit_ns};
-  for (const detect::SyncFacts& s : p.syncs) {
-    d.host_syncs.push_back(dump::HostSync{p.pid, s.blocked_since_ns, detect::ToString(s.target), s.handle});
-  }
-  for (const detect::CommFacts& c : p.comms) {
-    dump::CommDump& out = d.comms.emplace_back();
-    out.comm_hash = c.comm_hash;
-    out.rank = c.rank;
-    out.nranks = c.nranks;
-    out.device = c.device;
-    out.init_started_ns = c.init_started_ns;
-    out.init_done_ns = c.init_done_ns;
-    out.last_enqueued_seq = c.last_enqueued_seq;
-    out.last_completed_seq = c.last_completed_seq;
-    out.async_error = c.async_error;
-    out.left = c.left;
-    out.untracked_ops = c.untracked_ops;
-    for (const detect::RecordFacts& r : c.records) {
-      dump::CollectiveRecord& rec = out.records.emplace_back();
-      rec.seq = r.seq;
-      rec.op = r.op;
-      rec.count = r.count;
-      rec.datatype = r.datatype;
-      rec.redop = r.redop;
-      rec.root = r.root;
-      rec.enqueue_ns = r.enqueue_ns;
-      rec.complete_ns = r.complete_ns;
-      rec.never_completes = r.never_completes;
-      rec.untracked = r.untracked;
-    }
-  }
+  d.process.exit = p.exit;
+  d.host_syncs = p.syncs;
+  d.comms = p.comms;
   return dump::FromJson(dump::ToJson(d));  // what a reader gets back from the file
 }
 
@@ -74,7 +46,7 @@ void RequireSameVerdict(const detect::JobFacts& facts) {
   for (const detect::ProcessFacts& p : facts.processes) dumps.push_back(DumpOf(p));
   const analyze::Analysis offline = testing::AnalyzeDumps(dumps);
   const detect::Verdict& v = live.front();
-  CHECK(offline.verdict.kind == detect::ToString(v.kind));
+  CHECK(offline.verdict.kind == v.kind);
   CHECK(offline.verdict.comm_hash == v.comm_hash);
   CHECK(offline.verdict.seq == v.seq);
   CHECK(offline.verdict.op == v.op);
@@ -145,7 +117,7 @@ TEST_CASE("a healthy job: no verdict live, none offline", "[one_classifier]") {
   CHECK(detect::Classify(job, detect::DetectConfig{}, kNow).empty());
   std::vector<dump::RankDump> dumps;
   for (const detect::ProcessFacts& p : job.processes) dumps.push_back(DumpOf(p));
-  CHECK(testing::AnalyzeDumps(dumps).verdict.kind == "none");
+  CHECK(testing::AnalyzeDumps(dumps).verdict.kind == detect::VerdictKind::kNone);
 }
 
 }  // namespace ncclwatch

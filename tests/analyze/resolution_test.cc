@@ -28,7 +28,7 @@ dump::RankDump WriteHangDump(const testing::TempDir& dir, int rank, const std::s
   dump::RankDump d = testing::MakeRankDump(rank, 2);
   d.incident.id = id;
   testing::Issue(d, testing::Comm(d), 4, 3);
-  d.verdict.kind = "collective_hang";
+  d.verdict.kind = detect::VerdictKind::kCollectiveHang;
   d.verdict.comm_hash = testing::kWorldComm;
   d.verdict.seq = 4;
   d.verdict.op = "AllReduce";
@@ -80,7 +80,7 @@ TEST_CASE("an incident every dumping rank saw complete is resolved, after the lo
   CHECK(s.resolved_after_ns == 4 * kSec);
 
   analyze::Analysis a = analyze::Analyze(set);
-  CHECK(a.verdict.kind == "collective_hang");
+  CHECK(a.verdict.kind == detect::VerdictKind::kCollectiveHang);
   analyze::ApplyResolutions(set, &a);
   CHECK(a.verdict.resolved);
   const nlohmann::json json = analyze::RenderJsonReport(a);

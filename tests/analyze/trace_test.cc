@@ -115,7 +115,7 @@ TEST_CASE("the culprit's missing collective is drawn until its dump", "[trace]")
   auto job = testing::HealthyJob(2, 0);
   testing::Issue(job[0], 6, 5);  // rank 0 waits in #6; rank 1 never issued it
   Traced t = TraceOf(job);
-  REQUIRE(t.analysis.verdict.kind == "straggler");
+  REQUIRE(t.analysis.verdict.kind == detect::VerdictKind::kStraggler);
   int missing = 0;
   for (const auto& e : t.trace["traceEvents"]) {
     if (e["ph"] == "X" && e["name"].get<std::string>().find("(never issued)") != std::string::npos) {

@@ -112,8 +112,8 @@ TEST_CASE("a mismatch at collective #2^64-3 ends in bounded time", "[cli][hostil
   const uint64_t seq = std::numeric_limits<uint64_t>::max() - 2;
   auto job = testing::HealthyJob(3, 0);
   for (int r = 0; r < 3; ++r) {
-    dump::CommDump& c = testing::Comm(job[r]);
-    dump::CollectiveRecord record;
+    detect::CommFacts& c = testing::Comm(job[r]);
+    detect::RecordFacts record;
     record.seq = seq;
     record.op = r == 2 ? "Broadcast" : "AllReduce";
     record.enqueue_ns = 5;

@@ -5,6 +5,7 @@
 #include "../dump/temp_dir.h"
 #include "core/dump/dump_reader.h"
 #include "core/dump/dump_writer.h"
+#include "core/watch/facts_from_snapshot.h"
 #include "snapshot_builder.h"
 
 namespace ncclwatch::watch {
@@ -29,7 +30,7 @@ detect::Verdict StragglerVerdict() {
 
 TEST_CASE("the local verdict keeps what the detector said", "[builder]") {
   const dump::LocalVerdict v = ToLocalVerdict(StragglerVerdict());
-  CHECK(v.kind == "straggler");
+  CHECK(v.kind == detect::VerdictKind::kStraggler);
   CHECK(v.comm_hash == 0xfeed);
   CHECK(v.seq == 3);
   CHECK(v.op == "AllReduce");
@@ -41,7 +42,7 @@ TEST_CASE("the local verdict keeps what the detector said", "[builder]") {
 TEST_CASE("a verdict from a trigger file names who asked", "[builder]") {
   Trigger t;
   t.incident_id = "x";
-  t.verdict.kind = "collective_hang";
+  t.verdict.kind = detect::VerdictKind::kCollectiveHang;
   t.verdict.comm_hash = 0xabc;
   t.verdict.seq = 9;
   t.verdict.op = "Broadcast";
@@ -50,13 +51,13 @@ TEST_CASE("a verdict from a trigger file names who asked", "[builder]") {
   t.verdict.culprit_ranks = {3};
   t.verdict.partial = true;
   const dump::LocalVerdict v = ToLocalVerdict(t);
-  CHECK(v.kind == "collective_hang");
+  CHECK(v.kind == detect::VerdictKind::kCollectiveHang);
   CHECK(v.seq == 9);
   CHECK(v.culprit_ranks == std::vector<int>{3});
   CHECK(v.partial);
   CHECK(v.summary.find("node3:77") != std::string::npos);
-  t.verdict.kind = "bogus";
-  CHECK(ToLocalVerdict(t).kind == "none");
+  t.verdict.kind = std::nullopt;  // read from a file with a kind this version does not know
+  CHECK(ToLocalVerdict(t).kind == detect::VerdictKind::kNone);
 }
 
 TEST_CASE("published state fills ranks, device, comms, last records and host syncs", "[builder]") {
@@ -88,7 +89,7 @@ TEST_CASE("published state fills ranks, device, comms, last records and host syn
   CHECK(d.comms[1].init_done_ns == 0);
   REQUIRE(d.host_syncs.size() == 1);
   CHECK(d.host_syncs[0].tid == 999);
-  CHECK(d.host_syncs[0].target == "stream");
+  CHECK(d.host_syncs[0].target == detect::SyncTarget::kStream);
   CHECK(d.host_syncs[0].handle == 0x55);
 }
 
@@ -147,7 +148,7 @@ TEST_CASE("a built dump is a valid dump for the reader", "[builder]") {
   dump::RankDump back;
   std::string error;
   REQUIRE(dump::ReadDumpFile(written.json_path, &back, &error));
-  CHECK(back.verdict.kind == "straggler");
+  CHECK(back.verdict.kind == detect::VerdictKind::kStraggler);
   CHECK(back.verdict.culprit_ranks == std::vector<int>{2});
   CHECK(back.comms.size() == 1);
   CHECK(back.comms[0].records.size() == 5);
@@ -176,7 +177,7 @@ TEST_CASE("gone processes sharing a communicator get a dump on their behalf; oth
 
   dump::RankDump own;
   own.incident.id = "rank_exited-0xfeed-5";
-  own.verdict.kind = "rank_exited";
+  own.verdict.kind = detect::VerdictKind::kRankExited;
   own.verdict.culprit_ranks = {2, 3};
   own.process.host = "hostA";
   own.process.pid = 100;
@@ -197,7 +198,7 @@ TEST_CASE("gone processes sharing a communicator get a dump on their behalf; oth
   CHECK(e.comms[0].last_completed_seq == 4);
   CHECK(e.comms[0].records.size() == 4);
   CHECK(e.incident.id == own.incident.id);
-  CHECK(e.verdict.kind == "rank_exited");
+  CHECK(e.verdict.kind == detect::VerdictKind::kRankExited);
   CHECK(e.written_by.pid == 100);
   CHECK(e.written_by.global_rank == 0);
   CHECK(e.threads.empty());
@@ -212,6 +213,48 @@ TEST_CASE("gone processes sharing a communicator get a dump on their behalf; oth
   const dump::WriteResult written = dump::WriteDump(e, dir.path());
   REQUIRE(written.ok());
   CHECK(written.json_path == dir.File("rank2-hostA-102-rank_exited-0xfeed-5.json"));
+}
+
+}  // namespace
+}  // namespace ncclwatch::watch
+
+namespace ncclwatch::watch {
+namespace {
+
+// One model: what the dump keeps of a process is exactly what the live detector judged.
+TEST_CASE("the dump's communicators and host syncs are the process's facts", "[builder]") {
+  shm::ProcessView self = Process(321, 0);
+  shm::CommView ready = ReadyComm(0xfeed, 0, 2, 3, 2);
+  shm::RecordView send = testing::Record(1, shm::Op::kSend, 3'500'000'000ull);
+  send.root_or_peer = 1;
+  ready.records.push_back(send);
+  shm::CommView suspended = ReadyComm(0x5b5, 0, 2, 1, 1);
+  suspended.state = shm::CommState::kSuspended;
+  shm::CommView failed = ReadyComm(0xfa1, 0, 2, 0, 0);
+  failed.state = shm::CommState::kInitFailed;
+  self.comms = {ready, suspended, failed};
+  shm::SyncView device_sync;
+  device_sync.tid = 7;
+  device_sync.kind = shm::SyncKind::kDevice;
+  device_sync.device = -1;  // unknown device
+  device_sync.blocked_since_ns = 99;
+  self.sync_slots.push_back(device_sync);
+
+  const detect::ProcessFacts facts = ProcessFactsFromSnapshot(self, kRecordsPerCommInDump);
+  dump::RankDump d;
+  AddPublishedState(self, kRecordsPerCommInDump, &d);
+  REQUIRE(d.comms.size() == 1);  // neither the suspended communicator nor the failed init
+  REQUIRE(facts.comms.size() == 1);
+  CHECK(d.comms[0].comm_hash == 0xfeed);
+  CHECK(d.comms[0].records.size() == 3);
+  REQUIRE(d.comms[0].p2p_records.size() == 1);  // the Send, apart from the collectives, with its peer
+  CHECK(d.comms[0].p2p_records[0].peer == 1);
+  CHECK(d.comms[0].p2p_records[0].peer == facts.comms[0].p2p_records[0].peer);
+  REQUIRE(d.host_syncs.size() == 1);
+  CHECK(d.host_syncs[0].tid == 7);
+  CHECK(d.host_syncs[0].handle == 0);  // clamped, live and in the dump alike
+  REQUIRE(facts.syncs.size() == 1);
+  CHECK(facts.syncs[0].handle == d.host_syncs[0].handle);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ constexpr int kPeer = 101;
 
 dump::LocalVerdict VerdictOf(const std::string& kind, uint64_t seq) {
   dump::LocalVerdict v;
-  v.kind = kind;
+  v.kind = detect::ParseVerdictKind(kind);
   v.comm_hash = kComm;
   v.seq = seq;
   v.op = seq ? "AllReduce" : "init";

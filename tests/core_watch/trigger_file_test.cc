@@ -11,7 +11,7 @@ Trigger Sample(const std::string& id) {
   Trigger t;
   t.incident_id = id;
   t.job_id = "job7";
-  t.verdict.kind = "straggler";
+  t.verdict.kind = detect::VerdictKind::kStraggler;
   t.verdict.comm_hash = 0xdeadbeef12ull;
   t.verdict.seq = 5;
   t.verdict.op = "AllReduce";
@@ -30,7 +30,7 @@ TEST_CASE("a trigger survives formatting and parsing", "[trigger]") {
   const std::optional<Trigger> t = ParseTrigger(FormatTrigger(Sample("straggler-0xdeadbeef12-5")));
   REQUIRE(t);
   CHECK(t->incident_id == "straggler-0xdeadbeef12-5");
-  CHECK(t->verdict.kind == "straggler");
+  CHECK(t->verdict.kind == detect::VerdictKind::kStraggler);
   CHECK(t->verdict.comm_hash == 0xdeadbeef12ull);
   CHECK(t->verdict.seq == 5);
   CHECK(t->verdict.op == "AllReduce");

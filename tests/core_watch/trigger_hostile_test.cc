@@ -18,7 +18,7 @@ Trigger OfJob(const std::string& id, const std::string& job) {
   Trigger t;
   t.incident_id = id;
   t.job_id = job;
-  t.verdict.kind = "straggler";
+  t.verdict.kind = detect::VerdictKind::kStraggler;
   return t;
 }
 

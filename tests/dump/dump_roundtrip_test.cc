@@ -22,7 +22,7 @@ dump::RankDump FullDump() {
   dump::RankDump d = testing::MakeRankDump(3, 8);
   testing::Issue(d, 12, 11);
   d.incident.trigger = "trigger-file";
-  d.verdict.kind = "straggler";
+  d.verdict.kind = detect::VerdictKind::kStraggler;
   d.verdict.comm_hash = UINT64_MAX;
   d.verdict.seq = 12;
   d.verdict.op = "AllReduce";
@@ -35,7 +35,7 @@ dump::RankDump FullDump() {
   d.environment.cuda_driver_version = 12030;
   d.comms[0].async_error = 5;
   d.comms[0].records[0].peer = 4;
-  d.host_syncs.push_back(dump::HostSync{1003, 42, "stream", 0xdeadbeef});
+  d.host_syncs.push_back(detect::SyncFacts{42, detect::SyncTarget::kStream, 0xdeadbeef, 1003});
   testing::AddBlockedMainThread(d, "load_next_batch");
   d.threads[0].answered = false;
   d.stack_errors = {"thread 7 did not answer"};
@@ -75,7 +75,7 @@ TEST_CASE("exit evidence survives write and read: a gone process's dump written 
   testing::TempDir dir;
   dump::RankDump original = FullDump();
   original.process.alive = false;
-  original.process.exit = dump::ProcessExit{true, 0, 6, 987654321};
+  original.process.exit = detect::ExitFacts{true, 0, 6, 987654321};
   original.written_by = dump::DumpWriter{2002, "node0", 2};
   original.comms[0].left = true;
   original.comms[0].untracked_ops = 5;
@@ -153,7 +153,7 @@ TEST_CASE("hex comm hashes parse strictly", "[dump]") {
   CHECK(dump::FromJson(doc).comms[0].comm_hash == 0x1fu);
   for (const char* bad : {"1f", "0x", "0x1g", "0x11112222333344445"}) {
     doc["comms"][0]["comm"] = bad;
-    CHECK_THROWS_AS(dump::FromJson(doc), dump::DumpFormatError);
+    CHECK_THROWS_AS(dump::FromJson(doc), dump::JsonFormatError);
   }
 }
 
@@ -187,4 +187,25 @@ TEST_CASE("the NVIDIA driver version is read from the proc file, or empty withou
   dir.Write("open", "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.154.05  Release Build\n");
   CHECK(dump::ReadNvidiaDriverVersion(dir.File("open")) == "535.154.05");
   CHECK(dump::ReadNvidiaDriverVersion(dir.File("absent")).empty());
+}
+
+TEST_CASE("collectives and P2P ops share one records list on disk, in issue order, and split on reading",
+          "[dump]") {
+  dump::RankDump d = testing::MakeRankDump(0, 2);
+  testing::Issue(d, 3, 3);  // AllReduce #1..#3, enqueued 1 ms apart
+  detect::RecordFacts send = testing::Comm(d).records[1];
+  send.op = "Send";
+  send.seq = 1;
+  send.peer = 1;
+  send.enqueue_ns += 1;  // right after AllReduce #2
+  testing::Comm(d).p2p_records.push_back(send);
+  const nlohmann::json doc = dump::ToJson(d);
+  std::vector<std::string> ops;
+  for (const auto& r : doc["comms"][0]["records"]) ops.push_back(r["op"]);
+  CHECK(ops == std::vector<std::string>{"AllReduce", "AllReduce", "Send", "AllReduce"});
+  const dump::RankDump read = dump::FromJson(doc);
+  CHECK(read.comms[0].records.size() == 3);
+  REQUIRE(read.comms[0].p2p_records.size() == 1);
+  CHECK(read.comms[0].p2p_records[0].peer == 1);
+  CHECK(dump::ToJson(read) == doc);  // written again unchanged
 }

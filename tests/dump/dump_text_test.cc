@@ -30,13 +30,12 @@ dump::RankDump DumpWithHostileStrings() {
   d.process.exe = kHostile;
   d.process.cmdline = {kHostile};
   d.written_by = dump::DumpWriter{99, kHostile, 0};
-  d.verdict.kind = kHostile;
   d.verdict.op = kHostile;
   d.verdict.summary = kHostile;
   d.environment.nccl_env = {{kHostile, kHostile}};
   d.environment.kernel_release = kHostile;
   d.comms[0].records[0].op = kHostile;
-  d.host_syncs.push_back(dump::HostSync{1, 2, kHostile, 3});
+  d.host_syncs.push_back(detect::SyncFacts{2, detect::SyncTarget::kStream, 3, 1});  // a kind, not a string
   d.threads[0].name = kHostile;
   d.stack_errors = {kHostile};
   return d;
@@ -60,9 +59,10 @@ TEST_CASE("the text dump escapes control characters in every string", "[dump][te
   CHECK(text.find("\xc2\x9b") == std::string::npos);
   CHECK(text.find("\nVERDICT: none") == std::string::npos);
   // One escaped copy per hostile string set above: incident id, job, host, exe, cmdline,
-  // written_by host, verdict kind, op and summary, NCCL env key and value, kernel, record op,
-  // sync target, thread name, native frame function, stack error, python file and function.
-  CHECK(Count(text, kEscaped) == 19);
+  // written_by host, verdict op and summary, NCCL env key and value, kernel, record op,
+  // thread name, native frame function, stack error, python file and function. (The verdict
+  // kind and the sync target are kinds in the model, printed by name.)
+  CHECK(Count(text, kEscaped) == 17);
 }
 
 TEST_CASE("the JSON dump keeps hostile strings exact", "[dump][text]") {
@@ -95,7 +95,7 @@ TEST_CASE("the text dump names datatypes, ops, versions and streams, and ages ti
   d.comms[0].async_error = 7;
   d.environment.nccl_version = 22809;
   d.environment.cuda_runtime_version = 13000;
-  d.host_syncs.push_back(dump::HostSync{812, 94'700'000'000, "stream", 0});
+  d.host_syncs.push_back(detect::SyncFacts{94'700'000'000, detect::SyncTarget::kStream, 0, 812});
   const std::string text = dump::RenderDumpText(d);
   CHECK(text.find("datatype=bfloat16 redop=custom(7) root=- peer=- on default stream, enqueued 5.3s ago") !=
         std::string::npos);

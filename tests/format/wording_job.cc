@@ -29,7 +29,8 @@ void Decorate(std::vector<dump::RankDump>& job) {
     testing::AddBlockedMainThread(d, "train_step");
   }
   dump::RankDump& first = job.front();
-  first.host_syncs.push_back(dump::HostSync{first.process.pid, first.incident.detected_mono_ns - 5'300'000'000, "stream", 0});
+  first.host_syncs.push_back(
+      detect::SyncFacts{first.incident.detected_mono_ns - 5'300'000'000, detect::SyncTarget::kStream, 0, first.process.pid});
 }
 
 // ranks `late` have not joined #3, the others wait in it.
@@ -52,7 +53,7 @@ std::vector<dump::RankDump> Mismatch() {
   for (int r = 0; r < kRanks; ++r) {
     job.push_back(MakeRankDump(r, kRanks));
     Issue(job.back(), 3, 2);
-    dump::CollectiveRecord& third = job.back().comms[0].records.back();
+    detect::RecordFacts& third = job.back().comms[0].records.back();
     third.datatype = r == 1 ? 9 : r == 3 ? 42 : 10;
     third.redop = r == 1 ? 5 : 4;
   }
@@ -75,7 +76,7 @@ std::vector<dump::RankDump> RankExited() {
   std::vector<dump::RankDump> job = Straggler({3});
   dump::RankDump& gone = job.back();
   gone.process.alive = false;
-  gone.process.exit = dump::ProcessExit{true, 1, 0, gone.incident.detected_mono_ns - 2'000'000'000};
+  gone.process.exit = detect::ExitFacts{true, 1, 0, gone.incident.detected_mono_ns - 2'000'000'000};
   gone.written_by = dump::DumpWriter{job.front().process.pid, job.front().process.host, 0};
   gone.comms[0].left = true;
   return job;

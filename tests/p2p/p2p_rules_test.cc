@@ -106,7 +106,7 @@ detect::Verdict Judge(const shm::JobSnapshot& job) {
   REQUIRE_FALSE(live.empty());
   const analyze::Analysis offline = Offline(job);
   const detect::Verdict& v = live.front();
-  CHECK(offline.verdict.kind == detect::ToString(v.kind));
+  CHECK(offline.verdict.kind == v.kind);
   CHECK(offline.verdict.comm_hash == v.comm_hash);
   CHECK(offline.verdict.seq == v.seq);
   CHECK(offline.verdict.op == v.op);
@@ -370,7 +370,7 @@ TEST_CASE("a healthy pipeline, every op complete, is silent live and offline", "
   History(job, 0, 1, 20);
   History(job, 1, 2, 20);
   CHECK(Live(job).empty());
-  CHECK(Offline(job).verdict.kind == "none");
+  CHECK(Offline(job).verdict.kind == detect::VerdictKind::kNone);
 }
 
 TEST_CASE("P2P completion: captured or failed owe none; untracked and aborted are unknown, never waits", "[p2p]") {
@@ -378,7 +378,7 @@ TEST_CASE("P2P completion: captured or failed owe none; untracked and aborted ar
     shm::JobSnapshot job = Job(2);
     Post(job, 1, shm::Op::kRecv, 0, 1, 100, 0, 1024, flags);
     CHECK(Live(job).empty());
-    CHECK(Offline(job).verdict.kind == "none");
+    CHECK(Offline(job).verdict.kind == detect::VerdictKind::kNone);
   }
   // An aborted op's event may fire; it still did not complete, and is no wait either.
   detect::CommFacts comm;
