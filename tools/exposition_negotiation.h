@@ -2,7 +2,7 @@
 // format, and whether gzip, from a scraper's Accept and Accept-Encoding headers. Pure, so that
 // what Prometheus and other scrapers send is unit-tested.
 //
-// Prometheus 2.42 (Debian 12) sends
+// Prometheus 2.42 (Debian 12) sends (captured)
 //   Accept: application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,
 //           text/plain;version=0.0.4;q=0.5,*/*;q=0.1
 //   Accept-Encoding: gzip

@@ -53,7 +53,7 @@ def free_port():
 
 
 SECTION = "exporter scrape"
-# Prometheus 2.42's scrape request headers (scrape/scrape.go).
+# Prometheus 2.42's scrape request headers (captured from Debian's prometheus).
 PROMETHEUS_HEADERS = {
     "Accept": "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
               "text/plain;version=0.0.4;q=0.5,*/*;q=0.1",

@@ -66,7 +66,7 @@ STALL_SEC = st.STALL_SEC  # the jobs' NCCLWATCH_STALL_SEC (2 s)
 SCRAPE_UNDER_IDLE_SEC = 8.0
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-# What Prometheus 2.42 (Debian 12) sends with every scrape (scrape/scrape.go acceptHeader).
+# What Prometheus 2.42 (Debian 12) sends with every scrape (captured from it).
 PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
                      "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 OPENMETRICS_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"

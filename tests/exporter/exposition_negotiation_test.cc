@@ -9,8 +9,8 @@ constexpr auto kText = ExpositionFormat::kText004;
 constexpr auto kOpenMetrics = ExpositionFormat::kOpenMetrics100;
 
 TEST_CASE("Prometheus' Accept header gets OpenMetrics 1.0") {
-  // Prometheus 2.42's scrape Accept header (scrape/scrape.go), and the one of Prometheus >= 2.49
-  // with its default scrape_protocols.
+  // Prometheus 2.42's scrape Accept header (captured from Debian's prometheus), and one in the
+  // form later versions build from scrape_protocols (every format with a decreasing q).
   CHECK(NegotiateExpositionFormat("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
                                   "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1") == kOpenMetrics);
   CHECK(NegotiateExpositionFormat("application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;"
