@@ -54,7 +54,8 @@ def stage_stall(micro_batches):
                   for f in t["frames"]]
         check("wait_for_the_next_batch_from_storage" in frames,
               f"the culprit's Python stack shows where stage 0 stalls: {frames[:12]}")
-        stacks = " ".join(f for g in report.get("stacks", []) for t in g.get("threads", []) for f in t.get("frames", []))
+        stacks = " ".join(f.get("func", "") for g in report.get("stacks", []) for t in g.get("threads", [])
+                          for f in t.get("frames", []))
         check("wait_for_the_next_batch_from_storage" in stacks, "analyze shows the culprit's stack")
     finally:
         job.cleanup()
