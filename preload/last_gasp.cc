@@ -1,7 +1,10 @@
 #include "preload/last_gasp.h"
 
+#include <errno.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -16,6 +19,9 @@ std::atomic<bool> g_armed{false};
 std::atomic<int> g_state{kIdle};
 std::atomic<int> g_cause{0};
 std::atomic<uint64_t> g_request_ns{0};
+// The watchdog's eventfd and the process that made it (a forked child makes its own).
+std::atomic<int> g_wake_fd{-1};
+std::atomic<pid_t> g_wake_pid{0};
 
 uint64_t NowNs() {
   timespec ts{};
@@ -45,6 +51,7 @@ void RunLastGasp(int cause) noexcept {
     g_request_ns.store(NowNs(), std::memory_order_relaxed);
     g_cause.store(cause, std::memory_order_release);
   }
+  WakeWatchdog();
   const uint64_t deadline = NowNs() + g_budget_ns.load(std::memory_order_relaxed);
   // 2 ms steps: the answer is seen within 2 ms of the dump, at ~500 wakeups a second of one
   // sleeping thread while the dump runs.
@@ -62,6 +69,34 @@ int PendingLastGasp() noexcept {
 uint64_t LastGaspRequestNs() noexcept { return g_request_ns.load(std::memory_order_relaxed); }
 
 void AnswerLastGasp() noexcept { g_state.store(kAnswered, std::memory_order_release); }
+
+int LastGaspWakeFd() noexcept {
+  const pid_t self = getpid();
+  if (g_wake_pid.load(std::memory_order_acquire) == self) return g_wake_fd.load(std::memory_order_acquire);
+  const int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  g_wake_fd.store(fd, std::memory_order_release);
+  g_wake_pid.store(self, std::memory_order_release);
+  return fd;
+}
+
+void WakeWatchdog() noexcept {
+  const int fd = g_wake_fd.load(std::memory_order_acquire);
+  if (fd < 0 || g_wake_pid.load(std::memory_order_acquire) != getpid()) return;  // the parent's, after a fork
+  const int saved = errno;
+  const uint64_t one = 1;
+  // Nonblocking: a full counter (2^64 - 2 wakes unread) means a wake-up is pending anyway.
+  [[maybe_unused]] const ssize_t n = write(fd, &one, sizeof one);
+  errno = saved;
+}
+
+void DrainWatchdogWake() noexcept {
+  const int fd = g_wake_fd.load(std::memory_order_acquire);
+  if (fd < 0) return;
+  const int saved = errno;
+  uint64_t count = 0;
+  [[maybe_unused]] const ssize_t n = read(fd, &count, sizeof count);
+  errno = saved;
+}
 
 const char* LastGaspCauseName(int cause) noexcept {
   switch (cause) {

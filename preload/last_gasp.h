@@ -52,6 +52,17 @@ int PendingLastGasp() noexcept;
 uint64_t LastGaspRequestNs() noexcept;
 void AnswerLastGasp() noexcept;
 
+// The watchdog's wake-up, so that it sleeps a whole poll interval yet answers a request at once
+// (it used to look every 50 ms: 20 wakeups a second, 0.16 % of a core instead of 0.08 %).
+// An eventfd made once per process by the watchdog thread (again in a forked child), and never
+// closed: a handler may write to it at any moment, and a closed number could be reused by the
+// job's next open(). -1 when none could be made; the watchdog then looks every 50 ms.
+int LastGaspWakeFd() noexcept;
+// Wakes the watchdog (RunLastGasp does; so does stopping it). Async-signal-safe; keeps errno.
+void WakeWatchdog() noexcept;
+// Empties the eventfd after a wake-up.
+void DrainWatchdogWake() noexcept;
+
 // "SIGTERM", "SIGABRT", "ncclCommAbort", ... for log lines and dumps.
 const char* LastGaspCauseName(int cause) noexcept;
 

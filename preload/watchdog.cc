@@ -1,6 +1,7 @@
 #include "preload/watchdog.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -447,7 +448,37 @@ void Watchdog::Start() {
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
-void Watchdog::Stop() { StopWithin(thread_, mu_, wake_, stop_, stopped_, std::chrono::seconds(1)); }
+void Watchdog::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  WakeWatchdog();  // it sleeps on its eventfd, not on wake_
+  StopWithin(thread_, mu_, wake_, stop_, stopped_, std::chrono::seconds(1));
+}
+
+namespace {
+
+// Sleeps until `until`, a wake-up (a last-gasp request or Stop) or `fallback` passes: on the
+// eventfd when there is one, else on the condition variable in slices (no eventfd: requests
+// are then seen within the 50 ms slice).
+void SleepUntil(std::chrono::steady_clock::time_point until, int wake_fd, std::unique_lock<std::mutex>& lock,
+                std::condition_variable& wake, bool& stop) {
+  const auto now = std::chrono::steady_clock::now();
+  if (until <= now) return;
+  if (wake_fd < 0) {
+    wake.wait_for(lock, std::min<std::chrono::nanoseconds>(until - now, std::chrono::milliseconds(50)),
+                  [&] { return stop; });
+    return;
+  }
+  lock.unlock();
+  pollfd p{wake_fd, POLLIN, 0};
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
+  if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(ms, 60'000))) > 0) DrainWatchdogWake();
+  lock.lock();
+}
+
+}  // namespace
 
 void Watchdog::Run() {
   pthread_setname_np(pthread_self(), "ncclwatch-wd");
@@ -462,13 +493,13 @@ void Watchdog::Run() {
     if (removed > 0) Log(LogLevel::kInfo, "removed " + std::to_string(removed) + " segments of finished jobs");
     Poller poller(settings_);
     const auto interval = std::chrono::nanoseconds(settings_.detect.poll_interval_ns);
-    // Teardown's last-gasp requests are looked for every slice: a request waits 50 ms at
-    // most, for 20 wakeups a second of this thread that read one atomic each.
-    const auto slice = std::min<std::chrono::nanoseconds>(interval, std::chrono::milliseconds(50));
+    // It sleeps a whole poll interval on its eventfd; a last-gasp request or Stop wakes it at
+    // once (two wakeups a second at the default 500 ms poll, not the 20 of 50 ms slices).
+    const int wake_fd = LastGaspWakeFd();
     auto next_poll = std::chrono::steady_clock::now() + interval;
     ArmLastGasp(settings_.last_gasp_budget_ns, settings_.last_gasp_floor_ns);
     std::unique_lock<std::mutex> lock(mu_);
-    while (!wake_.wait_for(lock, slice, [this] { return stop_; })) {
+    while (!stop_) {
       lock.unlock();
       if (const int cause = PendingLastGasp(); cause != 0) {
         poller.LastGasp(cause, LastGaspRequestNs());
@@ -478,6 +509,7 @@ void Watchdog::Run() {
         next_poll = std::chrono::steady_clock::now() + interval;
       }
       lock.lock();
+      if (!stop_ && PendingLastGasp() == 0) SleepUntil(next_poll, wake_fd, lock, wake_, stop_);
     }
     lock.unlock();
     DisarmLastGasp();
