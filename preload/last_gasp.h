@@ -16,7 +16,8 @@
 // Then the caller goes on exactly as it would have: the job's handler runs, or the signal's
 // default action with the same signal and status.
 //
-// The handler side is async-signal-safe: atomics, clock_gettime and nanosleep only. It waits
+// The handler side is async-signal-safe: atomics, clock_gettime, nanosleep and one write() to the
+// watchdog's eventfd only. It waits
 // by sleeping in 2 ms steps rather than on a lock, which a signal handler may not take.
 #ifndef NCCLWATCH_PRELOAD_LAST_GASP_H_
 #define NCCLWATCH_PRELOAD_LAST_GASP_H_
