@@ -17,8 +17,8 @@
 // default action with the same signal and status.
 //
 // The handler side is async-signal-safe: atomics, clock_gettime, nanosleep and one write() to the
-// watchdog's eventfd only. It waits
-// by sleeping in 2 ms steps rather than on a lock, which a signal handler may not take.
+// watchdog's eventfd only. It waits by sleeping in 2 ms steps rather than on a lock, which a
+// signal handler may not take.
 #ifndef NCCLWATCH_PRELOAD_LAST_GASP_H_
 #define NCCLWATCH_PRELOAD_LAST_GASP_H_
 
