@@ -8,6 +8,7 @@
 
 #include "core/analyze/hints.h"
 #include "core/dump/process_facts.h"
+#include "core/format/nccl_names.h"
 #include "tools/elf_inspect.h"
 
 namespace ncclwatch::tools {
@@ -26,10 +27,7 @@ LibraryFound LibraryVersion(const char* soname, const char* symbol, bool nccl_st
   if (get && ::dladdr(reinterpret_cast<void*>(get), &info) && info.dli_fname) out.path = info.dli_fname;
   int version = 0;
   if (get && get(&version) == 0) {
-    // NCCL: 22809 is 2.28.9; CUDA: 13000 is 13.0.
-    out.version = nccl_style ? std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
-                                   std::to_string(version % 100)
-                             : std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+    out.version = nccl_style ? format::NcclVersionText(version) : format::CudaVersionText(version);
   }
   ::dlclose(handle);
   return out;

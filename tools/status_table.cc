@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "core/detect/detector.h"
@@ -84,25 +85,30 @@ bool AllGone(const shm::JobSnapshot& snapshot) {
   return !snapshot.processes.empty();
 }
 
-// What the incidents say of one row: "culprit:KIND" for a rank a verdict blames (for
-// sync_stuck, every row of the blocked process), "waits:KIND" for a rank that waits on one;
-// empty when no verdict is about it.
-std::string IncidentMark(const std::vector<detect::Verdict>& verdicts, const shm::ProcessView& p,
-                         const shm::CommView& c) {
+// What the incidents say of one row: the rank a verdict blames (for sync_stuck, every row of
+// the blocked process) is its culprit; a rank that waits on one, a waiter. nullopt when no
+// verdict is about it.
+struct RowIncident {
+  const char* role;  // "culprit" or "waits"
+  std::string kind;
+  std::string Text() const { return std::string(role) + ":" + kind; }
+};
+
+std::optional<RowIncident> IncidentOfRow(const std::vector<detect::Verdict>& verdicts, const shm::ProcessView& p,
+                                         const shm::CommView& c) {
   auto has = [](const std::vector<int>& ranks, int rank) {
     return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
   };
   for (const detect::Verdict& v : verdicts) {
-    const std::string kind = detect::ToString(v.kind);
     if (v.kind == detect::VerdictKind::kSyncStuck) {
-      if (v.subject_pid == p.pid) return "culprit:" + kind;
+      if (v.subject_pid == p.pid) return RowIncident{"culprit", detect::ToString(v.kind)};
       continue;
     }
     if (v.comm_hash != c.comm_hash) continue;
-    if (has(v.culprit_ranks, c.rank)) return "culprit:" + kind;
-    if (has(v.other_ranks, c.rank)) return "waits:" + kind;
+    if (has(v.culprit_ranks, c.rank)) return RowIncident{"culprit", detect::ToString(v.kind)};
+    if (has(v.other_ranks, c.rank)) return RowIncident{"waits", detect::ToString(v.kind)};
   }
-  return "";
+  return std::nullopt;
 }
 
 std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_ns, bool job_gone,
@@ -125,7 +131,7 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
   if (BlockedInSync(p)) state += ",blocked-in-sync";
   if (c.async_error) state += ",async-error=" + std::to_string(c.async_error);
   if (c.untracked_ops) state += ",untracked=" + std::to_string(c.untracked_ops);
-  if (const std::string mark = IncidentMark(verdicts, p, c); !mark.empty()) state = mark + "," + state;
+  if (const auto incident = IncidentOfRow(verdicts, p, c)) state = incident->Text() + "," + state;
   // A job whose processes are all gone has no clock to count against: no age.
   const std::string age = job_gone ? "-" : Age(now_ns, since);
   const std::string rank_of_n = std::to_string(c.rank) + "/" + std::to_string(c.nranks);
@@ -135,13 +141,6 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
                 static_cast<unsigned long long>(c.last_enqueued_seq),
                 static_cast<unsigned long long>(c.last_completed_seq), op.c_str(), age.c_str(), state.c_str());
   return line;
-}
-
-// {"kind", "role"} from a row's mark ("culprit:straggler"), null when it has none.
-nlohmann::json IncidentOrNull(const std::string& mark) {
-  const size_t colon = mark.find(':');
-  if (colon == std::string::npos) return nullptr;
-  return {{"role", mark.substr(0, colon)}, {"kind", mark.substr(colon + 1)}};
 }
 
 std::string Plural(size_t n, const char* one, const char* many) {
@@ -205,6 +204,7 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
     for (const auto& c : p.comms) {
       const shm::RecordView* current = Current(c);
       const shm::RecordView* p2p = OldestPendingP2P(c);
+      const std::optional<RowIncident> incident = IncidentOfRow(verdicts, p, c);
       comms.push_back({{"comm", format::FormatHex(c.comm_hash)},
                        {"rank", c.rank},
                        {"nranks", c.nranks},
@@ -225,7 +225,8 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
                                              : nlohmann::json(nullptr)},
                        {"async_error", c.async_error},
                        {"untracked_ops", c.untracked_ops},
-                       {"incident", IncidentOrNull(IncidentMark(verdicts, p, c))}});
+                       {"incident", incident ? nlohmann::json{{"role", incident->role}, {"kind", incident->kind}}
+                                             : nlohmann::json(nullptr)}});
     }
     nlohmann::json exit = nullptr;
     if (p.exited) {
