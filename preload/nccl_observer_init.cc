@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/comm_id/comm_hash.h"
-#include "core/shm/process_info.h"
+#include "core/shm/hook_clock.h"
 #include "preload/log.h"
 #include "preload/nccl_abi_232.h"
 #include "preload/nccl_observer.h"
@@ -118,7 +118,7 @@ void StartCall(Runtime* rt, ThreadState* ts, InitKind kind, InitCall* call) {
   call->runtime = rt;
   call->thread = ts;
   call->kind = kind;
-  call->start_ns = shm::MonotonicNowNs();
+  call->start_ns = shm::HookClockNowNs();
 }
 
 uint32_t NonblockingFlag(const ncclConfig_t* config) {
@@ -176,7 +176,7 @@ void EndSingleInit(InitCall* call, ncclResult_t result, ncclComm_t comm) {
   }
   if (entry == nullptr) return;
   if (comm == nullptr || (result != ncclSuccess && result != ncclInProgress)) {
-    entry->slot.FinishInit(false, result, shm::MonotonicNowNs());
+    entry->slot.FinishInit(false, result, shm::HookClockNowNs());
     // Never registered, so nothing else holds it (registered entries are kept forever:
     // see comm_registry.h); the slot itself is reusable once kInitFailed.
     delete entry;
@@ -201,7 +201,7 @@ void CompleteInit(Runtime* rt, CommEntry* entry, ncclComm_t comm, bool adopt_ran
   shm::CommIdentity id = IdentityOf(*entry);
   QueryIdentity(comm, &id);
   Publish(entry, id);
-  entry->slot.FinishInit(true, ncclSuccess, shm::MonotonicNowNs());
+  entry->slot.FinishInit(true, ncclSuccess, shm::HookClockNowNs());
   StartTrackerOnce(rt, id.device);
   if (adopt_rank && id.rank >= 0) rt->segment->AdoptRankFromCommunicator(id.rank);
 }
@@ -217,7 +217,7 @@ void SettleGroupedInit(Runtime* rt, CommEntry* entry, ncclResult_t result) {
   } else if (result == ncclInProgress) {
     MarkInitPending(entry);
   } else {
-    entry->slot.FinishInit(false, result, shm::MonotonicNowNs());
+    entry->slot.FinishInit(false, result, shm::HookClockNowNs());
   }
 }
 

@@ -1,5 +1,6 @@
 // The communicator's state after Finalize, Destroy, Abort, Revoke, Suspend and Resume, and
 // what ncclCommGetAsyncError reports (which also completes nonblocking inits and enqueues).
+#include "core/shm/hook_clock.h"
 #include "core/shm/process_info.h"
 #include "preload/last_gasp.h"
 #include "preload/nccl_observer.h"
@@ -69,13 +70,13 @@ void ObserveAsyncError(ncclComm_t comm, ncclResult_t call_result, const ncclResu
   if (entry == nullptr) return;
   Guarded("ObserveAsyncError", [&] {
     const ncclResult_t state = *async_error;
-    entry->slot.SetAsyncError(state, shm::MonotonicNowNs());
+    entry->slot.SetAsyncError(state, shm::HookClockNowNs());
     if (state == ncclInProgress) return;
     if (entry->init_pending.exchange(false)) {
       if (state == ncclSuccess) {
         CompleteInit(rt, entry, comm, IsRootComm(*entry));
       } else {
-        entry->slot.FinishInit(false, state, shm::MonotonicNowNs());
+        entry->slot.FinishInit(false, state, shm::HookClockNowNs());
       }
     }
     // Only now may CUDA work go on the communicator's streams.

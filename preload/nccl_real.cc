@@ -12,6 +12,12 @@
 #include "preload/resolver.h"
 
 namespace ncclwatch::preload {
+
+namespace nccl_real_detail {
+std::atomic<void*> global_functions[kNcclApiCount] = {};
+std::atomic<int> g_libraries_used{1};
+}  // namespace nccl_real_detail
+
 namespace {
 
 constexpr const char* kApiNames[] = {
@@ -31,9 +37,11 @@ struct LibraryTable {
   std::atomic<void*> helpers[kHelperCount] = {};
 };
 
-LibraryTable g_libraries[kMaxNcclLibraries];   // [0]: the global scope, filled lazily
+// [1..]: libraries reached through dlsym. Slot 0's functions are nccl_real_detail's
+// global_functions (read inline by the hooks); its helpers are here.
+LibraryTable g_libraries[kMaxNcclLibraries];
 std::atomic<bool> g_reported_missing[kNcclApiCount] = {};
-std::atomic<int> g_libraries_used{1};
+using nccl_real_detail::g_libraries_used;
 std::mutex g_register_mu;  // taken only when a library is seen for the first time
 
 // Which library created each communicator; fixed table, linear probing, never erased
@@ -97,7 +105,7 @@ int RegisterLibrary(const Dl_info& info) {
 }
 
 NCCLWATCH_HOT void* GlobalFunction(NcclApi api, const void* caller) {
-  std::atomic<void*>& cached = g_libraries[0].functions[static_cast<int>(api)];
+  std::atomic<void*>& cached = nccl_real_detail::global_functions[static_cast<int>(api)];
   void* fn = cached.load(std::memory_order_acquire);
   if (fn != nullptr) return fn;
   fn = ResolveNext(Library::kNccl, NcclApiName(api), caller);
@@ -121,7 +129,7 @@ int NcclApiIndex(const char* name) noexcept {
   return -1;
 }
 
-NCCLWATCH_HOT void* RealNccl(NcclApi api, int slot, ncclComm_t comm, const void* caller) noexcept {
+void* RealNcclSlowPath(NcclApi api, int slot, ncclComm_t comm, const void* caller) noexcept {
   if (slot == 0) slot = CommSlot(comm);
   if (slot == 0) return GlobalFunction(api, caller);
   void* fn = g_libraries[slot].functions[static_cast<int>(api)].load(std::memory_order_relaxed);

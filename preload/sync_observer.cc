@@ -1,6 +1,6 @@
 #include "preload/sync_observer.h"
 
-#include "core/shm/process_info.h"
+#include "core/shm/hook_clock.h"
 #include "core/shm/sync_slot.h"
 #include "preload/runtime.h"
 #include "preload/thread_state.h"
@@ -20,7 +20,7 @@ NCCLWATCH_HOT shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noex
     }
     if (ts->sync_slot == nullptr) return nullptr;
     // The device is left unknown (-1): asking would add a CUDA call to every sync.
-    shm::MarkSyncBlocked(*ts->sync_slot, kind, target, -1, shm::MonotonicNowNs());
+    shm::MarkSyncBlocked(*ts->sync_slot, kind, target, -1, shm::HookClockNowNs());
     return ts->sync_slot;
   } catch (...) {
     DisableAfterInternalError("BeginSync");

@@ -90,6 +90,7 @@ class Tracker {
   };
 
   DevicePool* PoolFor(int device);
+  DevicePool* NewPool(int device);
   EventSlot* Claim(DevicePool* pool);
   static void Release(DevicePool* pool, EventSlot* slot);
   // Creates a disable-timing event on `device`, restoring the current device / context.

@@ -43,7 +43,9 @@
 // run_key (run_identity.h): processes of one launch on this host share it, whatever the job
 // id says (torchrun's "none", a reused MASTER_PORT).
 //
-// Times are CLOCK_MONOTONIC nanoseconds, comparable between processes of one host.
+// Times are CLOCK_MONOTONIC nanoseconds, comparable between processes of one host. Those the
+// hooks stamp (enqueue, init, blocked syncs) are read from CLOCK_MONOTONIC_COARSE, kept
+// strictly increasing within the process (hook_clock.h): up to one kernel tick early.
 #ifndef NCCLWATCH_CORE_SHM_LAYOUT_H_
 #define NCCLWATCH_CORE_SHM_LAYOUT_H_
 

@@ -76,8 +76,7 @@ bool ProcessOfBootIsAlive(const char* boot_id, size_t boot_id_bytes, pid_t pid, 
   return ProcessIsAlive(pid, start_ticks);
 }
 
-// Hot: in .text.hot, next to the preload's hooks, which read it once per op (issue 23).
-__attribute__((hot)) uint64_t MonotonicNowNs() {
+uint64_t MonotonicNowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
