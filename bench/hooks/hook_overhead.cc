@@ -13,7 +13,8 @@
 //
 // families: collective (ncclAllReduce), group (ncclGroupStart + ncclAllReduce + ncclGroupEnd,
 // per group), p2p (ncclSend), sync (cudaStreamSynchronize), and the floor: plt_empty (an
-// empty call into a shared object), clock_read (one clock_gettime(CLOCK_MONOTONIC)) and
+// empty call into a shared object), clock_read (one clock_gettime(CLOCK_MONOTONIC)),
+// coarse_clock_read (CLOCK_MONOTONIC_COARSE, the hooks' clock) and
 // cuda_record (one cuEventRecord on the sim driver, the call the hook adds per op; only when
 // libcuda.so.1 is found). Per hooked family also, once per batch:
 //
@@ -133,6 +134,13 @@ std::vector<Family> Families(const Sim& sim) {
        [] {
          timespec ts;
          clock_gettime(CLOCK_MONOTONIC, &ts);
+         asm volatile("" : : "r"(&ts) : "memory");
+       }},
+      // The hooks' clock (core/shm/hook_clock.h) reads this one, then one compare-and-swap.
+      {"coarse_clock_read",
+       [] {
+         timespec ts;
+         clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
          asm volatile("" : : "r"(&ts) : "memory");
        }},
   };
