@@ -82,7 +82,7 @@ NCCLWATCH_HOT void EndGroupEnd(GroupCall* call, ncclResult_t result) noexcept {
   if (rt == nullptr || PassThroughOnly()) return;
   Guarded("EndGroupEnd", [&] {
     ThreadState* ts = ThisThread(rt->generation);
-    for (const StreamRange& records : ts->group_ranges) Settle(rt, records, result);
+    SettleAll(rt, ts->group_ranges, result);
     ts->group_ranges.clear();
     for (CommEntry* entry : ts->grouped_inits) SettleGroupedInit(rt, entry, result);
     ts->grouped_inits.clear();

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "preload/comm_registry.h"
 #include "preload/record_range.h"
@@ -59,8 +60,9 @@ bool BeginObserved(Activation activation, const char* where, Body&& body) noexce
 
 // ---- Completion of published records (nccl_observer_ops.cc).
 // What follows NCCL's answer for records published before the call: a completion event on
-// success, deferral while a nonblocking enqueue is in progress, the failed flag otherwise.
-void Settle(Runtime* rt, const StreamRange& records, ncclResult_t result);
+// success, deferral while a nonblocking enqueue is in progress, the failed flag otherwise;
+// for each of a group's (communicator, stream) ranges.
+void SettleAll(Runtime* rt, const std::vector<StreamRange>& ranges, ncclResult_t result);
 // Records the completion events deferred while `entry`'s enqueue was in progress.
 void FlushDeferred(Runtime* rt, CommEntry* entry);
 

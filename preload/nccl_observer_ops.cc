@@ -1,5 +1,6 @@
 // Collectives, P2P and one-sided ops: one ring record each, and its completion.
 #include <mutex>
+#include <vector>
 
 #include "core/shm/hook_clock.h"
 #include "preload/hot_path.h"
@@ -9,8 +10,8 @@
 namespace ncclwatch::preload {
 namespace {
 
-// AddFlags, TrackCompletion and SettleRecords are inlined into EndOp (one op) and Settle (a
-// group's ranges): as a chain of calls EndOp -> Settle -> TrackCompletion their prologues and
+// AddFlags, TrackCompletion and SettleRecords are inlined into EndOp (one op) and SettleAll
+// (a group's ranges): as a chain of calls EndOp -> Settle -> TrackCompletion their prologues and
 // epilogues cost about 30 of the 420 instructions of a hooked collective (callgrind; issue 23).
 #define NCCLWATCH_HOT_INLINE NCCLWATCH_HOT inline __attribute__((always_inline))
 
@@ -49,8 +50,8 @@ NCCLWATCH_HOT_INLINE void SettleRecords(Runtime* rt, const StreamRange& records,
 
 }  // namespace
 
-NCCLWATCH_HOT void Settle(Runtime* rt, const StreamRange& records, ncclResult_t result) {
-  SettleRecords(rt, records, result);
+NCCLWATCH_HOT void SettleAll(Runtime* rt, const std::vector<StreamRange>& ranges, ncclResult_t result) {
+  for (const StreamRange& records : ranges) SettleRecords(rt, records, result);
 }
 
 void FlushDeferred(Runtime* rt, CommEntry* entry) {

@@ -11,7 +11,7 @@ fail=0
 # RealNccl (the common case), the tracker's Claim and DriverRecord, and the hooks' clock are
 # inlined into these since 2026-11-26, so they are no symbols of their own.
 hot='^(ncclAllReduce|ncclSend|ncclGroupStart|ncclGroupEnd|cudaStreamSynchronize)$
-^ncclwatch::preload::(BeginOp|EndOp|Settle|BeginSync|BeginGroupStart|BeginGroupEnd|EndGroupEnd)\(
+^ncclwatch::preload::(BeginOp|EndOp|SettleAll|BeginSync|BeginGroupStart|BeginGroupEnd|EndGroupEnd)\(
 ^ncclwatch::preload::Tracker::RecordCompletion\(
 ^ncclwatch::preload::CommRegistry::Find\(
 ^ncclwatch::shm::CommSlot::Append\('
