@@ -1,0 +1,237 @@
+#include "preload/call_sites.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "core/stacks/python_call_site.h"
+#include "preload/comm_registry.h"
+#include "preload/keep_errno.h"
+#include "preload/log.h"
+
+namespace ncclwatch::preload {
+
+// One entry per ring slot. `ring_index_plus_one` is written last (0 while being written), so a
+// reader that sees the same value before and after reading the rest has a whole entry.
+class CallSiteTable {
+ public:
+  struct Entry {
+    std::atomic<uint64_t> ring_index_plus_one{0};
+    std::atomic<uint64_t> seq{0};
+    std::atomic<int32_t> peer{-1};  // -1 for a collective
+    std::atomic<uint32_t> site{0};
+  };
+  struct Read {
+    uint64_t seq;
+    int32_t peer;
+    uint32_t site;
+  };
+
+  CallSiteTable(const CommEntry* entry, uint32_t capacity)
+      : entry_(entry), entries_(std::make_unique<Entry[]>(capacity)), mask_(capacity - 1) {}
+
+  void Set(const shm::RecordRef& ref, int32_t peer, uint32_t site) {
+    Entry& e = entries_[ref.ring_index & mask_];
+    e.ring_index_plus_one.store(0, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    e.seq.store(ref.seq, std::memory_order_relaxed);
+    e.peer.store(ref.collective ? -1 : peer, std::memory_order_relaxed);
+    e.site.store(site, std::memory_order_relaxed);
+    e.ring_index_plus_one.store(ref.ring_index + 1, std::memory_order_release);
+  }
+
+  // Every whole entry with a site.
+  std::vector<Read> Entries() const {
+    std::vector<Read> out;
+    for (uint64_t i = 0; i <= mask_; ++i) {
+      const Entry& e = entries_[i];
+      const uint64_t before = e.ring_index_plus_one.load(std::memory_order_acquire);
+      if (before == 0 || ((before - 1) & mask_) != i) continue;
+      const Read read{e.seq.load(std::memory_order_relaxed), e.peer.load(std::memory_order_relaxed),
+                      e.site.load(std::memory_order_relaxed)};
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (e.ring_index_plus_one.load(std::memory_order_relaxed) == before && read.site != 0) out.push_back(read);
+    }
+    return out;
+  }
+
+  const CommEntry* entry() const { return entry_; }
+
+ private:
+  const CommEntry* entry_;
+  std::unique_ptr<Entry[]> entries_;
+  uint64_t mask_;
+};
+
+namespace call_sites {
+namespace {
+
+// Distinct sites kept per process: a job issues collectives from a handful of lines; a
+// process that generates code could make them unbounded.
+constexpr size_t kMaxSites = 4096;
+// Sites longer than this are cut (a path is at most 4096 bytes; a dump shows 64 records).
+constexpr size_t kMaxSiteBytes = 512;
+// Bytes of the traceback read back: innermost first, so the user frame is near the top.
+constexpr size_t kReadBound = 8192;
+constexpr char kOverflowSite[] = "...";
+
+using GetThisThreadState = void* (*)();
+using DumpTraceback = void (*)(int fd, void* tstate);
+
+struct PythonApi {
+  GetThisThreadState this_thread_state = nullptr;
+  DumpTraceback dump_traceback = nullptr;
+};
+
+PythonApi g_python;
+uint32_t g_ring_capacity = 0;
+bool g_on = false;
+// Bumped in a forked child: a thread's memfd is shared with the parent (one file offset).
+std::atomic<uint64_t> g_fork_epoch{0};
+
+std::mutex g_mu;  // the interned sites and the tables
+std::vector<std::string>* g_sites = new std::vector<std::string>;  // id - 1
+std::unordered_map<std::string, uint32_t>* g_site_ids = new std::unordered_map<std::string, uint32_t>;
+std::vector<const CallSiteTable*>* g_tables = new std::vector<const CallSiteTable*>;
+
+// The CPython versions this was verified on (major, minor).
+bool VerifiedVersion(const char* version) {
+  return version != nullptr && std::string_view(version).rfind("3.11.", 0) == 0;
+}
+
+uint32_t Intern(std::string site) {
+  if (site.size() > kMaxSiteBytes) site.resize(kMaxSiteBytes);
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_site_ids->find(site);
+  if (it != g_site_ids->end()) return it->second;
+  if (g_sites->size() >= kMaxSites) {
+    if (g_sites->size() == kMaxSites) g_sites->push_back(kOverflowSite);
+    return static_cast<uint32_t>(g_sites->size());
+  }
+  g_sites->push_back(site);
+  const auto id = static_cast<uint32_t>(g_sites->size());
+  g_site_ids->emplace(std::move(site), id);
+  return id;
+}
+
+struct ThreadDumpFile {
+  int fd = -1;
+  uint64_t epoch = 0;
+  ~ThreadDumpFile() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+// The calling thread's call site, interned; 0 when unknown.
+uint32_t Capture() {
+  void* tstate = g_python.this_thread_state();
+  if (tstate == nullptr) return 0;  // a native thread: no Python frames
+  thread_local ThreadDumpFile file;
+  const uint64_t epoch = g_fork_epoch.load(std::memory_order_relaxed);
+  if (file.fd < 0 || file.epoch != epoch) {
+    if (file.fd >= 0) close(file.fd);
+    file.fd = memfd_create("ncclwatch-call-site", MFD_CLOEXEC);
+    file.epoch = epoch;
+    if (file.fd < 0) return 0;
+  }
+  if (lseek(file.fd, 0, SEEK_SET) != 0) return 0;
+  g_python.dump_traceback(file.fd, tstate);
+  const off_t end = lseek(file.fd, 0, SEEK_CUR);
+  if (end <= 0) return 0;
+  char text[kReadBound];
+  const ssize_t got = pread(file.fd, text, std::min<size_t>(static_cast<size_t>(end), sizeof text), 0);
+  if (got <= 0) return 0;
+  std::string site = CallSiteFromTraceback(std::string_view(text, static_cast<size_t>(got)));
+  return site.empty() ? 0 : Intern(std::move(site));
+}
+
+}  // namespace
+
+void Configure(bool requested, uint32_t ring_capacity) {
+  g_on = false;
+  if (!requested) return;
+  const auto is_initialized = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
+  const auto version = reinterpret_cast<const char* (*)()>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
+  PythonApi api;
+  api.this_thread_state = reinterpret_cast<GetThisThreadState>(dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState"));
+  api.dump_traceback = reinterpret_cast<DumpTraceback>(dlsym(RTLD_DEFAULT, "_Py_DumpTraceback"));
+  std::string why;
+  if (is_initialized == nullptr || version == nullptr || is_initialized() == 0) {
+    why = "this process runs no Python interpreter";
+  } else if (!VerifiedVersion(version())) {
+    why = "Python " + std::string(version()).substr(0, std::string(version()).find(' ')) +
+          " is not a verified version (3.11)";
+  } else if (api.this_thread_state == nullptr || api.dump_traceback == nullptr) {
+    why = "this Python does not export _Py_DumpTraceback";
+  }
+  if (!why.empty()) {
+    Log(LogLevel::kInfo, "NCCLWATCH_CALL_SITES=1 has no effect: " + why);
+    return;
+  }
+  static std::once_flag atfork_once;
+  std::call_once(atfork_once, [] {
+    pthread_atfork(nullptr, nullptr, [] { g_fork_epoch.fetch_add(1, std::memory_order_relaxed); });
+  });
+  g_python = api;
+  g_ring_capacity = ring_capacity;
+  g_on = true;
+}
+
+CallSiteTable* NewTable(const CommEntry* entry) {
+  if (!g_on) return nullptr;
+  auto* table = new CallSiteTable(entry, g_ring_capacity);
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_tables->push_back(table);
+  return table;
+}
+
+void Note(CallSiteTable* table, const shm::RecordRef& ref, int32_t peer, uint32_t* site) noexcept {
+  const KeepErrno keep;
+  try {
+    if (*site == kNotCaptured) *site = Capture();
+    if (*site != 0) table->Set(ref, peer, *site);
+  } catch (...) {  // out of memory interning: this op has no call site
+  }
+}
+
+void AnnotateDump(dump::RankDump* dump) {
+  if (!g_on) return;
+  std::vector<const CallSiteTable*> tables;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    tables = *g_tables;
+  }
+  for (const CallSiteTable* table : tables) {
+    const CommEntry* entry = table->entry();
+    const int rank = entry->slot.valid() ? entry->slot.header()->rank.load(std::memory_order_acquire) : -1;
+    std::map<std::tuple<int32_t, uint64_t>, uint32_t> site_of;  // (peer, seq): -1 for collectives
+    for (const CallSiteTable::Read& read : table->Entries()) site_of[{read.peer, read.seq}] = read.site;
+    if (site_of.empty()) continue;
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto text = [&](int32_t peer, uint64_t seq) {
+      auto it = site_of.find({peer, seq});
+      return it == site_of.end() || it->second > g_sites->size() ? std::string() : (*g_sites)[it->second - 1];
+    };
+    for (detect::CommFacts& c : dump->comms) {
+      if (c.comm_hash != entry->comm_hash || c.rank != rank) continue;
+      for (detect::RecordFacts& r : c.records) r.call_site = text(-1, r.seq);
+      for (detect::RecordFacts& r : c.p2p_records) r.call_site = text(r.peer, r.seq);
+    }
+  }
+}
+
+}  // namespace call_sites
+}  // namespace ncclwatch::preload
