@@ -1,26 +1,17 @@
 #include "preload/call_sites.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
-#include "core/stacks/python_call_site.h"
 #include "preload/comm_registry.h"
-#include "preload/keep_errno.h"
 #include "preload/log.h"
+#include "preload/python_frames_311.h"
 
 namespace ncclwatch::preload {
 
@@ -84,33 +75,16 @@ namespace {
 constexpr size_t kMaxSites = 4096;
 // Sites longer than this are cut (a path is at most 4096 bytes; a dump shows 64 records).
 constexpr size_t kMaxSiteBytes = 512;
-// Bytes of the traceback read back: innermost first, so the user frame is near the top.
-constexpr size_t kReadBound = 8192;
 constexpr char kOverflowSite[] = "...";
 
-using GetThisThreadState = void* (*)();
-using DumpTraceback = void (*)(int fd, void* tstate);
-
-struct PythonApi {
-  GetThisThreadState this_thread_state = nullptr;
-  DumpTraceback dump_traceback = nullptr;
-};
-
-PythonApi g_python;
+PythonFrames311 g_python;
 uint32_t g_ring_capacity = 0;
 bool g_on = false;
-// Bumped in a forked child: a thread's memfd is shared with the parent (one file offset).
-std::atomic<uint64_t> g_fork_epoch{0};
 
 std::mutex g_mu;  // the interned sites and the tables
 std::vector<std::string>* g_sites = new std::vector<std::string>;  // id - 1
 std::unordered_map<std::string, uint32_t>* g_site_ids = new std::unordered_map<std::string, uint32_t>;
 std::vector<const CallSiteTable*>* g_tables = new std::vector<const CallSiteTable*>;
-
-// The CPython versions this was verified on (major, minor).
-bool VerifiedVersion(const char* version) {
-  return version != nullptr && std::string_view(version).rfind("3.11.", 0) == 0;
-}
 
 uint32_t Intern(std::string site) {
   if (site.size() > kMaxSiteBytes) site.resize(kMaxSiteBytes);
@@ -127,34 +101,9 @@ uint32_t Intern(std::string site) {
   return id;
 }
 
-struct ThreadDumpFile {
-  int fd = -1;
-  uint64_t epoch = 0;
-  ~ThreadDumpFile() {
-    if (fd >= 0) close(fd);
-  }
-};
-
 // The calling thread's call site, interned; 0 when unknown.
 uint32_t Capture() {
-  void* tstate = g_python.this_thread_state();
-  if (tstate == nullptr) return 0;  // a native thread: no Python frames
-  thread_local ThreadDumpFile file;
-  const uint64_t epoch = g_fork_epoch.load(std::memory_order_relaxed);
-  if (file.fd < 0 || file.epoch != epoch) {
-    if (file.fd >= 0) close(file.fd);
-    file.fd = memfd_create("ncclwatch-call-site", MFD_CLOEXEC);
-    file.epoch = epoch;
-    if (file.fd < 0) return 0;
-  }
-  if (lseek(file.fd, 0, SEEK_SET) != 0) return 0;
-  g_python.dump_traceback(file.fd, tstate);
-  const off_t end = lseek(file.fd, 0, SEEK_CUR);
-  if (end <= 0) return 0;
-  char text[kReadBound];
-  const ssize_t got = pread(file.fd, text, std::min<size_t>(static_cast<size_t>(end), sizeof text), 0);
-  if (got <= 0) return 0;
-  std::string site = CallSiteFromTraceback(std::string_view(text, static_cast<size_t>(got)));
+  std::string site = g_python.InnermostUserSite();
   return site.empty() ? 0 : Intern(std::move(site));
 }
 
@@ -163,29 +112,11 @@ uint32_t Capture() {
 void Configure(bool requested, uint32_t ring_capacity) {
   g_on = false;
   if (!requested) return;
-  const auto is_initialized = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
-  const auto version = reinterpret_cast<const char* (*)()>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
-  PythonApi api;
-  api.this_thread_state = reinterpret_cast<GetThisThreadState>(dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState"));
-  api.dump_traceback = reinterpret_cast<DumpTraceback>(dlsym(RTLD_DEFAULT, "_Py_DumpTraceback"));
   std::string why;
-  if (is_initialized == nullptr || version == nullptr || is_initialized() == 0) {
-    why = "this process runs no Python interpreter";
-  } else if (!VerifiedVersion(version())) {
-    why = "Python " + std::string(version()).substr(0, std::string(version()).find(' ')) +
-          " is not a verified version (3.11)";
-  } else if (api.this_thread_state == nullptr || api.dump_traceback == nullptr) {
-    why = "this Python does not export _Py_DumpTraceback";
-  }
-  if (!why.empty()) {
+  if (!g_python.Resolve(&why)) {
     Log(LogLevel::kInfo, "NCCLWATCH_CALL_SITES=1 has no effect: " + why);
     return;
   }
-  static std::once_flag atfork_once;
-  std::call_once(atfork_once, [] {
-    pthread_atfork(nullptr, nullptr, [] { g_fork_epoch.fetch_add(1, std::memory_order_relaxed); });
-  });
-  g_python = api;
   g_ring_capacity = ring_capacity;
   g_on = true;
 }
@@ -199,7 +130,6 @@ CallSiteTable* NewTable(const CommEntry* entry) {
 }
 
 void Note(CallSiteTable* table, const shm::RecordRef& ref, int32_t peer, uint32_t* site) noexcept {
-  const KeepErrno keep;
   try {
     if (*site == kNotCaptured) *site = Capture();
     if (*site != 0) table->Set(ref, peer, *site);

@@ -1,6 +1,6 @@
 #include "core/stacks/python_call_site.h"
 
-#include "core/stacks/python_traceback_parser.h"
+#include <string>
 
 namespace ncclwatch {
 namespace {
@@ -33,20 +33,11 @@ bool IsLibraryPythonFile(std::string_view file) {
          IsStandardLibrary(file);
 }
 
-std::string CallSiteText(const PythonFrame& frame) {
-  return frame.file + ":" + std::to_string(frame.line) + " in " + frame.function;
-}
-
-std::string CallSiteFromTraceback(std::string_view text) {
-  while (!text.empty()) {
-    const size_t newline = text.find('\n');
-    if (newline == std::string_view::npos) break;  // cut by the read bound: maybe a partial name
-    const std::string_view line = text.substr(0, newline);
-    text.remove_prefix(newline + 1);
-    PythonFrame frame;
-    if (ParsePythonFrameLine(line, &frame) && !IsLibraryPythonFile(frame.file)) return CallSiteText(frame);
-  }
-  return {};
+std::string CallSiteText(std::string_view file, int line, std::string_view function) {
+  std::string text;
+  text.reserve(file.size() + function.size() + 16);
+  text.append(file).append(":").append(std::to_string(line)).append(" in ").append(function);
+  return text;
 }
 
 }  // namespace ncclwatch

@@ -17,21 +17,13 @@
 #include <string>
 #include <string_view>
 
-#include "core/stacks/process_stacks.h"
-
 namespace ncclwatch {
 
 // True for a frame the rule above skips.
 bool IsLibraryPythonFile(std::string_view file);
 
 // "file:line in function".
-std::string CallSiteText(const PythonFrame& frame);
-
-// The call site in one thread's traceback as _Py_DumpTraceback writes it
-// ("Stack (most recent call first):" then `  File "...", line N in f` lines, innermost
-// first); empty when no user frame is found. A last line without its newline (cut by a
-// read bound) is ignored.
-std::string CallSiteFromTraceback(std::string_view text);
+std::string CallSiteText(std::string_view file, int line, std::string_view function);
 
 }  // namespace ncclwatch
 

@@ -24,10 +24,8 @@ bool ParseThreadHeader(std::string_view line, PythonThread* thread) {
   return true;
 }
 
-}  // namespace
-
 //   File "<path>", line <n> in <function>
-bool ParsePythonFrameLine(std::string_view line, PythonFrame* frame) {
+bool ParseFrame(std::string_view line, PythonFrame* frame) {
   while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
   if (!ConsumePrefix(line, "File \"")) return false;
   size_t file_end = line.rfind("\", line ");
@@ -41,6 +39,8 @@ bool ParsePythonFrameLine(std::string_view line, PythonFrame* frame) {
   return true;
 }
 
+}  // namespace
+
 std::vector<PythonThread> ParsePythonTracebacks(std::string_view text) {
   std::vector<PythonThread> threads;
   while (!text.empty()) {
@@ -51,7 +51,7 @@ std::vector<PythonThread> ParsePythonTracebacks(std::string_view text) {
     PythonFrame frame;
     if (ParseThreadHeader(line, &header)) {
       threads.push_back(header);
-    } else if (!threads.empty() && ParsePythonFrameLine(line, &frame)) {
+    } else if (!threads.empty() && ParseFrame(line, &frame)) {
       threads.back().frames.push_back(frame);
     }
   }

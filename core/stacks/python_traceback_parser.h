@@ -22,10 +22,6 @@ namespace ncclwatch {
 
 std::vector<PythonThread> ParsePythonTracebacks(std::string_view text);
 
-// One frame line, `  File "<path>", line <n> in <function>`; false for any other line. Also
-// reads the single-thread form (_Py_DumpTraceback: "Stack (most recent call first):" and frames).
-bool ParsePythonFrameLine(std::string_view line, PythonFrame* frame);
-
 }  // namespace ncclwatch
 
 #endif  // NCCLWATCH_CORE_STACKS_PYTHON_TRACEBACK_PARSER_H_

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 namespace ncclwatch {
 namespace {
@@ -30,32 +31,28 @@ TEST_CASE("the job's files and third-party libraries are user code", "[call-site
   CHECK_FALSE(IsLibraryPythonFile("/home/me/lib/pythonic/train.py"));
 }
 
-TEST_CASE("the call site is the innermost user frame of a one-thread traceback", "[call-site]") {
-  const std::string text =
-      "Stack (most recent call first):\n"
-      "  File \"/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py\", line 2501 in broadcast\n"
-      "  File \"/venv/lib/python3.11/site-packages/torch/distributed/c10d_logger.py\", line 81 in wrapper\n"
-      "  File \"/usr/lib/python3.11/contextlib.py\", line 81 in inner\n"
-      "  File \"/job/train.py\", line 88 in step\n"
-      "  File \"/job/train.py\", line 120 in <module>\n";
-  CHECK(CallSiteFromTraceback(text) == "/job/train.py:88 in step");
+// The walk (preload/python_frames_311.cc) takes the first frame, innermost first, that is not
+// library code.
+std::string FirstUserFile(const std::vector<std::string>& innermost_first) {
+  for (const std::string& file : innermost_first) {
+    if (!IsLibraryPythonFile(file)) return file;
+  }
+  return {};
 }
 
-TEST_CASE("no user frame, no call site", "[call-site]") {
-  CHECK(CallSiteFromTraceback("").empty());
-  CHECK(CallSiteFromTraceback("Stack (most recent call first):\n"
-                              "  File \"/venv/lib/python3.11/site-packages/torch/x.py\", line 1 in f\n"
-                              "  File \"<frozen runpy>\", line 88 in _run_code\n")
+TEST_CASE("the call site is the innermost user frame of a torch collective's stack", "[call-site]") {
+  CHECK(FirstUserFile({"/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py",
+                       "/venv/lib/python3.11/site-packages/torch/distributed/c10d_logger.py",
+                       "/usr/lib/python3.11/contextlib.py", "/job/model.py", "/job/train.py",
+                       "<frozen runpy>"}) == "/job/model.py");
+  CHECK(FirstUserFile({"/venv/lib/python3.11/site-packages/torch/nn/parallel/distributed.py",
+                       "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", "<frozen runpy>"})
             .empty());
 }
 
-TEST_CASE("a last line cut by the read bound is not taken for a frame", "[call-site]") {
-  const std::string text =
-      "Stack (most recent call first):\n"
-      "  File \"/venv/lib/python3.11/site-packages/torch/x.py\", line 1 in f\n"
-      "  File \"/job/train.py\", line 88 in st";
-  CHECK(CallSiteFromTraceback(text).empty());
-  CHECK(CallSiteFromTraceback(text + "ep\n") == "/job/train.py:88 in step");
+TEST_CASE("the call site reads file:line in function", "[call-site]") {
+  CHECK(CallSiteText("/job/train.py", 88, "step") == "/job/train.py:88 in step");
+  CHECK(CallSiteText("train.py", 1, "<module>") == "train.py:1 in <module>");
 }
 
 }  // namespace
