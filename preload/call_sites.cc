@@ -101,10 +101,25 @@ uint32_t Intern(std::string site) {
   return id;
 }
 
+// Per thread: the last frames seen and their interned sites, so that a loop issuing its
+// collectives from a few lines pays the walk and no text or lock (16 entries, by address).
+struct SiteCache {
+  static constexpr size_t kSize = 16;
+  PythonFrameRef frame[kSize];
+  uint32_t site[kSize] = {};
+};
+
 // The calling thread's call site, interned; 0 when unknown.
 uint32_t Capture() {
-  std::string site = g_python.InnermostUserSite();
-  return site.empty() ? 0 : Intern(std::move(site));
+  thread_local SiteCache cache;
+  const PythonFrameRef frame = g_python.InnermostUserFrame();
+  if (frame.code == nullptr) return 0;
+  const size_t slot = (reinterpret_cast<uintptr_t>(frame.instr) >> 1) % SiteCache::kSize;
+  if (cache.frame[slot] == frame) return cache.site[slot];
+  const uint32_t site = Intern(g_python.SiteText(frame));
+  cache.frame[slot] = frame;
+  cache.site[slot] = site;
+  return site;
 }
 
 }  // namespace

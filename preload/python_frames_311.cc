@@ -7,32 +7,13 @@
 #include <string_view>
 
 #include "core/stacks/python_call_site.h"
+#include "preload/python_layout_311.h"
 
 namespace ncclwatch::preload {
 namespace {
 
-// CPython 3.11, x86_64 and aarch64 (LP64), release builds: offsetof() in its headers
-// (Include/cpython/pystate.h, Include/internal/pycore_frame.h, Include/cpython/code.h,
-// Include/cpython/unicodeobject.h). tests/preload/python_frames_311_offsets.c checks them.
-constexpr size_t kThreadStateCFrame = 56;       // PyThreadState::cframe
-constexpr size_t kCFrameCurrentFrame = 8;       // _PyCFrame::current_frame
-constexpr size_t kFrameCode = 32;               // _PyInterpreterFrame::f_code
-constexpr size_t kFramePrevious = 48;           // _PyInterpreterFrame::previous
-constexpr size_t kFramePrevInstr = 56;          // _PyInterpreterFrame::prev_instr
-constexpr size_t kFrameOwner = 69;              // _PyInterpreterFrame::owner (char)
-constexpr size_t kObjectType = 8;               // PyObject::ob_type
-constexpr size_t kCodeFilename = 112;           // PyCodeObject::co_filename
-constexpr size_t kCodeName = 120;               // PyCodeObject::co_name
-constexpr size_t kCodeFirstTraceable = 168;     // PyCodeObject::_co_firsttraceable (int)
-constexpr size_t kCodeAdaptive = 184;           // PyCodeObject::co_code_adaptive
-constexpr size_t kUnicodeLength = 16;           // PyASCIIObject::length
-constexpr size_t kUnicodeState = 32;            // PyASCIIObject::state (bit field)
-constexpr size_t kAsciiData = 48;               // sizeof(PyASCIIObject): compact ASCII data
-constexpr size_t kCompactUtf8Length = 48;       // PyCompactUnicodeObject::utf8_length
-constexpr size_t kCompactUtf8 = 56;             // PyCompactUnicodeObject::utf8
-constexpr uint32_t kStateCompact = 1u << 5;     // state.compact
-constexpr uint32_t kStateAscii = 1u << 6;       // state.ascii
-constexpr char kOwnedByGenerator = 1;           // FRAME_OWNED_BY_GENERATOR
+using namespace python311;  // NOLINT(build/namespaces): the layout's names, in this file only
+
 // Deeper stacks are not walked further (CPython's own traceback dumper stops at 100).
 constexpr int kMaxFrames = 256;
 
@@ -85,7 +66,18 @@ std::string_view Text(const void* object, const void* unicode_type) {
 
 }  // namespace
 
-std::string PythonFrames311::InnermostUserSite() const {
+// Per thread: code object -> user code or not. A freed code object whose address is reused
+// could inherit its predecessor's class: at worst one wrong call site, never a bad read.
+struct UserCodeCache {
+  static constexpr size_t kSize = 64;
+  const void* code[kSize] = {};
+  bool user[kSize] = {};
+};
+
+}  // namespace
+
+PythonFrameRef PythonFrames311::InnermostUserFrame() const {
+  thread_local UserCodeCache cache;
   const void* tstate = this_thread_state_();
   if (tstate == nullptr) return {};  // a native thread
   const void* cframe = At<const void*>(tstate, kThreadStateCFrame);
@@ -99,12 +91,21 @@ std::string PythonFrames311::InnermostUserSite() const {
     if (At<char>(frame, kFrameOwner) != kOwnedByGenerator && instr < first + 2 * At<int>(code, kCodeFirstTraceable)) {
       continue;
     }
-    const std::string_view file = Text(At<const void*>(code, kCodeFilename), unicode_type_);
-    if (IsLibraryPythonFile(file)) continue;
-    const int line = addr_to_line_(code, static_cast<int>(instr - first));
-    return CallSiteText(file, line, Text(At<const void*>(code, kCodeName), unicode_type_));
+    const size_t slot = (reinterpret_cast<uintptr_t>(code) >> 4) % UserCodeCache::kSize;
+    if (cache.code[slot] != code) {
+      cache.code[slot] = code;
+      cache.user[slot] = !IsLibraryPythonFile(Text(At<const void*>(code, kCodeFilename), unicode_type_));
+    }
+    if (cache.user[slot]) return {code, instr};
   }
   return {};
+}
+
+std::string PythonFrames311::SiteText(const PythonFrameRef& frame) const {
+  const auto* first = static_cast<const char*>(frame.code) + kCodeAdaptive;
+  const int line = addr_to_line_(frame.code, static_cast<int>(static_cast<const char*>(frame.instr) - first));
+  return CallSiteText(Text(At<const void*>(frame.code, kCodeFilename), unicode_type_), line,
+                      Text(At<const void*>(frame.code, kCodeName), unicode_type_));
 }
 
 }  // namespace ncclwatch::preload

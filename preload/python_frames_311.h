@@ -23,19 +23,26 @@
 
 namespace ncclwatch::preload {
 
+// One frame: its code object and the instruction it is at. Equal frames name the same site
+// for as long as the code object lives.
+struct PythonFrameRef {
+  const void* code = nullptr;
+  const void* instr = nullptr;
+  bool operator==(const PythonFrameRef&) const = default;
+};
+
 class PythonFrames311 {
  public:
   // Finds the interpreter's symbols; false with `why` when this process runs no CPython 3.11.
   bool Resolve(std::string* why);
-  // "file:line in function" of the calling thread's innermost user frame; empty when the
-  // thread has no Python frames or none of them is user code.
-  std::string InnermostUserSite() const;
+  // The calling thread's innermost user frame; code == nullptr when the thread has no Python
+  // frames or none of them is user code. Whether a code object is user code is remembered per
+  // thread (64 entries, by address), so a hook walking torch's wrappers classifies each once.
+  PythonFrameRef InnermostUserFrame() const;
+  // "file:line in function" of a frame InnermostUserFrame() returned.
+  std::string SiteText(const PythonFrameRef& frame) const;
 
  private:
-  void* (*this_thread_state_)() = nullptr;
-  int (*addr_to_line_)(const void* code, int byte_offset) = nullptr;
-  const void* code_type_ = nullptr;
-  const void* unicode_type_ = nullptr;
 };
 
 }  // namespace ncclwatch::preload
