@@ -1,24 +1,15 @@
 // NCCLWATCH_CALL_SITES=1: the Python call site of each op (issue 20), "train.py:88 in step",
 // the innermost user frame (core/stacks/python_call_site.h) of the thread that issued it.
 //
-// How: CPython's own dumper of one thread, _Py_DumpTraceback(fd, tstate), writes the calling
-// thread's stack into a memfd of that thread; the text is read back (the first 8 KiB: the
-// innermost frames come first) and parsed. The thread state is
-// PyGILState_GetThisThreadState(), a thread-local read that needs no GIL. The GIL is never
-// taken: torch and ctypes release it around the NCCL call, and PyGILState_Ensure there could
-// deadlock on a thread that holds it, or wait out the 5 ms switch interval. The dumper reads
-// only the calling thread's frame chain, which cannot change while that thread is inside our
-// hook; it is the code faulthandler runs from a signal handler, so it takes no lock and
-// allocates nothing. Weighed against walking the frame structures ourselves: that needs each
-// version's private layouts (_Py_DebugOffsets exists only from 3.13) and line-table decoding,
-// and a wrong offset crashes the job; the dumper is the interpreter's own code, with one
-// signature from 3.6 to 3.13. Its cost, CALL_SITE_COST per op in a Python loop
-// (BENCHMARKS.md, "callsites"), is mostly its small write()s; far above the 100 ns hook
-// budget, hence a setting that is off by default.
+// How: the calling thread's own frame chain, read without the GIL (python_frames_311.h, which
+// says why that and not CPython's traceback dumper, measured at 250-310 us per op). Per thread,
+// the last frames and their interned sites are cached, so a loop issuing its collectives from
+// a few lines pays the walk only. Cost: CALL_SITE_COST per op (BENCHMARKS.md, "call sites"):
+// above the 100 ns hook budget, hence a setting that is off by default.
 //
-// Verified on CPython 3.11 (the torch venv's). Any other version, a process without Python,
-// or a thread without a Python thread state: no call site (the feature turns itself off at
-// activation with one info line).
+// CPython 3.11 only (the torch venv's); any other version, or a process without Python:
+// nothing is recorded, and activation logs one info line. A thread without a Python thread
+// state (a native thread of the framework) records no site.
 //
 // Where it lives: process memory only. Each communicator has a side array indexed like its
 // ring (CallSiteTable), whose entries carry the ring index, seq and peer of their record, so a

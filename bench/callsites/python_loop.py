@@ -1,5 +1,7 @@
-"""ncclAllReduce issued from Python through ctypes, as a training loop issues it, `depth` frames
-deep: python_loop.py DEPTH BATCHES. Prints one "sample NS" line per batch of 128 calls (host ns
+"""ncclAllReduce issued from Python through ctypes, as a training loop issues it through torch:
+python_loop.py DEPTH BATCHES. The call is made DEPTH frames of "library" code below the loop
+(functions of a pseudo-file, "<frozen bench_library>", which the call-site rule skips as it
+skips torch's files), so the walk passes DEPTH frames to reach the user's. Prints one "sample NS" line per batch of 128 calls (host ns
 per call). Run over the sim in no-op mode (NCCLSIM_NOOP=1, the sim's lib directory on
 LD_LIBRARY_PATH), with or without the preload and NCCLWATCH_CALL_SITES=1: the difference is
 the cost of recording each call site (bench/runner/call_sites.py).
@@ -33,25 +35,26 @@ def set_up():
     return lambda: all_reduce(buf, buf, 256, 7, 0, comm, stream)  # float32, sum
 
 
-def batch(call):
+LIBRARY = {}
+exec(compile("def nested(depth, fn):\n    return fn() if depth <= 1 else nested(depth - 1, fn)\n",
+             "<frozen bench_library>", "exec"), LIBRARY)
+
+
+def batch(call, depth):
+    nested = LIBRARY["nested"]
     start = time.perf_counter_ns()
     for _ in range(CALLS_PER_BATCH):
-        call()
+        nested(depth, call)
     return (time.perf_counter_ns() - start) / CALLS_PER_BATCH
-
-
-def nested(depth, fn):
-    """fn() called `depth` Python frames below the caller."""
-    return fn() if depth <= 1 else nested(depth - 1, fn)
 
 
 def main():
     depth, batches = int(sys.argv[1]), int(sys.argv[2])
     call = set_up()
-    for _ in range(5):  # warm-up: first calls resolve symbols and create the thread's memfd
-        batch(call)
+    for _ in range(5):  # warm-up: the first calls resolve symbols and fill the caches
+        batch(call, depth)
     for _ in range(batches):
-        print(f"sample {nested(depth, lambda: batch(call)):.1f}")
+        print(f"sample {batch(call, depth):.1f}")
 
 
 if __name__ == "__main__":
