@@ -64,8 +64,6 @@ std::string_view Text(const void* object, const void* unicode_type) {
   return utf8 == nullptr ? std::string_view() : std::string_view(utf8, At<int64_t>(object, kCompactUtf8Length));
 }
 
-}  // namespace
-
 // Per thread: code object -> user code or not. A freed code object whose address is reused
 // could inherit its predecessor's class: at worst one wrong call site, never a bad read.
 struct UserCodeCache {

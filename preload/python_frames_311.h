@@ -43,6 +43,10 @@ class PythonFrames311 {
   std::string SiteText(const PythonFrameRef& frame) const;
 
  private:
+  void* (*this_thread_state_)() = nullptr;
+  int (*addr_to_line_)(const void* code, int byte_offset) = nullptr;
+  const void* code_type_ = nullptr;
+  const void* unicode_type_ = nullptr;
 };
 
 }  // namespace ncclwatch::preload
