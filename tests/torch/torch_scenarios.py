@@ -225,7 +225,7 @@ def straggler_call_sites():
                   f"train.py:{line} issues {op}: {text.strip()!r}")
             r = subprocess.run([wd.CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60)
             check(f"waiting in #{seq} issued at {site}" in r.stdout,
-                  f"analyze names where the waiters issued #{seq}:\n{r.stdout[:3000]}")
+                  f"analyze names where the waiters issued #{seq} (exit {r.returncode}):\n{r.stdout[:3000]}{r.stderr[:500]}")
     finally:
         job.cleanup()
 
