@@ -100,8 +100,8 @@ struct Settings {
   bool faulthandler_python = false;
   // NCCLWATCH_CALL_SITES (0 | 1, default 0): 1 records, for each collective and P2P op, the
   // innermost user Python frame that issued it ("train.py:88 in step"; preload/call_sites.h),
-  // shown in dumps and by analyze. Off by default: it costs CALL_SITE_COST per op, far above
-  // the hook budget of 100 ns (BENCHMARKS.md, "callsites").
+  // shown in dumps and by analyze. Off by default: it adds about 0.1-0.2 us per op, beyond
+  // the hook budget of 100 ns (BENCHMARKS.md, "call sites").
   bool call_sites = false;
 
   // Not NCCLWATCH_* (read here so that the environment is read in one place):
