@@ -16,8 +16,11 @@
 
 namespace ncclwatch::preload {
 
+class CallSiteTable;
+
 struct CommEntry {
   shm::CommSlot slot;
+  CallSiteTable* call_sites = nullptr;  // NCCLWATCH_CALL_SITES=1 only (call_sites.h)
   uint64_t handle = 0;
   uint64_t comm_hash = 0;
   bool hash_known = false;

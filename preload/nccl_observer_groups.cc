@@ -3,6 +3,7 @@
 #include <atomic>
 #include <vector>
 
+#include "preload/call_sites.h"
 #include "preload/hot_path.h"
 #include "preload/nccl_observer.h"
 #include "preload/nccl_observer_internal.h"
@@ -60,8 +61,10 @@ NCCLWATCH_HOT bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept {
     if (kind == GroupEndKind::kLaunch) {
       // Published before the launch, so that a rank stuck inside GroupEnd shows its ops.
       const uint32_t flags = shm::kRecordInGroup | shm::RecordGroupBits(NextGroupSerial());
+      uint32_t site = call_sites::kNotCaptured;  // one capture for the group's ops
       for (const GroupedOp& g : ts->grouped_ops) {
         const shm::RecordRef ref = g.comm->slot.Append(g.op, flags, g.enqueue_ns);
+        if (g.comm->call_sites != nullptr) [[unlikely]] call_sites::Note(g.comm->call_sites, ref, g.op.root_or_peer, &site);
         AddToRanges(&ts->group_ranges, g.comm, g.op.stream, ref);
       }
     }

@@ -7,6 +7,7 @@
 
 #include "core/comm_id/comm_hash.h"
 #include "core/shm/hook_clock.h"
+#include "preload/call_sites.h"
 #include "preload/log.h"
 #include "preload/nccl_abi_232.h"
 #include "preload/nccl_observer.h"
@@ -88,6 +89,7 @@ CommEntry* NewEntry(Runtime* rt, uint64_t start_ns) {
   }
   auto* entry = new CommEntry();
   entry->slot = *slot;
+  entry->call_sites = call_sites::NewTable(entry);
   slot->BeginInit(0, start_ns);
   return entry;
 }

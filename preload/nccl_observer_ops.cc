@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/shm/hook_clock.h"
+#include "preload/call_sites.h"
 #include "preload/hot_path.h"
 #include "preload/nccl_observer.h"
 #include "preload/nccl_observer_internal.h"
@@ -70,6 +71,7 @@ NCCLWATCH_HOT bool BeginOp(ncclComm_t comm, const shm::OpFingerprint& op, OpCall
     if (call->comm != nullptr && ThisThreadDepths().group == 0) {
       call->record = call->comm->slot.Append(op, 0, call->enqueue_ns);
       call->published = true;
+      if (call->comm->call_sites != nullptr) [[unlikely]] call_sites::Note(call->comm->call_sites, call->record, op.root_or_peer);
     }
   });
 }

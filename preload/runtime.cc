@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/settings/settings.h"
+#include "preload/call_sites.h"
 #include "core/shm/process_info.h"
 #include "core/shm/run_identity.h"
 #include "core/shm/segment_file.h"
@@ -95,6 +96,7 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
   }
   rt->segment = std::move(created).value();
   rt->cuda_resolved = rt->cuda.Resolve();
+  call_sites::Configure(config.call_sites, config.ring_capacity);
   // Captures are counted from our hooks only if the job's runtime is a dynamic one they precede.
   DecideCaptureTrust(ResolveNext(Library::kCudart, "cudaStreamBeginCapture", nullptr) != nullptr,
                      config.capture_query_always);

@@ -37,6 +37,7 @@
 #include "core/stacks/process_stacks.h"
 #include "core/status/status.h"
 #include "core/watch/dump_builder.h"
+#include "preload/call_sites.h"
 #include "core/watch/dump_policy.h"
 #include "core/watch/dump_rate_limit.h"
 #include "core/watch/facts_from_snapshot.h"
@@ -325,6 +326,7 @@ class Poller {
     for (const shm::ProcessView& p : snapshot_.processes) {
       if (p.pid == getpid()) watch::AddPublishedState(p, watch::kRecordsPerCommInDump, &d);
     }
+    call_sites::AnnotateDump(&d);
     watch::AddStacks(CaptureProcessStacks(settings_.capture), &d);
     const dump::DumpDirStatus dir = dump::PrepareDumpDirectory(settings_.dump_dir, settings_.dump_dir_named_by_user);
     if (!dir.usable) {

@@ -12,6 +12,7 @@ import time
 import traceback
 
 import analyzer
+import call_sites
 import detection
 import dump_cost
 import exporter_scrape
@@ -31,6 +32,7 @@ SECTIONS = {
     "exporter": exporter_scrape,
     "teardown": teardown,
     "multihost": multihost,
+    "callsites": call_sites,
 }
 
 

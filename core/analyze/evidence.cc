@@ -17,13 +17,21 @@
 namespace ncclwatch::analyze {
 namespace {
 
+// " issued at train.py:88 in step" when the dump has collective #seq's call site
+// (NCCLWATCH_CALL_SITES=1), else empty.
+std::string IssuedAt(const detect::CommFacts& c, uint64_t seq) {
+  for (const auto& r : c.records) {
+    if (r.seq == seq && !r.call_site.empty()) return " issued at " + r.call_site;
+  }
+  return {};
+}
 
 std::string StateOf(const detect::CommFacts& c, uint64_t seq) {
   if (c.init_done_ns == 0) return "init not done";
   if (seq == 0) return c.last_enqueued_seq > c.last_completed_seq ? "in flight" : "idle";
   std::string n = "#" + std::to_string(seq);
   if (c.last_enqueued_seq < seq) return "not joined " + n;
-  if (c.last_completed_seq < seq) return "waiting in " + n;
+  if (c.last_completed_seq < seq) return "waiting in " + n + IssuedAt(c, seq);
   return "completed " + n;
 }
 

@@ -10,7 +10,8 @@
 namespace ncclwatch::analyze {
 
 // Every rank of the communicator, with or without a dump. States:
-//   "no dump", "init not done", "not joined #S", "waiting in #S", "completed #S"; with no
+//   "no dump", "init not done", "not joined #S", "waiting in #S", "completed #S"; "waiting in
+//   #S issued at FILE:LINE in FUNC" when the dump has #S's call site (NCCLWATCH_CALL_SITES=1); with no
 //   collective number (verdict.seq 0: init_hang, p2p_*), "in flight" or "idle".
 std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict& verdict);
 

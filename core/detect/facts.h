@@ -60,6 +60,9 @@ struct RecordFacts {
   // complete by itself (a later op seen complete still implies it: stream order), and a rank
   // whose oldest pending op is unknown is not counted as waiting.
   bool untracked = false;
+  // Where the job issued it: "file:line in function" of the innermost user Python frame
+  // (core/stacks/python_call_site.h); empty unless NCCLWATCH_CALL_SITES=1. No rule reads it.
+  std::string call_site;
 };
 
 // One communicator as seen from one rank (one process may hold several ranks of one

@@ -33,12 +33,14 @@ detect::SyncTarget SyncTargetNamed(const std::string& name) {
 // ---- writing ----
 
 json ToJson(const detect::RecordFacts& r) {
-  return json{{"seq", r.seq},         {"op", r.op},       {"count", r.count},
+  json out{{"seq", r.seq},         {"op", r.op},       {"count", r.count},
               {"datatype", r.datatype}, {"redop", r.redop}, {"root", r.root},
               {"peer", r.peer},       {"stream", FormatHex(r.stream)}, {"group", r.group},
               {"enqueue_ns", r.enqueue_ns}, {"complete_ns", r.complete_ns},
               {"never_completes", r.never_completes},
               {"untracked", r.untracked}};
+  if (!r.call_site.empty()) out["call_site"] = r.call_site;  // only with NCCLWATCH_CALL_SITES=1
+  return out;
 }
 
 json ToJson(const detect::CommFacts& c) {
@@ -169,7 +171,8 @@ void Read(const CheckedJson& n, detect::RecordFacts* out) {
   n.Get("enqueue_ns", &out->enqueue_ns);
   n.Get("complete_ns", &out->complete_ns);
   n.Get("never_completes", &out->never_completes);  // absent before 2026-11: false
-  n.Get("untracked", &out->untracked);  // absent before schema 2's untracked: false (it was folded into never_completes)
+  n.Get("untracked", &out->untracked);
+  n.Get("call_site", &out->call_site);  // absent unless NCCLWATCH_CALL_SITES=1  // absent before schema 2's untracked: false (it was folded into never_completes)
 }
 
 void Read(const CheckedJson& n, detect::CommFacts* out) {

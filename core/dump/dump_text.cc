@@ -70,13 +70,14 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
 }
 
 // "#43 AllReduce count=1024 datatype=float32 redop=sum root=- peer=- on default stream,
-// enqueued 5.0s ago, not complete"
+// enqueued 5.0s ago, not complete[, issued at train.py:88 in step]"
 void RenderRecord(const RankDump& d, const detect::RecordFacts& r, std::ostringstream& out) {
   out << "  #" << r.seq << ' ' << Esc(r.op) << " count=" << r.count << " datatype=" << format::DataTypeName(r.datatype)
       << " redop=" << format::RedOpName(r.redop) << " root=" << format::RankOrNone(r.root)
       << " peer=" << format::RankOrNone(r.peer) << " on " << format::StreamText(r.stream) << ", enqueued "
-      << Ago(d, r.enqueue_ns) << ", " << (r.complete_ns == 0 ? "not complete" : "completed " + Ago(d, r.complete_ns))
-      << '\n';
+      << Ago(d, r.enqueue_ns) << ", " << (r.complete_ns == 0 ? "not complete" : "completed " + Ago(d, r.complete_ns));
+  if (!r.call_site.empty()) out << ", issued at " << Esc(r.call_site);
+  out << '\n';
 }
 
 void RenderComms(const RankDump& d, std::ostringstream& out) {

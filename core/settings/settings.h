@@ -98,6 +98,11 @@ struct Settings {
   // NCCLWATCH_PYTHON_STACKS (direct | faulthandler, default direct): faulthandler forces the
   // Python fallback.
   bool faulthandler_python = false;
+  // NCCLWATCH_CALL_SITES (0 | 1, default 0): 1 records, for each collective and P2P op, the
+  // innermost user Python frame that issued it ("train.py:88 in step"; preload/call_sites.h),
+  // shown in dumps and by analyze. Off by default: it adds about 0.1-0.2 us per op, beyond
+  // the hook budget of 100 ns (BENCHMARKS.md, "call sites").
+  bool call_sites = false;
 
   // Not NCCLWATCH_* (read here so that the environment is read in one place):
   // the rank from RANK/LOCAL_RANK/WORLD_SIZE (torchrun), else SLURM_PROCID/SLURM_LOCALID/

@@ -106,6 +106,21 @@ TEST_CASE("a straggler without data-loading frames gets no data-loading hint", "
   CHECK_FALSE(FindHint(a, "data_loading"));
 }
 
+TEST_CASE("where the waiters issued the collective the straggler has not joined (NCCLWATCH_CALL_SITES)", "[analyze]") {
+  auto job = testing::HealthyJob(4, 0);
+  for (auto& d : job) Issue(d, 10, 9);
+  Issue(job[2], 9, 9);
+  for (auto& r : Comm(job[0]).records) {
+    if (r.seq == 10) r.call_site = "/job/train.py:88 in step";
+  }
+  analyze::Analysis a = AnalyzeJob(job);
+  REQUIRE(a.verdict.kind == detect::VerdictKind::kStraggler);
+  REQUIRE(a.ranks.size() == 4);
+  CHECK(a.ranks[0].state == "waiting in #10 issued at /job/train.py:88 in step");
+  CHECK(a.ranks[1].state == "waiting in #10");  // its dump has no call site
+  CHECK(a.ranks[2].state == "not joined #10");
+}
+
 TEST_CASE("every rank inside a collective that never completes is a collective hang", "[analyze]") {
   auto job = testing::HealthyJob(8, 0);
   for (auto& d : job) {

@@ -35,6 +35,7 @@ dump::RankDump DumpWithHostileStrings() {
   d.environment.nccl_env = {{kHostile, kHostile}};
   d.environment.kernel_release = kHostile;
   d.comms[0].records[0].op = kHostile;
+  d.comms[0].records[0].call_site = kHostile;
   d.host_syncs.push_back(detect::SyncFacts{2, detect::SyncTarget::kStream, 3, 1});  // a kind, not a string
   d.threads[0].name = kHostile;
   d.stack_errors = {kHostile};
@@ -60,9 +61,9 @@ TEST_CASE("the text dump escapes control characters in every string", "[dump][te
   CHECK(text.find("\nVERDICT: none") == std::string::npos);
   // One escaped copy per hostile string set above: incident id, job, host, exe, cmdline,
   // written_by host, verdict op and summary, NCCL env key and value, kernel, record op,
-  // thread name, native frame function, stack error, python file and function. (The verdict
-  // kind and the sync target are kinds in the model, printed by name.)
-  CHECK(Count(text, kEscaped) == 17);
+  // record call site, thread name, native frame function, stack error, python file and
+  // function. (The verdict kind and the sync target are kinds in the model, printed by name.)
+  CHECK(Count(text, kEscaped) == 18);
 }
 
 TEST_CASE("the JSON dump keeps hostile strings exact", "[dump][text]") {
@@ -71,6 +72,19 @@ TEST_CASE("the JSON dump keeps hostile strings exact", "[dump][text]") {
   CHECK(read.verdict.summary == kHostile);
   CHECK(read.threads[0].name == kHostile);
   CHECK(read.process.cmdline == std::vector<std::string>{kHostile});
+  CHECK(read.comms[0].records[0].call_site == kHostile);
+}
+
+TEST_CASE("a record's call site is written only when known (NCCLWATCH_CALL_SITES=1)", "[dump][text]") {
+  dump::RankDump d = testing::MakeRankDump(1, 4);
+  testing::Issue(d, 3, 2);
+  const nlohmann::json off = dump::ToJson(d);
+  for (const auto& r : off["comms"][0]["records"]) CHECK_FALSE(r.contains("call_site"));
+  CHECK(dump::RenderDumpText(d).find("issued at") == std::string::npos);
+  d.comms[0].records[0].call_site = "/job/train.py:88 in step";
+  const dump::RankDump read = dump::FromJson(nlohmann::json::parse(dump::ToJson(d).dump()));
+  CHECK(read.comms[0].records[0].call_site == "/job/train.py:88 in step");
+  CHECK(dump::RenderDumpText(d).find(", issued at /job/train.py:88 in step\n") != std::string::npos);
 }
 
 TEST_CASE("the text dump lists ranks as runs", "[dump][text]") {

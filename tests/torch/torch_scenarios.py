@@ -157,22 +157,34 @@ def healthy(mode, nranks):
 
 # --- faults --------------------------------------------------------------------------------
 
+def straggler_oracle(job):
+    """(comm, seq, op): the collective the straggler (rank 1) never joined, from the sim's lines."""
+    comm = world_comm(job)
+    check(comm is not None, "the sim printed the world communicator's Init START")
+    issued = issued_collectives(job, comm)
+    pids = rank_pids(job, comm)
+    culprit_ops = issued.get(pids.get(1), [])
+    waiting_ops = issued.get(pids.get(0), [])
+    # Oracle: rank 1 issued k collectives, so #k+1 is the one it never joined; rank 0 did.
+    seq = len(culprit_ops) + 1
+    check(len(waiting_ops) >= seq, f"rank 0 issued #{seq} (issued {len(waiting_ops)})")
+    op = waiting_ops[seq - 1] if len(waiting_ops) >= seq else None
+    return comm, seq, op
+
+
+def call_sites_in(dumps):
+    return [r["call_site"] for d in dumps for c in d.get("comms", []) for r in c.get("records", []) if "call_site" in r]
+
+
 def straggler():
     step = 3
     job = run("straggler", 2, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", str(step),
                                "--straggler-sec", "120"], expect_dumps=2)
     try:
-        comm = world_comm(job)
-        check(comm is not None, "the sim printed the world communicator's Init START")
-        issued = issued_collectives(job, comm)
-        pids = rank_pids(job, comm)
-        culprit_ops = issued.get(pids.get(1), [])
-        waiting_ops = issued.get(pids.get(0), [])
-        # Oracle: rank 1 issued k collectives, so #k+1 is the one it never joined; rank 0 did.
-        seq = len(culprit_ops) + 1
-        check(len(waiting_ops) >= seq, f"rank 0 issued #{seq} (issued {len(waiting_ops)})")
-        op = waiting_ops[seq - 1] if len(waiting_ops) >= seq else None
+        comm, seq, op = straggler_oracle(job)
         dumps = wd.load_dumps(job)
+        # NCCLWATCH_CALL_SITES is off by default: no record carries a call site.
+        check(not call_sites_in(dumps), f"no call_site without NCCLWATCH_CALL_SITES: {call_sites_in(dumps)[:3]}")
         wd.check_incident(dumps, "straggler", comm, seq, op, [1], [0, 1], bound_ns=LATENCY_BOUND_NS)
         report = wd.analyze(job)
         wd.check_analysis(report, "straggler", comm, seq, op, [1])
@@ -182,6 +194,38 @@ def straggler():
             check("skip_samples_to_resume_position" in frames and "RestoreDataLoaderState" in frames,
                   f"the culprit's Python stack shows the data loader: {frames[:12]}")
         check("data_loading" in wd.hint_ids(report), f"analyze hints data_loading: {wd.hint_ids(report)}")
+    finally:
+        job.cleanup()
+
+
+def straggler_call_sites():
+    """NCCLWATCH_CALL_SITES=1: the waiters' record of the collective the straggler never joined
+    names the line of train.py that issued it, and analyze shows it where they wait."""
+    job = run("straggler-call-sites", 2, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", "3",
+                                          "--straggler-sec", "120"], expect_dumps=2,
+              env={"NCCLWATCH_CALL_SITES": "1"})
+    try:
+        comm, seq, op = straggler_oracle(job)
+        waiter = wd.dump_of_rank(wd.load_dumps(job), 0)
+        if not check(waiter is not None, "the waiting rank dumped"):
+            return
+        records = [r for c in waiter["comms"] if c["comm"] == comm for r in c["records"] if r["seq"] == seq]
+        site = records[0].get("call_site", "") if records else ""
+        # Oracle: the call site is a line of train.py's main() (torch's own frames and the standard
+        # library skipped) whose source issues the op: the forward (DDP's buffer Broadcast) or
+        # backward (its gradient AllReduce).
+        m = re.fullmatch(r"(.*):(\d+) in (\S+)", site)
+        if check(m is not None, f"rank 0's #{seq} {op} has a call site: {records[:1]}"):
+            path, line, func = m[1], int(m[2]), m[3]
+            check(os.path.realpath(path) == os.path.realpath(TRAIN), f"call site in train.py: {site}")
+            check(func == "main", f"call site in main(): {site}")
+            source = open(TRAIN).read().splitlines()
+            text = source[line - 1] if 0 < line <= len(source) else ""
+            check(("model(" in text) if op == "Broadcast" else ("backward" in text or "model(" in text),
+                  f"train.py:{line} issues {op}: {text.strip()!r}")
+            r = subprocess.run([wd.CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60)
+            check(f"waiting in #{seq} issued at {site}" in r.stdout,
+                  f"analyze names where the waiters issued #{seq} (exit {r.returncode}):\n{r.stdout[:3000]}{r.stderr[:500]}")
     finally:
         job.cleanup()
 
@@ -296,6 +340,7 @@ SCENARIOS = {
     "healthy_ddp": lambda: healthy("ddp", 2),
     "healthy_fsdp2": lambda: healthy("fsdp2", 2),
     "straggler": straggler,
+    "straggler_call_sites": straggler_call_sites,
     "transport_hang": transport_hang,
     "first_broadcast_hang": first_broadcast_hang,
     "fsdp2_init_hang": fsdp2_init_hang,
