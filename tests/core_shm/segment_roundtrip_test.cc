@@ -93,6 +93,30 @@ TEST_CASE("layout: packed record fields unpack to what was packed", "[segment][l
   }
 }
 
+TEST_CASE("a communicator's name reads back exact, truncated at 64 bytes, and is cleared by the next init",
+          "[segment]") {
+  const std::string job = UniqueJobId("comm-name");
+  ScopedSegment segment(job, 64);
+  CommSlot named = segment->ClaimCommSlot().value();
+  CommSlot unnamed = segment->ClaimCommSlot().value();
+  const std::string name = "0:default_pg\x1b";
+  const std::string long_name(100, 'n');
+  named.BeginInit(0x1, 100);
+  named.PublishIdentity({.comm_hash = 0xa, .flags = kCommHashKnown, .name = PackCommName(name.data(), name.size())});
+  unnamed.BeginInit(0x2, 100);
+  unnamed.PublishIdentity({.comm_hash = 0xb, .flags = kCommHashKnown,
+                           .name = PackCommName(long_name.data(), long_name.size())});
+  JobSnapshot snap = ReadJobSnapshot(job);
+  REQUIRE(snap.processes.size() == 1);
+  REQUIRE(snap.processes[0].comms.size() == 2);
+  CHECK(snap.processes[0].comms[0].name == name);  // raw bytes: escaping is the printer's
+  CHECK(snap.processes[0].comms[1].name == std::string(kCommNameBytes, 'n'));
+  unnamed.BeginInit(0x3, 200);  // the slot's next communicator starts without the old name
+  snap = ReadJobSnapshot(job);
+  REQUIRE(snap.processes[0].comms.size() == 2);
+  CHECK(snap.processes[0].comms[1].name.empty());
+}
+
 TEST_CASE("published identity, records, peers and syncs read back", "[segment]") {
   const std::string job = UniqueJobId("roundtrip");
   ScopedSegment segment(job, 64);
