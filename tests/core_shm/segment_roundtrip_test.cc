@@ -102,10 +102,13 @@ TEST_CASE("a communicator's name reads back exact, truncated at 64 bytes, and is
   const std::string name = "0:default_pg\x1b";
   const std::string long_name(100, 'n');
   named.BeginInit(0x1, 100);
-  named.PublishIdentity({.comm_hash = 0xa, .flags = kCommHashKnown, .name = PackCommName(name.data(), name.size())});
+  CommIdentity id{.comm_hash = 0xa, .parent_hash = 0, .rank = 0, .nranks = 1, .device = 0, .flags = kCommHashKnown,
+                  .name = PackCommName(name.data(), name.size())};
+  named.PublishIdentity(id);
   unnamed.BeginInit(0x2, 100);
-  unnamed.PublishIdentity({.comm_hash = 0xb, .flags = kCommHashKnown,
-                           .name = PackCommName(long_name.data(), long_name.size())});
+  id.comm_hash = 0xb;
+  id.name = PackCommName(long_name.data(), long_name.size());
+  unnamed.PublishIdentity(id);
   JobSnapshot snap = ReadJobSnapshot(job);
   REQUIRE(snap.processes.size() == 1);
   REQUIRE(snap.processes[0].comms.size() == 2);
@@ -124,7 +127,7 @@ TEST_CASE("published identity, records, peers and syncs read back", "[segment]")
   REQUIRE(comm.valid());
   comm.BeginInit(0x1234, 100);
   comm.PublishIdentity({.comm_hash = 0xabcdef, .parent_hash = 0, .rank = 1, .nranks = 2, .device = 0,
-                        .flags = kCommHashKnown});
+                        .flags = kCommHashKnown, .name = {}});
   comm.FinishInit(true, 0, 200);
   const RecordRef first = comm.Append({Op::kAllReduce, 7, 0, 1024, -1, 0x55}, 0, 300);
   const RecordRef send = comm.Append({Op::kSend, 7, 0, 16, 0, 0x55}, kRecordInGroup, 310);
