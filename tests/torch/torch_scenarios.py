@@ -119,12 +119,38 @@ def rank_pids(job, comm_id):
     return {rank: pid for pid, _, rank, _, cid, _ in init_lines(job) if cid == comm_id}
 
 
-def run(name, nranks, train_args, expect_dumps, env=None, timeout=90):
+def run(name, nranks, train_args, expect_dumps, env=None, timeout=90, while_live=None):
+    """while_live(job), if given, runs once the dumps are in and before the job is stopped."""
     job = TorchJob(name, nranks, train_args, env=env)
     job.wait(lambda: len(job.dump_files()) >= expect_dumps, timeout)
     time.sleep(2 * POLL_MS / 1000)  # a duplicate dump would show up now
+    if while_live is not None:
+        while_live(job)
     job.stop()
     return job
+
+
+def status_of(job):
+    r = subprocess.run([wd.CLI, "status", "--job", job.job_id], capture_output=True, text=True, timeout=60)
+    return r.stdout
+
+
+def check_comm_name(job, comm, dumps, status_text):
+    """The name torch gave the default group's communicator (ncclConfig_t.commName) is in every
+    output a person reads, next to the hash. Oracle: Flight Recorder calls the default group
+    `default_pg` (its process-group description), so torch's name must hold that; the exact
+    name is the one every rank's dump JSON gives (the JSON is exact, the text escaped)."""
+    names = {c.get("comm_name") for d in dumps for c in d["comms"] if c["comm"] == comm}
+    check(len(names) == 1 and "default_pg" in next(iter(names)),
+          f"every rank's dump names the default group's communicator after default_pg: {names}")
+    name = next(iter(names)) if len(names) == 1 else "default_pg"
+    label = f'{comm} "{name}"'
+    texts = [open(f).read() for f in glob.glob(os.path.join(job.dump_dir, "*.txt"))]
+    check(texts and all(f"comm {label} rank " in t for t in texts), f"dump text: `comm {label} rank ...`")
+    text = subprocess.run([wd.CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60).stdout
+    check(f"communicator {label} (" in text, f"analyze text names the communicator as {label}")
+    rows = [line for line in status_text.splitlines() if line.split()[2:3] == [comm]]
+    check(len(rows) == 2 and all(label in row for row in rows), f"status: both ranks' rows show {label}: {rows}")
 
 
 # --- healthy -------------------------------------------------------------------------------
@@ -159,8 +185,10 @@ def healthy(mode, nranks):
 
 def straggler():
     step = 3
+    live = {}
     job = run("straggler", 2, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", str(step),
-                               "--straggler-sec", "120"], expect_dumps=2)
+                               "--straggler-sec", "120"], expect_dumps=2,
+              while_live=lambda j: live.update(status=status_of(j)))
     try:
         comm = world_comm(job)
         check(comm is not None, "the sim printed the world communicator's Init START")
@@ -182,6 +210,8 @@ def straggler():
             check("skip_samples_to_resume_position" in frames and "RestoreDataLoaderState" in frames,
                   f"the culprit's Python stack shows the data loader: {frames[:12]}")
         check("data_loading" in wd.hint_ids(report), f"analyze hints data_loading: {wd.hint_ids(report)}")
+        check(report.get("verdict", {}).get("comm_name") is not None, "analyze --json: verdict.comm_name")
+        check_comm_name(job, comm, dumps, live.get("status", ""))
     finally:
         job.cleanup()
 
