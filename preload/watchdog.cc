@@ -185,7 +185,7 @@ class Poller {
       what = text;
     };
     for (const shm::CommView& c : own->comms) {
-      const std::string comm = "comm " + format::CommLabel(c.comm_hash, c.name);
+      const std::string comm = "comm " + format::CommLabelUnescaped(c.comm_hash, c.name);
       if (c.state == shm::CommState::kInitializing) consider(c.init_start_ns, "the init of " + comm);
       if (c.state != shm::CommState::kReady) continue;
       for (const shm::RecordView& r : c.records) {

@@ -21,4 +21,10 @@ std::string CommLabel(uint64_t hash, std::string_view name) {
   return out;
 }
 
+std::string CommLabelUnescaped(uint64_t hash, std::string_view name) {
+  std::string out = FormatHex(hash);
+  if (!name.empty()) out.append(" \"").append(name).append("\"");
+  return out;
+}
+
 }  // namespace ncclwatch::format

@@ -15,6 +15,10 @@ namespace ncclwatch::format {
 // written \" so that the quotes still delimit it.
 std::string CommLabel(uint64_t hash, std::string_view name);
 
+// The same form before escaping, for a line its writer escapes whole (the preload's log, which
+// passes every message through EscapeForTerminal): escaping here too would double every '\'.
+std::string CommLabelUnescaped(uint64_t hash, std::string_view name);
+
 // The quoted, escaped name alone (`"0:default_pg"`), "" when `name` is empty: for a column or
 // a field next to a hash printed elsewhere.
 std::string QuotedCommName(std::string_view name);

@@ -12,6 +12,11 @@ TEST_CASE("a named communicator is its hash, then its name quoted", "[comm_label
   CHECK(QuotedCommName("tp") == "\"tp\"");
 }
 
+TEST_CASE("the unescaped form is for a writer that escapes the whole line", "[comm_label]") {
+  CHECK(ncclwatch::format::CommLabelUnescaped(0x1f, "pg\x1b") == "0x1f \"pg\x1b\"");
+  CHECK(ncclwatch::format::CommLabelUnescaped(0x1f, "") == "0x1f");
+}
+
 TEST_CASE("an unnamed communicator is its hash alone", "[comm_label]") {
   CHECK(CommLabel(0x1f, "") == "0x1f");
   CHECK(QuotedCommName("").empty());

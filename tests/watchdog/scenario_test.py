@@ -441,7 +441,8 @@ def comm_name():
         check(f"communicator {world} {shown} (4 ranks)" in text and "\x1b" not in text,
               "analyze text names the communicator by hash and escaped name")
         warns = [line for line in job.output().splitlines() if "NCCLWATCH WARN" in line and world in line]
-        check(all(f"comm {world} {shown} #" in line for line in warns),
+        logged = '"world\\x1b[2J"pg""'  # the log escapes the whole line once: ESC as \x1b, quotes as they are
+        check(warns and all(f"comm {world} {logged} #" in line for line in warns),
               f"a WARN line on the world communicator names it: {warns[:1]}")
     finally:
         job.cleanup()
