@@ -1,6 +1,6 @@
 // ncclConfig_t.commName (NCCL 2.27+) read out of a caller's config at communicator creation,
-// whatever nccl.h the caller was built against. torch (2.15) names each communicator after its
-// process group there; ncclwatch publishes the name next to the hash (CommSlotHeader::name).
+// whatever nccl.h the caller was built against. torch (2.15) passes its process group's name
+// there (group_name: "0" for the default group, whose description is "default_pg"); ncclwatch publishes the name next to the hash (CommSlotHeader::name).
 #ifndef NCCLWATCH_PRELOAD_CONFIG_COMM_NAME_H_
 #define NCCLWATCH_PRELOAD_CONFIG_COMM_NAME_H_
 

@@ -80,8 +80,8 @@ inline constexpr uint32_t kMaxRingCapacity = 1u << 16;
 inline constexpr size_t kHostBytes = 64;
 inline constexpr size_t kJobIdBytes = 96;
 inline constexpr size_t kBootIdBytes = 40;  // /proc/sys/kernel/random/boot_id: 36 characters
-// A communicator's name (ncclConfig_t.commName), truncated: 8 atomics of 8 bytes. torch's names
-// ("<pg name>:<pg desc>"-like, e.g. "0:default_pg") are well under it.
+// A communicator's name (ncclConfig_t.commName), truncated: 8 atomics of 8 bytes. torch 2.15
+// passes its process group's name ("0" for the default group, measured on the sim), well under it.
 inline constexpr size_t kCommNameWords = 8;
 inline constexpr size_t kCommNameBytes = kCommNameWords * 8;
 

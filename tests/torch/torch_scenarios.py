@@ -137,13 +137,15 @@ def status_of(job):
 
 def check_comm_name(job, comm, dumps, status_text):
     """The name torch gave the default group's communicator (ncclConfig_t.commName) is in every
-    output a person reads, next to the hash. Oracle: Flight Recorder calls the default group
-    `default_pg` (its process-group description), so torch's name must hold that; the exact
-    name is the one every rank's dump JSON gives (the JSON is exact, the text escaped)."""
+    output a person reads, next to the hash. Oracle: train.py prints the group's name as torch
+    reports it (dist.group.WORLD.group_name; torch 2.15 passes it as commName: "0" for the
+    default group, whose description is "default_pg")."""
+    pat = re.compile(r"rank (\d+) process group: name (\S+) desc (\S+)")
+    printed = {m[2] for m in map(pat.search, job.output().splitlines()) if m}
+    check(len(printed) == 1, f"train.py printed one process-group name: {printed}")
+    name = next(iter(printed)) if printed else None
     names = {c.get("comm_name") for d in dumps for c in d["comms"] if c["comm"] == comm}
-    check(len(names) == 1 and "default_pg" in next(iter(names)),
-          f"every rank's dump names the default group's communicator after default_pg: {names}")
-    name = next(iter(names)) if len(names) == 1 else "default_pg"
+    check(names == {name}, f"every rank's dump names the default group's communicator {name!r}: {names}")
     label = f'{comm} "{name}"'
     texts = [open(f).read() for f in glob.glob(os.path.join(job.dump_dir, "*.txt"))]
     check(texts and all(f"comm {label} rank " in t for t in texts), f"dump text: `comm {label} rank ...`")
