@@ -35,7 +35,7 @@ bool Save(const std::string& path, const std::vector<char>& bytes, size_t limit)
 void FillTwoComms(SegmentWriter& segment) {
   CommSlot world = segment.ClaimCommSlot().value();
   world.BeginInit(0x1000, 100);
-  world.PublishIdentity({0xabcdef0123456789ull, 0, 1, 4, 1, 0});
+  world.PublishIdentity({0xabcdef0123456789ull, 0, 1, 4, 1, 0, PackCommName("0:default_pg", 12)});
   world.FinishInit(true, 0, 200);
   for (uint64_t i = 0; i < 20; ++i) {  // wraps the 16-record ring
     const RecordRef ref = world.Append({Op::kAllReduce, 7, 0, 1024 + i, -1, 0x55}, 0, 300 + i);
@@ -43,7 +43,7 @@ void FillTwoComms(SegmentWriter& segment) {
   }
   CommSlot split = segment.ClaimCommSlot().value();
   split.BeginInit(0x2000, 500);
-  split.PublishIdentity({0x1111, 0xabcdef0123456789ull, 0, 2, 1, 0});
+  split.PublishIdentity({0x1111, 0xabcdef0123456789ull, 0, 2, 1, 0, {}});
   split.FinishInit(true, 0, 600);
   split.Append({Op::kSend, 7, 0, 16, 1, 0x66}, 0, 700);  // claims peer 1
   split.Append({Op::kRecv, 7, 0, 16, 1, 0x66}, 0, 710);

@@ -47,6 +47,24 @@ struct CommPropertiesPrefix {
 inline constexpr unsigned int kApiMagic = 0xcafebeef;  // NCCL_API_MAGIC
 inline constexpr unsigned int kFirstVersionWithGrow = 22900;
 
+// The fields of ncclConfig_t up to commName, the same in every header that has commName
+// (2.27 on). A caller built against an older nccl.h (2.18: up to splitShare, 44 bytes) passes
+// a shorter struct: `size` and `version` (both set by NCCL_CONFIG_INITIALIZER) say which.
+struct ConfigPrefix {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int blocking;
+  int cgaClusterSize;
+  int minCTAs;
+  int maxCTAs;
+  const char* netName;
+  int splitShare;
+  int trafficClass;
+  const char* commName;
+};
+inline constexpr unsigned int kFirstVersionWithCommName = 22700;
+
 }  // namespace ncclwatch::nccl_abi
 
 #if NCCL_VERSION_CODE < 22900

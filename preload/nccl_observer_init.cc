@@ -8,6 +8,7 @@
 #include "core/comm_id/comm_hash.h"
 #include "core/shm/hook_clock.h"
 #include "preload/call_sites.h"
+#include "preload/config_comm_name.h"
 #include "preload/log.h"
 #include "preload/nccl_abi_232.h"
 #include "preload/nccl_observer.h"
@@ -68,6 +69,7 @@ shm::CommIdentity IdentityOf(const CommEntry& entry) {
   id.nranks = h.nranks.load(std::memory_order_relaxed);
   id.device = h.device.load(std::memory_order_relaxed);
   id.flags = h.flags.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < shm::kCommNameWords; ++i) id.name.words[i] = h.name[i].load(std::memory_order_relaxed);
   return id;
 }
 
@@ -139,6 +141,7 @@ bool BeginChildInit(ncclComm_t parent, InitKind kind, int color, const ncclConfi
     shm::CommIdentity id;
     id.flags = (kind == InitKind::kSplit ? shm::kCommFromSplit : shm::kCommFromShrink) | NonblockingFlag(config);
     id.device = CurrentDevice(rt);
+    id.name = CommNameOfConfig(config);  // a child without a name of its own has none
     if (call->parent != nullptr && call->parent->hash_known) {
       id.parent_hash = call->parent->comm_hash;
       call->predicted_split_count = call->parent->split_count.load() + 1;
@@ -234,6 +237,7 @@ bool BeginRootInit(const ncclUniqueId* unique_id, int nranks, int rank, const nc
     id.nranks = nranks;
     id.device = CurrentDevice(rt);
     id.flags |= NonblockingFlag(config);
+    id.name = CommNameOfConfig(config);
     if (unique_id != nullptr) {
       id.comm_hash = RootCommHash(unique_id->internal, NCCL_UNIQUE_ID_BYTES);
       id.flags |= shm::kCommHashKnown;

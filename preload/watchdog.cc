@@ -26,6 +26,7 @@
 #include "core/dump/dump_writer.h"
 #include "core/dump/process_facts.h"
 #include "core/dump/resolution.h"
+#include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/format/hex.h"
 #include "core/shm/process_info.h"
@@ -185,7 +186,7 @@ class Poller {
       what = text;
     };
     for (const shm::CommView& c : own->comms) {
-      const std::string comm = "comm " + format::FormatHex(c.comm_hash);
+      const std::string comm = "comm " + format::CommLabelUnescaped(c.comm_hash, c.name);
       if (c.state == shm::CommState::kInitializing) consider(c.init_start_ns, "the init of " + comm);
       if (c.state != shm::CommState::kReady) continue;
       for (const shm::RecordView& r : c.records) {

@@ -107,7 +107,10 @@ void AddComms(const shm::JobSnapshot& job, uint64_t now_ns, CommFamilies* out, u
         ++*dropped;
         continue;
       }
+      // comm_name: ncclConfig_t.commName (torch: the process group), "" when none; the
+      // serializer escapes \ " and newlines as the exposition format asks.
       SeriesKey labels{{"comm", format::FormatHex(c.comm_hash)},
+                       {"comm_name", Clean(c.name)},
                        {"comm_rank", std::to_string(c.rank)},
                        {"host", host},
                        {"job", job_label},

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/detect/detector.h"
+#include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
@@ -111,8 +112,17 @@ std::optional<RowIncident> IncidentOfRow(const std::vector<detect::Verdict>& ver
   return std::nullopt;
 }
 
+// The COMM column: hash and name (format/comm_label.h), as wide as the widest of the job.
+int CommColumnWidth(const shm::JobSnapshot& snapshot) {
+  size_t width = 18;  // "0x" and 16 digits
+  for (const auto& p : snapshot.processes) {
+    for (const auto& c : p.comms) width = std::max(width, format::CommLabel(c.comm_hash, c.name).size());
+  }
+  return static_cast<int>(width);
+}
+
 std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_ns, bool job_gone,
-                const std::vector<detect::Verdict>& verdicts) {
+                const std::vector<detect::Verdict>& verdicts, int comm_width) {
   const shm::RecordView* current = Current(c);
   const shm::RecordView* p2p = current ? nullptr : OldestPendingP2P(c);
   std::string op = current ? "#" + std::to_string(current->seq) + " " + shm::OpName(current->op)
@@ -135,9 +145,9 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
   // A job whose processes are all gone has no clock to count against: no age.
   const std::string age = job_gone ? "-" : Age(now_ns, since);
   const std::string rank_of_n = std::to_string(c.rank) + "/" + std::to_string(c.nranks);
-  char line[512];
-  std::snprintf(line, sizeof line, "%-5d %-8d %-18s %-11s %-7llu %-7llu %-22s %-8s %s\n", p.global_rank, p.pid,
-                format::FormatHex(c.comm_hash).c_str(), rank_of_n.c_str(),
+  char line[1024];  // a label is at most 18 + 3 + 4 x kCommNameBytes (escaped) = 277 bytes
+  std::snprintf(line, sizeof line, "%-5d %-8d %-*s %-11s %-7llu %-7llu %-22s %-8s %s\n", p.global_rank, p.pid,
+                comm_width, format::CommLabel(c.comm_hash, c.name).c_str(), rank_of_n.c_str(),
                 static_cast<unsigned long long>(c.last_enqueued_seq),
                 static_cast<unsigned long long>(c.last_completed_seq), op.c_str(), age.c_str(), state.c_str());
   return line;
@@ -166,8 +176,9 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
   // The job id comes from shared memory any process of the user may have written.
   std::string out = "job " + format::EscapeForTerminal(snapshot.job_id) + ": " +
                     Plural(snapshot.processes.size(), "process", "processes") + " on this host\n";
-  char header[256];
-  std::snprintf(header, sizeof header, "%-5s %-8s %-18s %-11s %-7s %-7s %-22s %-8s %s\n", "RANK", "PID", "COMM",
+  const int comm_width = CommColumnWidth(snapshot);
+  char header[512];
+  std::snprintf(header, sizeof header, "%-5s %-8s %-*s %-11s %-7s %-7s %-22s %-8s %s\n", "RANK", "PID", comm_width, "COMM",
                 "RANK/N", "ENQ", "DONE", "CURRENT", "AGE", "STATE");
   out += header;
   const bool gone = AllGone(snapshot);
@@ -179,7 +190,7 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
       std::snprintf(line, sizeof line, "%-5d %-8d (no communicator yet)%s\n", p.global_rank, p.pid, how.c_str());
       out += line;
     }
-    for (const auto& c : p.comms) out += Row(p, c, now_ns, gone, verdicts);
+    for (const auto& c : p.comms) out += Row(p, c, now_ns, gone, verdicts, comm_width);
   }
   if (!verdicts.empty()) {
     out += "incidents, as the watchdog judges them (threshold " +
@@ -206,6 +217,7 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
       const shm::RecordView* p2p = OldestPendingP2P(c);
       const std::optional<RowIncident> incident = IncidentOfRow(verdicts, p, c);
       comms.push_back({{"comm", format::FormatHex(c.comm_hash)},
+                       {"comm_name", c.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.name)},
                        {"rank", c.rank},
                        {"nranks", c.nranks},
                        {"state", LifecycleName(c.state)},
@@ -246,6 +258,7 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
   for (const detect::Verdict& v : verdicts) {
     incidents.push_back({{"kind", detect::ToString(v.kind)},
                          {"comm", v.comm_hash ? nlohmann::json(format::FormatHex(v.comm_hash)) : nlohmann::json(nullptr)},
+                         {"comm_name", v.comm_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.comm_name)},
                          {"seq", v.seq},
                          {"op", v.op},
                          {"culprit_ranks", v.culprit_ranks},

@@ -49,7 +49,7 @@ int RunRank(const std::string& job, int rank, int nranks, int ncomms, int ready_
     if (!comm.valid()) break;
     comm.BeginInit(0x1000 + c, now - 100000000000ull);
     comm.PublishIdentity({.comm_hash = 0xbe0c0000ull + c, .parent_hash = 0, .rank = rank, .nranks = nranks,
-                          .device = rank, .flags = kCommHashKnown});
+                          .device = rank, .flags = kCommHashKnown, .name = {}});
     comm.FinishInit(true, 0, now - 99000000000ull);
     const uint32_t records = kDefaultRingCapacity;
     RecordRef last{};

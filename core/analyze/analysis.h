@@ -21,6 +21,7 @@ struct ReportedVerdict {
   // Text only in the report (detect::ToString: "straggler", "p2p_hang", ..., "none").
   detect::VerdictKind kind = detect::VerdictKind::kNone;
   uint64_t comm_hash = 0;   // 0 for sync_stuck and none
+  std::string comm_name;    // ncclConfig_t.commName as a dump gives it; empty when none
   int nranks = 0;
   // 1-based collective number; for p2p_* the per-peer number of `op`; 0 for init_hang,
   // sync_stuck, none

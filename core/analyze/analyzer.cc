@@ -12,6 +12,7 @@
 #include "core/analyze/comm_table.h"
 #include "core/analyze/evidence.h"
 #include "core/analyze/hints.h"
+#include "core/format/comm_label.h"
 #include "core/format/hex.h"
 #include "core/format/nccl_names.h"
 #include "core/format/plural.h"
@@ -31,6 +32,7 @@ ReportedVerdict ToReportedVerdict(const detect::Verdict& v) {
   ReportedVerdict out;
   out.kind = v.kind;
   out.comm_hash = v.comm_hash;
+  out.comm_name = v.comm_name;
   out.nranks = v.nranks;
   out.seq = v.seq;
   out.op = v.op;
@@ -92,7 +94,7 @@ void AddNotes(const std::vector<CommTable>& tables, const std::vector<detect::Ve
       const int async_error = ranked.second.comm->async_error;
       if (async_error == 0) continue;
       add([&] {
-        return "comm " + FormatHex(t.comm_hash) + " rank " + std::to_string(rank) + " reports async error " +
+        return "comm " + format::CommLabel(t.comm_hash, t.comm_name) + " rank " + std::to_string(rank) + " reports async error " +
                format::NcclResultName(async_error);
       });
     }
@@ -101,7 +103,7 @@ void AddNotes(const std::vector<CommTable>& tables, const std::vector<detect::Ve
   for (size_t i = 1; i < verdicts.size(); ++i) {
     const detect::Verdict& v = verdicts[i];
     add([&] {
-      return (v.comm_hash != 0 ? "also on comm " + FormatHex(v.comm_hash) + " (" + std::to_string(v.nranks) + " ranks): "
+      return (v.comm_hash != 0 ? "also on comm " + format::CommLabel(v.comm_hash, v.comm_name) + " (" + std::to_string(v.nranks) + " ranks): "
                                : std::string("also: ")) +
              detect::ToString(v.kind) + ": " + v.summary;
     });

@@ -59,6 +59,7 @@ std::vector<CommTable> BuildCommTables(const std::vector<const dump::RankDump*>&
     for (const detect::CommFacts& comm : facts.processes[i].comms) {
       CommTable& table = by_hash[comm.comm_hash];
       table.comm_hash = comm.comm_hash;
+      if (table.comm_name.empty()) table.comm_name = comm.name;
       table.nranks = std::max(table.nranks, comm.nranks);
       table.ranks[comm.rank] = RankEntry{dumps[i], &comm};
     }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "core/detect/facts.h"
@@ -25,6 +26,7 @@ struct RankEntry {
 
 struct CommTable {
   uint64_t comm_hash = 0;
+  std::string comm_name;  // the first name a rank's dump gives; empty when none
   int nranks = 0;
   std::map<int, RankEntry> ranks;  // by communicator rank; ranks without a dump are absent
 

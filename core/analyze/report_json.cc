@@ -18,6 +18,7 @@ json OptionalNs(const std::optional<uint64_t>& ns) { return ns ? json(*ns) : jso
 json VerdictJson(const ReportedVerdict& v) {
   return json{{"kind", detect::ToString(v.kind)},
               {"comm", v.comm_hash ? json(format::FormatHex(v.comm_hash)) : json(nullptr)},
+              {"comm_name", v.comm_name.empty() ? json(nullptr) : json(v.comm_name)},
               {"nranks", v.nranks},
               {"seq", v.seq},
               {"op", v.op},

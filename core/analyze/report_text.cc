@@ -10,6 +10,7 @@
 #include "core/analyze/thread_views.h"
 #include "core/detect/p2p_op.h"
 #include "core/detect/verdict.h"
+#include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
@@ -87,7 +88,7 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
   out << "VERDICT: " << detect::ToString(v.kind) << '\n';
   if (v.kind != detect::VerdictKind::kNone) {
     if (v.comm_hash) {
-      out << "  communicator " << format::FormatHex(v.comm_hash) << " (" << CountOf(v.nranks, "rank", "ranks") << ")\n";
+      out << "  communicator " << format::CommLabel(v.comm_hash, v.comm_name) << " (" << CountOf(v.nranks, "rank", "ranks") << ")\n";
     }
     if (v.seq && detect::IsPointToPointKind(v.kind)) out << "  " << Esc(v.op) << " #" << v.seq << " (numbered per peer)\n";
     else if (v.seq) out << "  collective #" << v.seq << ' ' << Esc(v.op) << '\n';

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/dump/records_in_order.h"
+#include "core/format/comm_label.h"
 #include "core/format/hex.h"
 #include "core/format/nccl_names.h"
 #include "core/format/rank_list.h"
@@ -190,7 +191,7 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
     for (size_t ci = 0; ci < d.comms.size(); ++ci) {
       const auto& c = d.comms[ci];
       const std::string comm_name =
-          "comm " + format::FormatHex(c.comm_hash) + " rank " + std::to_string(c.rank) + "/" + std::to_string(c.nranks);
+          "comm " + format::CommLabel(c.comm_hash, c.name) + " rank " + std::to_string(c.rank) + "/" + std::to_string(c.nranks);
       // Ops of one communicator overlap in time (the next is enqueued before the last
       // completes), and a viewer needs the spans of one track to nest. Each op goes to the
       // first lane whose last span ended before it starts: lane 0 is the communicator's track,

@@ -56,6 +56,15 @@ void AddSyncNotes(const CommGroup& group, uint64_t now_ns, Verdict& verdict) {
 
 // Priority, then the larger communicator (the world before its subgroups: offline the
 // first verdict is the one reported), then hash and pid for a stable order.
+// The first name a member's facts give (ranks of one communicator share it; a rank whose
+// framework gave none has none).
+std::string NameOf(const CommGroup& group) {
+  for (const CommMember& member : group.members) {
+    if (!member.comm->name.empty()) return member.comm->name;
+  }
+  return "";
+}
+
 bool ComesFirst(const Verdict& a, const Verdict& b) {
   return std::tuple(Priority(a.kind), -a.nranks, a.comm_hash, a.subject_pid) <
          std::tuple(Priority(b.kind), -b.nranks, b.comm_hash, b.subject_pid);
@@ -71,6 +80,7 @@ std::vector<Verdict> Classify(const JobFacts& facts, const DetectConfig& config,
     std::optional<Verdict> verdict = MostImportantFor(context);
     if (!verdict) continue;
     AddSyncNotes(group, now_ns, *verdict);
+    verdict->comm_name = NameOf(group);
     for (const CommMember& member : group.members) explained.insert(member.process);
     verdicts.push_back(std::move(*verdict));
   }

@@ -69,6 +69,9 @@ struct RecordFacts {
 // communicator, e.g. after ncclCommInitAll).
 struct CommFacts {
   uint64_t comm_hash = 0;
+  // The name the framework gave it (ncclConfig_t.commName: torch's process group), raw bytes
+  // (escape before printing: format/comm_label.h); empty when none. Evidence only: no rule reads it.
+  std::string name;
   int rank = -1;
   int nranks = 0;
   int device = -1;

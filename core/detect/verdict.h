@@ -94,6 +94,7 @@ struct P2PEvidence {
 struct Verdict {
   VerdictKind kind = VerdictKind::kNone;
   uint64_t comm_hash = 0;     // 0 for sync_stuck
+  std::string comm_name;      // the communicator's name as some rank's facts give it; empty when none
   uint64_t seq = 0;           // collective #N; 0 for init_hang and sync_stuck
   std::string op;             // op at #N; "init" for init_hang; sync target for sync_stuck
   std::vector<int> culprit_ranks;  // communicator ranks (global ranks for sync_stuck) with facts

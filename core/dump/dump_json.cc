@@ -47,6 +47,7 @@ json ToJson(const detect::CommFacts& c) {
   json records = json::array();
   for (const detect::RecordFacts* r : RecordsInIssueOrder(c)) records.push_back(ToJson(*r));
   return json{{"comm", FormatHex(c.comm_hash)},
+              {"comm_name", c.name},
               {"rank", c.rank},
               {"nranks", c.nranks},
               {"device", c.device},
@@ -177,6 +178,7 @@ void Read(const CheckedJson& n, detect::RecordFacts* out) {
 
 void Read(const CheckedJson& n, detect::CommFacts* out) {
   n.GetHex("comm", &out->comm_hash, true);
+  n.Get("comm_name", &out->name);  // absent before layout 5's names: none
   n.Get("rank", &out->rank, true);
   n.Get("nranks", &out->nranks, true);
   if (out->nranks <= 0 || out->nranks > kMaxRanks) CheckedJson::Fail(n.path() + ".nranks", "is out of range");

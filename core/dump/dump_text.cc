@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/dump/records_in_order.h"
 #include "core/format/escape.h"
@@ -32,6 +33,14 @@ std::string Ago(const RankDump& d, uint64_t then_ns) {
   return age.empty() ? "at an unknown time" : age + " ago";
 }
 
+// The name this rank's facts give communicator `hash` ("" when none or not held).
+std::string NameOf(const RankDump& d, uint64_t hash) {
+  for (const auto& c : d.comms) {
+    if (c.comm_hash == hash) return c.name;
+  }
+  return "";
+}
+
 std::string ExitText(const RankDump& d) {
   const detect::ExitFacts& e = d.process.exit;
   if (!e.recorded) return "killed or crashed (no exit recorded)";
@@ -57,7 +66,7 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
   }
   out << '\n';
   const auto& v = d.verdict;
-  out << "verdict " << detect::ToString(v.kind) << " comm " << FormatHex(v.comm_hash) << " #" << v.seq << ' ' << Esc(v.op)
+  out << "verdict " << detect::ToString(v.kind) << " comm " << format::CommLabel(v.comm_hash, NameOf(d, v.comm_hash)) << " #" << v.seq << ' ' << Esc(v.op)
       << " culprits " << FormatRangeList(v.culprit_ranks) << " others " << FormatRangeList(v.other_ranks)
       << (v.partial ? " (partial view)" : "") << "\n  " << Esc(v.summary) << "\n\n";
   const auto& e = d.environment;
@@ -82,7 +91,7 @@ void RenderRecord(const RankDump& d, const detect::RecordFacts& r, std::ostrings
 
 void RenderComms(const RankDump& d, std::ostringstream& out) {
   for (const auto& c : d.comms) {
-    out << "comm " << FormatHex(c.comm_hash) << " rank " << c.rank << '/' << c.nranks << " device " << c.device
+    out << "comm " << format::CommLabel(c.comm_hash, c.name) << " rank " << c.rank << '/' << c.nranks << " device " << c.device
         << ": init " << (c.init_done_ns ? "done" : c.init_started_ns ? "STARTED, NOT DONE" : "not started")
         << ", enqueued #" << c.last_enqueued_seq << ", completed #" << c.last_completed_seq << ", async error "
         << format::NcclResultName(c.async_error)

@@ -21,6 +21,7 @@ void CommSlot::BeginInit(uint64_t handle, uint64_t now_ns) {
   h.nranks.store(-1, kRelaxed);
   h.device.store(-1, kRelaxed);
   h.flags.store(0, kRelaxed);
+  for (std::atomic<uint64_t>& word : h.name) word.store(0, kRelaxed);
   SeqlockWriteEnd(h.version, v);
   h.init_start_ns.store(now_ns, kRelaxed);
   h.init_done_ns.store(0, kRelaxed);
@@ -54,6 +55,7 @@ void CommSlot::PublishIdentity(const CommIdentity& id) {
   h.nranks.store(id.nranks, kRelaxed);
   h.device.store(id.device, kRelaxed);
   h.flags.store(id.flags, kRelaxed);
+  for (size_t i = 0; i < kCommNameWords; ++i) h.name[i].store(id.name.words[i], kRelaxed);
   SeqlockWriteEnd(h.version, v);
 }
 

@@ -18,6 +18,7 @@ struct CommIdentity {
   int nranks = -1;
   int device = -1;
   uint32_t flags = 0;  // kComm* bits
+  PackedCommName name;  // ncclConfig_t.commName (PackCommName), all zero when none
 };
 
 // What identifies one NCCL call across ranks.

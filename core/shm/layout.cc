@@ -10,6 +10,8 @@ constexpr uint64_t RoundUp(uint64_t value, uint64_t alignment) {
 }  // namespace
 
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
+// The reservation figures in layout.h ("4 x 66 KiB", 17 MiB for 256 slots) assume this.
+static_assert(sizeof(CommSlotHeader) == 1792);
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free);
 
 uint32_t NormalizeRingCapacity(uint64_t requested) {

@@ -1,4 +1,4 @@
-// Binary layout of one ncclwatch shared-memory segment (layout version 4).
+// Binary layout of one ncclwatch shared-memory segment (layout version 5).
 //
 // One segment per process that created at least one NCCL communicator, named
 //   /ncclwatch.<uid>.<job id>.<pid>.<process start ticks>       (see segment_name.h)
@@ -36,7 +36,8 @@
 // communicator needs a slot past SegmentHeader::comms_reserved. A failed reservation costs
 // the communicator its watching (comms_unwatched), never a fault. With the default ring a
 // chunk is 4 x 66 KiB: a process with 1-4 communicators reserves 0.27 MiB, with 16 1.05 MiB,
-// with all 256 17 MiB.
+// with all 256 17 MiB. (Layout 5's 64-byte name grew a slot from 67,264 to 67,328 bytes: a
+// 1,792-byte CommSlotHeader, static_assert in layout.cc, + 64 KiB of ring; the figures hold.)
 //
 // Identity: a process is its pid, its start time (process_start_ticks) and the boot it ran
 // in (boot_id): a recycled pid or a segment of another boot reads as gone. Its run is
@@ -58,8 +59,10 @@ namespace ncclwatch::shm {
 inline constexpr uint64_t kMagic = 0x3168637461776e63ULL;  // "ncwatch1" little-endian
 // 2: 256 comm slots, generation, untracked counts. 3: exit evidence (kExited, exit_* fields).
 // 4: reservation (comms_reserved), boot_id, run_key, kRecordAborted.
+// 5: CommSlotHeader::name (ncclConfig_t.commName, issue 20): 64 bytes more per comm slot, so
+//    the ring (and every field after the identity) moves; a layout 4 reader would misread it.
 // A reader accepts only its own version and names the version of a segment it refuses.
-inline constexpr uint32_t kLayoutVersion = 4;
+inline constexpr uint32_t kLayoutVersion = 5;
 inline constexpr uint32_t kHeaderBytes = 4096;
 // Communicators watched at once per process. A slot is ~66 KiB with the default ring (1024
 // records of 64 bytes), so 256 slots make a 17 MiB segment of address space, of which only
@@ -79,6 +82,10 @@ inline constexpr uint32_t kMaxRingCapacity = 1u << 16;
 inline constexpr size_t kHostBytes = 64;
 inline constexpr size_t kJobIdBytes = 96;
 inline constexpr size_t kBootIdBytes = 40;  // /proc/sys/kernel/random/boot_id: 36 characters
+// A communicator's name (ncclConfig_t.commName), truncated: 8 atomics of 8 bytes. torch 2.15
+// passes its process group's name ("0" for the default group, measured on the sim), well under it.
+inline constexpr size_t kCommNameWords = 8;
+inline constexpr size_t kCommNameBytes = kCommNameWords * 8;
 
 // kClosed: unlinked by its owner (layout 2 writers did so at every clean exit).
 // kExited: the owner left the process (exit() or a fatal signal it could catch); the segment
@@ -276,6 +283,29 @@ struct PeerCounters {
   std::atomic<uint64_t> recvs;
 };
 
+// A communicator name packed into / unpacked from CommSlotHeader::name: bytes in order, little-
+// endian within a word, NUL-padded. The unpacked text stops at the first NUL; a name of
+// kCommNameBytes or more keeps its first kCommNameBytes bytes.
+struct PackedCommName {
+  uint64_t words[kCommNameWords] = {};
+};
+inline constexpr PackedCommName PackCommName(const char* text, size_t length) {
+  PackedCommName packed;
+  for (size_t i = 0; i < length && i < kCommNameBytes; ++i) {
+    packed.words[i / 8] |= uint64_t{static_cast<unsigned char>(text[i])} << (8 * (i % 8));
+  }
+  return packed;
+}
+// Writes up to kCommNameBytes bytes to `out` and returns how many precede the first NUL.
+inline constexpr size_t UnpackCommName(const PackedCommName& packed, char (&out)[kCommNameBytes]) {
+  size_t length = kCommNameBytes;
+  for (size_t i = 0; i < kCommNameBytes; ++i) {
+    out[i] = static_cast<char>((packed.words[i / 8] >> (8 * (i % 8))) & 0xff);
+    if (out[i] == '\0' && length == kCommNameBytes) length = i;
+  }
+  return length;
+}
+
 struct alignas(64) CommSlotHeader {
   std::atomic<uint32_t> version;  // seqlock over the identity fields below
   std::atomic<uint32_t> state;    // CommState
@@ -287,6 +317,10 @@ struct alignas(64) CommSlotHeader {
   std::atomic<int32_t> nranks;
   std::atomic<int32_t> device;
   std::atomic<uint32_t> flags;
+  // ncclConfig_t.commName as the caller gave it, truncated to kCommNameBytes, NUL-padded;
+  // all zero when none. Under `version` with the rest of the identity (layout 5). Written
+  // and read only through PackCommName / UnpackCommName.
+  std::atomic<uint64_t> name[kCommNameWords];
   // Lifecycle.
   std::atomic<uint64_t> init_start_ns;
   std::atomic<uint64_t> init_done_ns;

@@ -43,6 +43,7 @@ struct CommView {
   int nranks = -1;
   int device = -1;
   uint32_t flags = 0;  // kComm* bits
+  std::string name;    // ncclConfig_t.commName (raw bytes, unescaped), empty when none
   uint64_t init_start_ns = 0;
   uint64_t init_done_ns = 0;  // 0 while init runs
   int init_result = 0;

@@ -63,6 +63,7 @@ detect::ExitFacts ExitFactsFromSnapshot(const shm::ProcessView& process) {
 detect::CommFacts CommFactsFromSnapshot(const shm::CommView& comm, size_t max_records) {
   detect::CommFacts out;
   out.comm_hash = comm.comm_hash;
+  out.name = comm.name;
   out.rank = comm.rank;
   out.nranks = comm.nranks;
   out.device = comm.device;

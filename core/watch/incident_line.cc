@@ -1,5 +1,6 @@
 #include "core/watch/incident_line.h"
 
+#include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/format/hex.h"
 #include "core/format/rank_list.h"
@@ -50,7 +51,7 @@ std::string IncidentLine(const LineOrigin& origin, const detect::Verdict& v, con
                               ? " waiting on comm ranks [" + format::FormatRangeList(v.culprits_without_facts) +
                                     "] on other hosts"
                               : " culprit ranks " + CulpritList(v);
-  return LinePrefix(origin, "WARN") + detect::ToString(v.kind) + " comm " + format::FormatHex(v.comm_hash) + " #" +
+  return LinePrefix(origin, "WARN") + detect::ToString(v.kind) + " comm " + format::CommLabelUnescaped(v.comm_hash, v.comm_name) + " #" +
          std::to_string(v.seq) + " " + v.op + who + DumpsAndNextStep(dump_dir, written, related);
 }
 

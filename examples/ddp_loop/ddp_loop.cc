@@ -45,6 +45,7 @@ struct Options {
   int mismatch_step = -1;
   std::string mismatch_kind = "count";
   std::string transport_hang;
+  std::string comm_name;  // empty: plain ncclCommInitRank
   int blocked_thread = 0;
   int idle_threads = 0;
   int stuck_sync_rank = -1;
@@ -210,7 +211,14 @@ void SetUp(Job& job) {
   ncclUniqueId id{};
   std::string error;
   if (!examples::ExchangeUniqueId(job.env, &id, 120, &error)) Die(job, error);
-  CheckNccl(job, ncclCommInitRank(&job.world, job.env.world_size, id, job.env.rank), "ncclCommInitRank");
+  if (job.opt.comm_name.empty()) {
+    CheckNccl(job, ncclCommInitRank(&job.world, job.env.world_size, id, job.env.rank), "ncclCommInitRank");
+  } else {  // named as a framework names its groups (torch: after the process group)
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.commName = job.opt.comm_name.c_str();
+    CheckNccl(job, ncclCommInitRankConfig(&job.world, job.env.world_size, id, job.env.rank, &config),
+              "ncclCommInitRankConfig");
+  }
   int tp = job.opt.tp;
   if (tp > 1 && tp < job.env.world_size && job.env.world_size % tp == 0) {
     CheckNccl(job, ncclCommSplit(job.world, job.env.rank / tp, job.env.rank, &job.tp, nullptr), "ncclCommSplit");
@@ -330,6 +338,9 @@ void AddFlags(CLI::App& app, Options& o) {
   app.add_option("--extra-comms-step", o.extra_comms_step, "step of --extra-comms");
   app.add_flag("--own-sigterm-handler", o.own_sigterm, "install a SIGTERM handler that exits 7 (a framework's own)");
   app.add_flag("--quiet", o.quiet, "print nothing on success");
+  app.add_option("--comm-name", o.comm_name,
+                 "create the world communicator with ncclCommInitRankConfig and this ncclConfig_t.commName "
+                 "(the tp split stays unnamed)");
 }
 
 }  // namespace

@@ -139,6 +139,10 @@ def main():
     timeout = {"timeout": datetime.timedelta(seconds=args.pg_timeout_sec)} if args.pg_timeout_sec > 0 else {}
     dist.init_process_group("nccl", device_id=device, **timeout)
     rank = dist.get_rank()
+    # What the tests compare ncclwatch's communicator name with: torch 2.15 passes the group's
+    # name as ncclConfig_t.commName.
+    world = dist.group.WORLD
+    say(f"rank {rank} process group: name {world.group_name} desc {getattr(world, 'group_desc', '-')}")
 
     torch.manual_seed(0)
     model = wrap(Net(args.width, args.depth).to(device), args, device)

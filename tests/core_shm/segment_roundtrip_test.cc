@@ -93,6 +93,33 @@ TEST_CASE("layout: packed record fields unpack to what was packed", "[segment][l
   }
 }
 
+TEST_CASE("a communicator's name reads back exact, truncated at 64 bytes, and is cleared by the next init",
+          "[segment]") {
+  const std::string job = UniqueJobId("comm-name");
+  ScopedSegment segment(job, 64);
+  CommSlot named = segment->ClaimCommSlot().value();
+  CommSlot unnamed = segment->ClaimCommSlot().value();
+  const std::string name = "0:default_pg\x1b";
+  const std::string long_name(100, 'n');
+  named.BeginInit(0x1, 100);
+  CommIdentity id{.comm_hash = 0xa, .parent_hash = 0, .rank = 0, .nranks = 1, .device = 0, .flags = kCommHashKnown,
+                  .name = PackCommName(name.data(), name.size())};
+  named.PublishIdentity(id);
+  unnamed.BeginInit(0x2, 100);
+  id.comm_hash = 0xb;
+  id.name = PackCommName(long_name.data(), long_name.size());
+  unnamed.PublishIdentity(id);
+  JobSnapshot snap = ReadJobSnapshot(job);
+  REQUIRE(snap.processes.size() == 1);
+  REQUIRE(snap.processes[0].comms.size() == 2);
+  CHECK(snap.processes[0].comms[0].name == name);  // raw bytes: escaping is the printer's
+  CHECK(snap.processes[0].comms[1].name == std::string(kCommNameBytes, 'n'));
+  unnamed.BeginInit(0x3, 200);  // the slot's next communicator starts without the old name
+  snap = ReadJobSnapshot(job);
+  REQUIRE(snap.processes[0].comms.size() == 2);
+  CHECK(snap.processes[0].comms[1].name.empty());
+}
+
 TEST_CASE("published identity, records, peers and syncs read back", "[segment]") {
   const std::string job = UniqueJobId("roundtrip");
   ScopedSegment segment(job, 64);
@@ -100,7 +127,7 @@ TEST_CASE("published identity, records, peers and syncs read back", "[segment]")
   REQUIRE(comm.valid());
   comm.BeginInit(0x1234, 100);
   comm.PublishIdentity({.comm_hash = 0xabcdef, .parent_hash = 0, .rank = 1, .nranks = 2, .device = 0,
-                        .flags = kCommHashKnown});
+                        .flags = kCommHashKnown, .name = {}});
   comm.FinishInit(true, 0, 200);
   const RecordRef first = comm.Append({Op::kAllReduce, 7, 0, 1024, -1, 0x55}, 0, 300);
   const RecordRef send = comm.Append({Op::kSend, 7, 0, 16, 0, 0x55}, kRecordInGroup, 310);

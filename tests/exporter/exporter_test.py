@@ -245,7 +245,7 @@ def metrics():
             comm, (l0, v0), (l1, v1) = found
             print(f"comm {comm}: rank 0 issued #{v0:.0f} and waits, rank 1 issued #{v1:.0f}")
             check(v0 == v1 + 1, f"rank 0 issued one more collective than rank 1 ({v0} vs {v1})")
-            check(set(l0) == {"job", "host", "comm", "comm_rank", "rank", "nranks"}, f"comm labels: {sorted(l0)}")
+            check(set(l0) == {"job", "host", "comm", "comm_name", "comm_rank", "rank", "nranks"}, f"comm labels: {sorted(l0)}")
             check(l0["job"] == job.job_id and l0["nranks"] == "2" and l1["comm_rank"] == "1", f"labels {l0} {l1}")
             check(l0["host"] == socket.gethostname(), f"host label {l0['host']}")
             # NCCL's own form, unpadded: the label is the very commId string of the sim's INFO line.

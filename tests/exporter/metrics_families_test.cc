@@ -80,6 +80,15 @@ double Value(const prometheus::ClientMetric& m) { return m.gauge.value; }
 
 }  // namespace
 
+TEST_CASE("a communicator's name is its comm_name label, control characters escaped") {
+  shm::CommView named = Comm(0xabc, 0, 1, 1, 1);
+  named.name = "0:default_pg\x1b[2J";
+  MetricsOutput out = BuildMetricFamilies(Input({Process(0, 100, {named})}));
+  const auto& issued = FamilyNamed(out, "ncclwatch_comm_last_issued_seq");
+  REQUIRE(issued.metric.size() == 1);
+  CHECK(Label(issued.metric[0], "comm_name") == "0:default_pg\\x1b[2J");
+}
+
 TEST_CASE("each rank's communicator is one series with the documented labels and values") {
   MetricsOutput out = BuildMetricFamilies(Input({Process(0, 100, {Comm(0xabc, 0, 2, 7, 6)}),
                                                  Process(1, 101, {Comm(0xabc, 1, 2, 6, 6)})}));
@@ -90,10 +99,11 @@ TEST_CASE("each rank's communicator is one series with the documented labels and
   CHECK(Label(m0, "job") == "job-a");
   CHECK(Label(m0, "host") == "node7");
   CHECK(Label(m0, "comm") == "0xabc");  // NCCL's form: unpadded
+  CHECK(Label(m0, "comm_name").empty());  // unnamed
   CHECK(Label(m0, "comm_rank") == "0");
   CHECK(Label(m0, "rank") == "0");
   CHECK(Label(m0, "nranks") == "2");
-  CHECK(m0.label.size() == 6);
+  CHECK(m0.label.size() == 7);
   CHECK(Value(m0) == 7);
   CHECK(Value(issued.metric[1]) == 6);
   CHECK(Value(FamilyNamed(out, "ncclwatch_comm_last_completed_seq").metric[0]) == 6);

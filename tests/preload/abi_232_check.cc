@@ -43,3 +43,11 @@ NCCLWATCH_SAME_FIELD(abi::CommPropertiesPrefix, ncclCommProperties_t, railedGinT
 NCCLWATCH_SAME_FIELD(abi::CommPropertiesPrefix, ncclCommProperties_t, commHash);
 static_assert(sizeof(abi::CommPropertiesPrefix) <= sizeof(ncclCommProperties_t));
 static_assert(abi::kApiMagic == NCCL_API_MAGIC);
+
+NCCLWATCH_SAME_FIELD(abi::ConfigPrefix, ncclConfig_t, size);
+NCCLWATCH_SAME_FIELD(abi::ConfigPrefix, ncclConfig_t, magic);
+NCCLWATCH_SAME_FIELD(abi::ConfigPrefix, ncclConfig_t, version);
+NCCLWATCH_SAME_FIELD(abi::ConfigPrefix, ncclConfig_t, netName);
+NCCLWATCH_SAME_FIELD(abi::ConfigPrefix, ncclConfig_t, splitShare);
+NCCLWATCH_SAME_FIELD(abi::ConfigPrefix, ncclConfig_t, trafficClass);
+NCCLWATCH_SAME_FIELD(abi::ConfigPrefix, ncclConfig_t, commName);

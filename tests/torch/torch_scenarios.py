@@ -119,12 +119,40 @@ def rank_pids(job, comm_id):
     return {rank: pid for pid, _, rank, _, cid, _ in init_lines(job) if cid == comm_id}
 
 
-def run(name, nranks, train_args, expect_dumps, env=None, timeout=90):
+def run(name, nranks, train_args, expect_dumps, env=None, timeout=90, while_live=None):
+    """while_live(job), if given, runs once the dumps are in and before the job is stopped."""
     job = TorchJob(name, nranks, train_args, env=env)
     job.wait(lambda: len(job.dump_files()) >= expect_dumps, timeout)
     time.sleep(2 * POLL_MS / 1000)  # a duplicate dump would show up now
+    if while_live is not None:
+        while_live(job)
     job.stop()
     return job
+
+
+def status_of(job):
+    r = subprocess.run([wd.CLI, "status", "--job", job.job_id], capture_output=True, text=True, timeout=60)
+    return r.stdout
+
+
+def check_comm_name(job, comm, dumps, status_text):
+    """The name torch gave the default group's communicator (ncclConfig_t.commName) is in every
+    output a person reads, next to the hash. Oracle: train.py prints the group's name as torch
+    reports it (dist.group.WORLD.group_name; torch 2.15 passes it as commName: "0" for the
+    default group, whose description is "default_pg")."""
+    pat = re.compile(r"rank (\d+) process group: name (\S+) desc (\S+)")
+    printed = {m[2] for m in map(pat.search, job.output().splitlines()) if m}
+    check(len(printed) == 1, f"train.py printed one process-group name: {printed}")
+    name = next(iter(printed)) if printed else None
+    names = {c.get("comm_name") for d in dumps for c in d["comms"] if c["comm"] == comm}
+    check(names == {name}, f"every rank's dump names the default group's communicator {name!r}: {names}")
+    label = f'{comm} "{name}"'
+    texts = [open(f).read() for f in glob.glob(os.path.join(job.dump_dir, "*.txt"))]
+    check(texts and all(f"comm {label} rank " in t for t in texts), f"dump text: `comm {label} rank ...`")
+    text = subprocess.run([wd.CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60).stdout
+    check(f"communicator {label} (" in text, f"analyze text names the communicator as {label}")
+    rows = [line for line in status_text.splitlines() if line.split()[2:3] == [comm]]
+    check(len(rows) == 2 and all(label in row for row in rows), f"status: both ranks' rows show {label}: {rows}")
 
 
 # --- healthy -------------------------------------------------------------------------------
@@ -178,8 +206,10 @@ def call_sites_in(dumps):
 
 def straggler():
     step = 3
+    live = {}
     job = run("straggler", 2, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", str(step),
-                               "--straggler-sec", "120"], expect_dumps=2)
+                               "--straggler-sec", "120"], expect_dumps=2,
+              while_live=lambda j: live.update(status=status_of(j)))
     try:
         comm, seq, op = straggler_oracle(job)
         dumps = wd.load_dumps(job)
@@ -194,6 +224,8 @@ def straggler():
             check("skip_samples_to_resume_position" in frames and "RestoreDataLoaderState" in frames,
                   f"the culprit's Python stack shows the data loader: {frames[:12]}")
         check("data_loading" in wd.hint_ids(report), f"analyze hints data_loading: {wd.hint_ids(report)}")
+        check(report.get("verdict", {}).get("comm_name") is not None, "analyze --json: verdict.comm_name")
+        check_comm_name(job, comm, dumps, live.get("status", ""))
     finally:
         job.cleanup()
 

@@ -400,6 +400,54 @@ def run_on_terminal(cmd, timeout=30):
     return b"".join(chunks).decode(errors="replace")
 
 
+def comm_name():
+    # The world communicator made by ncclCommInitRankConfig with a commName holding an escape
+    # sequence and quotes (as a hostile or careless framework might), the tp split without a name
+    # of its own; rank 3 straggles at step 2 as in split_comm. The name must reach every output
+    # next to the hash: exact in JSON, escaped in text; the split child must stay unnamed.
+    name = 'world\x1b[2J"pg"'
+    shown = '"world\\x1b[2J\\"pg\\""'  # format::QuotedCommName: ESC as \x1b, " as \"
+    job = Job("comm_name", 4, [DDP_LOOP, "--quiet", "--steps", "1000", "--step-ms", "20", "--tp", "2",
+                               "--comm-name", name, "--straggler-rank", "3", "--straggler-step", "2",
+                               "--straggler-sec", "60"])
+    try:
+        check(job.wait(lambda: len(job.dump_files()) >= 4, 25), "every rank dumped")
+        world = next((c for _, api, _, _, c in init_lines(job) if api == "ncclCommInitRankConfig"), None)
+        check(world is not None, "the sim printed the named world communicator's commId")
+        status = subprocess.run([CLI, "status", "--job", job.job_id], capture_output=True, text=True, timeout=30)
+        rows = [line for line in status.stdout.splitlines() if world and line.split()[2:3] == [world]]
+        check(len(rows) == 4 and all(f"{world} {shown} " in row for row in rows),
+              f"status: every world row shows the escaped name next to the hash: {rows}")
+        check("\x1b" not in status.stdout, "status prints no raw escape")
+        status_json = subprocess.run([CLI, "status", "--job", job.job_id, "--json"], capture_output=True, text=True,
+                                     timeout=30)
+        comms = [c for j in json.loads(status_json.stdout or '{"jobs": []}')["jobs"] for p in j["processes"]
+                 for c in p["comms"]]
+        check(len(comms) == 8 and all(c["comm_name"] == (name if c["comm"] == world else None) for c in comms),
+              "status --json: comm_name exact on the world communicator, null on the unnamed split")
+    finally:
+        job.stop()
+    try:
+        dumps = load_dumps(job)
+        entries = [c for d in dumps for c in d["comms"]]
+        check(len(entries) == 8 and all(c["comm_name"] == (name if c["comm"] == world else "") for c in entries),
+              "dump JSON: comm_name exact on the world communicator, empty on the split child (none invented)")
+        texts = [open(f).read() for f in glob.glob(os.path.join(job.dump_dir, "*.txt"))]
+        check(len(texts) == 4 and all(f"comm {world} {shown} rank " in t and "\x1b" not in t for t in texts),
+              "dump text: `comm HASH \"NAME\"`, escaped, in every dump")
+        report = analyze(job)
+        check(report.get("verdict", {}).get("comm_name") == name, "analyze --json: verdict.comm_name exact")
+        text = subprocess.run([CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60).stdout
+        check(f"communicator {world} {shown} (4 ranks)" in text and "\x1b" not in text,
+              "analyze text names the communicator by hash and escaped name")
+        warns = [line for line in job.output().splitlines() if "NCCLWATCH WARN" in line and world in line]
+        logged = '"world\\x1b[2J"pg""'  # the log escapes the whole line once: ESC as \x1b, quotes as they are
+        check(warns and all(f"comm {world} {logged} #" in line for line in warns),
+              f"a WARN line on the world communicator names it: {warns[:1]}")
+    finally:
+        job.cleanup()
+
+
 def status_live():
     # `ncclwatch status` against a live simulated job: 4 healthy ranks under the preload, read
     # from shared memory alone while they train.
@@ -437,6 +485,7 @@ def status_live():
 
 SCENARIOS = {
     "straggler": straggler,
+    "comm_name": comm_name,
     "extra_broadcast": extra_broadcast,
     "mismatch_count": lambda: mismatch("count"),
     "mismatch_dtype": lambda: mismatch("dtype"),
