@@ -106,7 +106,9 @@ def _missing_names(where, obj, names):
         if number not in obj:
             continue
         text = obj.get(name)
-        if not isinstance(text, str) or not text or re.fullmatch(r"-?\d+", text):
+        # ncclResult_t outside 0..8 has no name: NcclResultName prints its number (as the text does).
+        unnamed = number == "async_error" and not 0 <= obj[number] <= 8
+        if not isinstance(text, str) or not text or (re.fullmatch(r"-?\d+", text) and not unnamed):
             out.append(f"{where}: {number}={obj[number]!r} without its name in {name} (found {text!r})")
     return out
 
