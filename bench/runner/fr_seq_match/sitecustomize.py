@@ -25,3 +25,15 @@ if os.environ.get("SEQEXP_OUT") and "LOCAL_RANK" in os.environ:
         return _destroy(*args, **kwargs)
 
     dist.destroy_process_group = _destroy_after_marker
+
+    if os.environ.get("SEQEXP_PG_TIMEOUT_SEC"):
+        # A process-group timeout for jobs without an option for it (pipeline.py): FR dumps on it.
+        import datetime
+
+        _init = dist.init_process_group
+
+        def _init_with_timeout(*args, **kwargs):
+            kwargs["timeout"] = datetime.timedelta(seconds=float(os.environ["SEQEXP_PG_TIMEOUT_SEC"]))
+            return _init(*args, **kwargs)
+
+        dist.init_process_group = _init_with_timeout
