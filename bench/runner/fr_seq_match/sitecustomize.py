@@ -1,6 +1,8 @@
 # Experiment hook (not part of ncclwatch): before the job's destroy_process_group, plant a
 # straggler on one marker AllReduce (ncclwatch dumps every rank's records while rank 0 waits in
 # it), then write Flight Recorder's whole trace of this rank as JSON.
+# On torch 2.15 on the sim the in-process dump came back empty (tools/README.md, "Matching Flight
+# Recorder"); the FR trace that counts is the one FR writes on a process-group timeout.
 import os
 
 if os.environ.get("SEQEXP_OUT") and "LOCAL_RANK" in os.environ:
