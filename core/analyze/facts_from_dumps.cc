@@ -59,7 +59,9 @@ detect::ProcessFacts ToProcessFacts(const dump::RankDump& d) {
   out.global_rank = d.process.global_rank;
   out.exit = d.process.exit;
   for (const detect::SyncFacts& sync : d.host_syncs) {
-    if (sync.blocked_since_ns != 0) out.syncs.push_back(sync);
+    if (sync.blocked_since_ns == 0) continue;
+    out.syncs.push_back(sync);
+    out.syncs.back().seen_ns = d.incident.detected_mono_ns;  // still blocked when the dump was taken
   }
   out.comms.reserve(d.comms.size());
   for (const detect::CommFacts& comm : d.comms) out.comms.push_back(ToCommFacts(comm));

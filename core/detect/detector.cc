@@ -49,7 +49,7 @@ std::optional<Verdict> MostImportantFor(const RuleContext& context) {
 void AddSyncNotes(const CommGroup& group, uint64_t now_ns, Verdict& verdict) {
   for (const CommMember& member : group.members) {
     if (std::optional<SyncFacts> sync = LongestBlockedSync(*member.process)) {
-      verdict.notes.push_back(DescribeBlockedSync(member.rank(), *sync, now_ns, group.scope));
+      verdict.notes.push_back(DescribeBlockedSync(member.rank(), *member.process, *sync, now_ns, group.scope));
     }
   }
 }

@@ -33,6 +33,11 @@ struct SyncFacts {
   SyncTarget target = SyncTarget::kDevice;
   uint64_t handle = 0;  // cudaStream_t / cudaEvent_t value; device ordinal for kDevice (0 when unknown).
   int32_t tid = 0;      // the blocked thread: evidence for the dump and report, no rule reads it
+  // When the sync was last seen still blocked, on the clock of blocked_since_ns; 0 unknown.
+  // Offline (Scope::kJob) the classifier's `now` means nothing, so the dump's detection time
+  // is carried here (core/analyze/facts_from_dumps.cc) and a report reads "blocked ... for 5.3s"
+  // as the rank saw it when it dumped. Live (Scope::kHost) the detector's `now` is used instead.
+  uint64_t seen_ns = 0;
 };
 
 // One op as issued by one rank: a collective, or a point-to-point op (p2p_op.h). Two ranks

@@ -3,6 +3,8 @@
 #include "core/detect/comm_rules.h"
 #include "core/detect/completion.h"
 #include "core/detect/evidence.h"
+#include "core/format/duration.h"
+#include "core/format/nccl_names.h"
 
 namespace ncclwatch::detect {
 
@@ -19,11 +21,21 @@ bool PendingOpExplains(const ProcessFacts& process, const SyncFacts& sync) {
   return false;
 }
 
-std::string DescribeBlockedSync(int rank, const SyncFacts& sync, uint64_t now_ns, Scope scope) {
+std::string DescribeBlockedSync(int rank, const ProcessFacts& process, const SyncFacts& sync, uint64_t now_ns,
+                                Scope scope) {
   const std::string target = ToString(sync.target);
   std::string text = "rank " + std::to_string(rank) + " blocked in " + format::SyncCallName(target) + " (" +
                      format::SyncObjectText(target, sync.handle) + ")";
-  if (scope == Scope::kHost) text += " for " + FormatDuration(Age(now_ns, sync.blocked_since_ns));
+  if (sync.blocked_since_ns == 0) return text;
+  if (!process.alive) {
+    // Its sync ended with it: the block lasted until its exit, when that is known.
+    if (process.exit.exit_ns != 0) {
+      text += " for " + format::FormatAge(process.exit.exit_ns, sync.blocked_since_ns) + " until it exited";
+    }
+    return text;
+  }
+  const uint64_t seen = scope == Scope::kHost ? now_ns : sync.seen_ns;
+  if (seen != 0) text += " for " + format::FormatAge(seen, sync.blocked_since_ns);
   return text;
 }
 
@@ -48,7 +60,7 @@ std::optional<Verdict> CheckSyncStuck(const ProcessFacts& process, const DetectC
   evidence.pid = process.pid;
   evidence.blocked_sync = sync;
   verdict.ranks.push_back(evidence);
-  verdict.summary = "sync_stuck: global " + DescribeBlockedSync(process.global_rank, *sync, now_ns, scope) +
+  verdict.summary = "sync_stuck: global " + DescribeBlockedSync(process.global_rank, process, *sync, now_ns, scope) +
                     " (pid " + std::to_string(process.pid) + "), no NCCL operation pending";
   for (const CommFacts& comm : process.comms) {
     verdict.notes.push_back("comm " + FormatHash(comm.comm_hash) + " rank " +

@@ -26,9 +26,11 @@ bool PendingOpExplains(const ProcessFacts& process, const SyncFacts& sync);
 std::optional<Verdict> CheckSyncStuck(const ProcessFacts& process, const DetectConfig& config,
                                       uint64_t now_ns, Scope scope);
 
-// "rank 2 blocked in a stream sync (0x1f) for 1m15s"; offline, without the duration (the
-// dump's clock is not the reader's).
-std::string DescribeBlockedSync(int rank, const SyncFacts& sync, uint64_t now_ns, Scope scope);
+// "rank 2 blocked in cudaStreamSynchronize (stream 0x1f) for 1m15s": live, its age at `now_ns`;
+// offline, at sync.seen_ns (the dump's detection time; no duration when that is unknown). Of a
+// gone process: "... for 4.0s until it exited" (its exit time), or no duration.
+std::string DescribeBlockedSync(int rank, const ProcessFacts& process, const SyncFacts& sync, uint64_t now_ns,
+                                Scope scope);
 
 }  // namespace ncclwatch::detect
 

@@ -11,6 +11,7 @@
 #include "core/dump/checked_json.h"
 #include "core/dump/records_in_order.h"
 #include "core/format/hex.h"
+#include "core/format/nccl_names.h"
 
 namespace ncclwatch::dump {
 namespace {
@@ -31,14 +32,18 @@ detect::SyncTarget SyncTargetNamed(const std::string& name) {
 }
 
 // ---- writing ----
+// Each NCCL number goes out with its name beside it (issue 20: names, not numbers): `datatype` and
+// `datatype_name`. The numbers stay the schema (readers and tools depend on them); the names are
+// for a person reading the file and are never read back, so a dump without them still reads.
 
 json ToJson(const detect::RecordFacts& r) {
   json out{{"seq", r.seq},         {"op", r.op},       {"count", r.count},
-              {"datatype", r.datatype}, {"redop", r.redop}, {"root", r.root},
-              {"peer", r.peer},       {"stream", FormatHex(r.stream)}, {"group", r.group},
-              {"enqueue_ns", r.enqueue_ns}, {"complete_ns", r.complete_ns},
-              {"never_completes", r.never_completes},
-              {"untracked", r.untracked}};
+           {"datatype", r.datatype}, {"datatype_name", format::DataTypeName(r.datatype)},
+           {"redop", r.redop}, {"redop_name", format::RedOpName(r.redop)}, {"root", r.root},
+           {"peer", r.peer},       {"stream", FormatHex(r.stream)}, {"group", r.group},
+           {"enqueue_ns", r.enqueue_ns}, {"complete_ns", r.complete_ns},
+           {"never_completes", r.never_completes},
+           {"untracked", r.untracked}};
   if (!r.call_site.empty()) out["call_site"] = r.call_site;  // only with NCCLWATCH_CALL_SITES=1
   return out;
 }
@@ -56,6 +61,7 @@ json ToJson(const detect::CommFacts& c) {
               {"last_enqueued_seq", c.last_enqueued_seq},
               {"last_completed_seq", c.last_completed_seq},
               {"async_error", c.async_error},
+              {"async_error_name", format::NcclResultName(c.async_error)},
               {"left", c.left},
               {"untracked_ops", c.untracked_ops},
               {"records", std::move(records)}};
@@ -280,8 +286,13 @@ nlohmann::json ToJson(const RankDump& d) {
                    {"culprit_ranks", v.culprit_ranks}, {"other_ranks", v.other_ranks},
                    {"since_mono_ns", v.since_mono_ns}, {"summary", v.summary}, {"partial", v.partial}}},
       {"process", std::move(process)},
-      {"environment", {{"nccl_env", std::move(nccl_env)}, {"cuda_driver_version", e.cuda_driver_version},
-                       {"cuda_runtime_version", e.cuda_runtime_version}, {"nccl_version", e.nccl_version},
+      {"environment", {{"nccl_env", std::move(nccl_env)},
+                       {"cuda_driver_version", e.cuda_driver_version},
+                       {"cuda_driver_version_text", format::CudaVersionText(e.cuda_driver_version)},
+                       {"cuda_runtime_version", e.cuda_runtime_version},
+                       {"cuda_runtime_version_text", format::CudaVersionText(e.cuda_runtime_version)},
+                       {"nccl_version", e.nccl_version},
+                       {"nccl_version_text", format::NcclVersionText(e.nccl_version)},
                        {"nvidia_driver", e.nvidia_driver}, {"kernel_release", e.kernel_release}}},
       {"comms", std::move(comms)},
       {"host_syncs", std::move(syncs)},

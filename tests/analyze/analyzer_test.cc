@@ -374,6 +374,44 @@ TEST_CASE("sync_stuck is adopted when no communicator is stuck", "[analyze]") {
   CHECK(analyze::ThreadHeader(a.stacks[0].threads.at(0)).find("blocked in cudaStreamSynchronize") != std::string::npos);
 }
 
+// Issue 20: every block is a human duration, as the rank saw it when it dumped (the dump's
+// detection time is on the sync's own host clock; the reader's clock means nothing).
+TEST_CASE("offline, a blocked sync is described with its duration at the dump's detection", "[analyze]") {
+  constexpr uint64_t kBlockedNs = 5'300'000'000ull;
+  SECTION("sync_stuck: the summary") {
+    auto job = testing::HealthyJob(4, 6);
+    job[1].verdict.kind = detect::VerdictKind::kSyncStuck;
+    job[1].host_syncs.push_back(
+        detect::SyncFacts{job[1].incident.detected_mono_ns - kBlockedNs, detect::SyncTarget::kStream, 0x7f00, 1001});
+    analyze::Analysis a = AnalyzeJob(job);
+    REQUIRE(a.verdict.kind == detect::VerdictKind::kSyncStuck);
+    CHECK(a.verdict.summary.find("rank 1 blocked in cudaStreamSynchronize (stream 0x7f00) for 5.3s") !=
+          std::string::npos);
+  }
+  SECTION("a straggler's note on a host thread blocked behind the collective, on another host's clock") {
+    auto job = testing::HealthyJob(8, 0, 4);  // two hosts, clocks 1000 s apart
+    for (auto& d : job) Issue(d, 10, 9);
+    Issue(job[3], 9, 9);
+    job[6].host_syncs.push_back(
+        detect::SyncFacts{job[6].incident.detected_mono_ns - kBlockedNs, detect::SyncTarget::kStream, 0, 1006});
+    analyze::Analysis a = AnalyzeJob(job);
+    REQUIRE(a.verdict.kind == detect::VerdictKind::kStraggler);
+    CHECK(AnyContains(a.notes, "rank 6 blocked in cudaStreamSynchronize (default stream) for 5.3s"));
+  }
+  SECTION("a gone rank's sync lasted until its exit") {
+    auto job = testing::HealthyJob(4, 0);
+    for (auto& d : job) Issue(d, 10, 9);
+    Issue(job[2], 9, 9);
+    job[2].process.alive = false;
+    job[2].process.exit.recorded = false;
+    job[2].process.exit.exit_ns = job[2].incident.detected_mono_ns - 10'000'000'000ull;
+    job[2].host_syncs.push_back(detect::SyncFacts{job[2].process.exit.exit_ns - 2'000'000'000ull,
+                                                  detect::SyncTarget::kDevice, 0, 1002});
+    analyze::Analysis a = AnalyzeJob(job);
+    CHECK(AnyContains(a.notes, "rank 2 blocked in cudaDeviceSynchronize (device 0) for 2.0s until it exited"));
+  }
+}
+
 TEST_CASE("across hosts whose clocks disagree, ranks are aligned by collective number", "[analyze]") {
   auto job = testing::HealthyJob(16, 0, 4);  // 4 hosts, 4 ranks each, clocks far apart
   for (auto& d : job) Issue(d, 30, 29);

@@ -91,6 +91,42 @@ def analysis_json_problems(report):
     return out
 
 
+# Each NCCL number of a dump's JSON and the field that must name it beside it.
+DUMP_RECORD_NAMES = {"datatype": "datatype_name", "redop": "redop_name"}
+DUMP_COMM_NAMES = {"async_error": "async_error_name"}
+DUMP_ENVIRONMENT_NAMES = {"cuda_driver_version": "cuda_driver_version_text",
+                          "cuda_runtime_version": "cuda_runtime_version_text",
+                          "nccl_version": "nccl_version_text"}
+
+
+def _missing_names(where, obj, names):
+    """Numbers of `obj` without a non-empty, non-numeric name string beside them."""
+    out = []
+    for number, name in names.items():
+        if number not in obj:
+            continue
+        text = obj.get(name)
+        # ncclResult_t outside 0..8 has no name: NcclResultName prints its number (as the text does).
+        unnamed = number == "async_error" and not 0 <= obj[number] <= 8
+        if not isinstance(text, str) or not text or (re.fullmatch(r"-?\d+", text) and not unnamed):
+            out.append(f"{where}: {number}={obj[number]!r} without its name in {name} (found {text!r})")
+    return out
+
+
+def dump_json_problems(dump, where="dump"):
+    """A dump's `.json`: every datatype, reduction, async error and version has its name beside it,
+    and its texts (verdict summary, ...) obey the text rules."""
+    out = _missing_names(f"{where} environment", dump.get("environment", {}), DUMP_ENVIRONMENT_NAMES)
+    for comm in dump.get("comms", []):
+        at = f"{where} comm {comm.get('comm')}"
+        out += _missing_names(at, comm, DUMP_COMM_NAMES)
+        for record in comm.get("records", []):
+            out += _missing_names(f"{at} #{record.get('seq')} {record.get('op')}", record, DUMP_RECORD_NAMES)
+    for s in json_strings(dump.get("verdict", {})):
+        out += problems(s, where)
+    return out
+
+
 def trace_problems(trace):
     """`trace`: span args name datatypes, ops, roots, peers and streams; labels are grammatical."""
     out = []

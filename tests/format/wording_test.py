@@ -45,6 +45,12 @@ def check_set(name, dump_dir, expect=()):
         texts[f"{name}/{os.path.basename(path)}"] = open(path, errors="replace").read()
     if not texts:
         fail(f"{name}: no dump texts in {dump_dir}")
+    dumps = sorted(glob.glob(os.path.join(dump_dir, "*.json")))
+    if not dumps:
+        fail(f"{name}: no dump JSON in {dump_dir}")
+    for path in dumps:
+        for p in wording_rules.dump_json_problems(json.load(open(path)), f"{name}/{os.path.basename(path)}"):
+            fail(p)
     texts[f"{name}: analyze"] = run(["analyze", dump_dir])
     for where, text in texts.items():
         for p in wording_rules.problems(text, where):
@@ -94,6 +100,30 @@ GOOD_LINES = [
     "versions: nvidia driver 535.154.05, cuda driver 13.0, cuda runtime 13.0, nccl 2.28.9, kernel 6.1.0",
 ]
 
+# Dump JSON fragments with an NCCL number and no name beside it (issue 20: "JSON enums").
+GOOD_RECORD = {"seq": 3, "op": "AllReduce", "datatype": 7, "datatype_name": "float32", "redop": 0, "redop_name": "sum"}
+GOOD_DUMP = {"environment": {"cuda_driver_version": 13000, "cuda_driver_version_text": "13.0",
+                             "cuda_runtime_version": 13000, "cuda_runtime_version_text": "13.0",
+                             "nccl_version": 22809, "nccl_version_text": "2.28.9"},
+             "comms": [{"comm": "0x1", "async_error": 0, "async_error_name": "ncclSuccess",
+                        "records": [GOOD_RECORD]}]}
+
+
+def _without(record_key, comm_key=None, env_key=None, value=None):
+    dump = json.loads(json.dumps(GOOD_DUMP))
+    for obj, key in ((dump["comms"][0]["records"][0], record_key), (dump["comms"][0], comm_key),
+                     (dump["environment"], env_key)):
+        if key is not None:
+            if value is None:
+                del obj[key]
+            else:
+                obj[key] = value
+    return dump
+
+
+BAD_DUMPS = [_without("datatype_name"), _without("redop_name"), _without("datatype_name", value="7"),
+             _without(None, comm_key="async_error_name"), _without(None, env_key="nccl_version_text")]
+
 
 def rules_bite():
     for line in BAD_LINES:
@@ -104,6 +134,11 @@ def rules_bite():
             fail(f"the rules reject a correct line: {p}")
     if not wording_rules.hex_forms({"a": "comm 0xfb1dd03142a6399", "b": "comm 0x0fb1dd03142a6399"}):
         fail("the rules accept one hash in two hex forms")
+    for bad in BAD_DUMPS:
+        if not wording_rules.dump_json_problems(bad):
+            fail(f"the rules accept a dump JSON with a number and no name: {json.dumps(bad)}")
+    for p in wording_rules.dump_json_problems(GOOD_DUMP):
+        fail(f"the rules reject a correct dump JSON: {p}")
 
 
 def crafted():
