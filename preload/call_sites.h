@@ -6,8 +6,8 @@
 // the last frames and their interned sites are cached, so a loop issuing its collectives from
 // a few lines pays the walk only. Cost per op, median of two runs on a loaded 2-core machine:
 // +52 to +115 ns with the user's frame 4 library frames down, +92 to +207 ns 32 down
-// (BENCHMARKS.md, "call sites"). The hook alone already spends 120-150 ns of the 100 ns
-// budget, hence a setting that is off by default.
+// (BENCHMARKS.md, "call sites"). The collective hook alone spends 62-71 ns of its 100 ns
+// budget, so this would take it over: hence a setting that is off by default.
 //
 // CPython 3.11 only (the torch venv's); any other version, or a process without Python:
 // nothing is recorded, and activation logs one info line. A thread without a Python thread
