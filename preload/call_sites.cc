@@ -111,7 +111,11 @@ struct SiteCache {
 
 // The calling thread's call site, interned; 0 when unknown.
 uint32_t Capture() {
-  thread_local SiteCache cache;
+  // On the heap, reached through a pointer: the library's static TLS must stay small enough
+  // for a dlopen'ed copy to load (preload_hot_layout allows 128 bytes; the cache is 400).
+  thread_local std::unique_ptr<SiteCache> cache_memory;
+  if (cache_memory == nullptr) cache_memory = std::make_unique<SiteCache>();
+  SiteCache& cache = *cache_memory;
   const PythonFrameRef frame = g_python.InnermostUserFrame();
   if (frame.code == nullptr) return 0;
   const size_t slot = (reinterpret_cast<uintptr_t>(frame.instr) >> 1) % SiteCache::kSize;

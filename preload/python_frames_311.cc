@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
 #include "core/stacks/python_call_site.h"
@@ -75,7 +76,10 @@ struct UserCodeCache {
 }  // namespace
 
 PythonFrameRef PythonFrames311::InnermostUserFrame() const {
-  thread_local UserCodeCache cache;
+  // On the heap, as call_sites.cc's cache: the library's static TLS stays within 128 bytes.
+  thread_local std::unique_ptr<UserCodeCache> cache_memory;
+  if (cache_memory == nullptr) cache_memory = std::make_unique<UserCodeCache>();
+  UserCodeCache& cache = *cache_memory;
   const void* tstate = this_thread_state_();
   if (tstate == nullptr) return {};  // a native thread
   const void* cframe = At<const void*>(tstate, kThreadStateCFrame);
