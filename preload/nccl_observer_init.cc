@@ -69,7 +69,7 @@ shm::CommIdentity IdentityOf(const CommEntry& entry) {
   id.nranks = h.nranks.load(std::memory_order_relaxed);
   id.device = h.device.load(std::memory_order_relaxed);
   id.flags = h.flags.load(std::memory_order_relaxed);
-  for (size_t i = 0; i < shm::kCommNameWords; ++i) id.name.words[i] = h.name[i].load(std::memory_order_relaxed);
+  id.name = shm::LoadCommName(h);
   return id;
 }
 

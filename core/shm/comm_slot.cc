@@ -55,7 +55,7 @@ void CommSlot::PublishIdentity(const CommIdentity& id) {
   h.nranks.store(id.nranks, kRelaxed);
   h.device.store(id.device, kRelaxed);
   h.flags.store(id.flags, kRelaxed);
-  for (size_t i = 0; i < kCommNameWords; ++i) h.name[i].store(id.name.words[i], kRelaxed);
+  StoreCommName(h, id.name);
   SeqlockWriteEnd(h.version, v);
 }
 

@@ -319,7 +319,7 @@ struct alignas(64) CommSlotHeader {
   std::atomic<uint32_t> flags;
   // ncclConfig_t.commName as the caller gave it, truncated to kCommNameBytes, NUL-padded;
   // all zero when none. Under `version` with the rest of the identity (layout 5). Written
-  // and read only through PackCommName / UnpackCommName.
+  // and read only through Store/LoadCommName and Pack/UnpackCommName.
   std::atomic<uint64_t> name[kCommNameWords];
   // Lifecycle.
   std::atomic<uint64_t> init_start_ns;
@@ -344,6 +344,16 @@ struct alignas(64) CommSlotHeader {
   std::atomic<uint64_t> untracked_ops;
   PeerCounters peers[kMaxPeers];
 };
+
+// CommSlotHeader::name as a whole (relaxed: the identity's seqlock orders it).
+inline PackedCommName LoadCommName(const CommSlotHeader& h) {
+  PackedCommName packed;
+  for (size_t i = 0; i < kCommNameWords; ++i) packed.words[i] = h.name[i].load(std::memory_order_relaxed);
+  return packed;
+}
+inline void StoreCommName(CommSlotHeader& h, const PackedCommName& packed) {
+  for (size_t i = 0; i < kCommNameWords; ++i) h.name[i].store(packed.words[i], std::memory_order_relaxed);
+}
 
 // Sizes and offsets (bytes from the segment's start) derived from a ring capacity; the
 // single source of truth for where things are. Writers take it from ComputeGeometry, readers

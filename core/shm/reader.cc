@@ -122,10 +122,8 @@ void ToCommView(const CommSlotHeader& h, bool identity_ok, CommView* out) {
     out->nranks = h.nranks.load(kRelaxed);
     out->device = h.device.load(kRelaxed);
     out->flags = h.flags.load(kRelaxed);
-    PackedCommName packed;
-    for (size_t i = 0; i < kCommNameWords; ++i) packed.words[i] = h.name[i].load(kRelaxed);
     char text[kCommNameBytes];
-    out->name.assign(text, UnpackCommName(packed, text));
+    out->name.assign(text, UnpackCommName(LoadCommName(h), text));
   }
   out->init_start_ns = h.init_start_ns.load(kRelaxed);
   out->init_done_ns = h.init_done_ns.load(kRelaxed);
