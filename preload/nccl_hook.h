@@ -14,13 +14,14 @@ namespace ncclwatch::preload {
 
 template <typename Tracking, typename Call>
 ncclResult_t Observe(Tracking& tracking, int slot, Call&& call) {
+  int* const job_errno = ThreadErrno();
   bool observing;
   {
-    const KeepErrno keep;
+    const KeepErrno keep(job_errno);
     observing = tracking.Begin();
   }
   const ncclResult_t result = call();
-  const KeepErrno keep;
+  const KeepErrno keep(job_errno);
   // Remembered first: the tracking asks the new communicator about itself.
   if (result == ncclSuccess || result == ncclInProgress) {
     const tracking::NewComms created = tracking.Created();

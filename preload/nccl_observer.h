@@ -37,10 +37,10 @@ void EndOp(OpCall* call, ncclResult_t result) noexcept;
 enum class GroupEndKind { kLaunch, kSimulate };
 struct GroupCall {
   Runtime* runtime = nullptr;  // nullptr while inert
+  ThreadState* thread = nullptr;  // set by BeginGroupEnd for the outermost end
   bool outermost = false;
 };
-bool BeginGroupStart(GroupCall* call) noexcept;
-void EndGroupStart(GroupCall* call, ncclResult_t result) noexcept;
+// ncclGroupStart only counts the thread's group depth: inline, in group_depth.h.
 bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept;
 void EndGroupEnd(GroupCall* call, ncclResult_t result) noexcept;
 

@@ -29,34 +29,21 @@ NCCLWATCH_HOT uint32_t NextGroupSerial() {
   return launched.fetch_add(1, std::memory_order_relaxed) % 0xffffu + 1;
 }
 
-// The group depth is counted even while ncclwatch is inert, so that a group opened before
-// the first communicator is known: hence no BeginObserved here. Inlined into BeginGroupEnd
-// too (issue 23: one call fewer per group).
-NCCLWATCH_HOT inline __attribute__((always_inline)) bool EnterGroupCall(GroupCall* call) {
+}  // namespace
+
+// The group depth is counted even while ncclwatch is inert (group_depth.h): hence no
+// BeginObserved here.
+NCCLWATCH_HOT bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept {
   if (PassThroughOnly()) return false;
   HookDepths& depths = ThisThreadDepths();
   if (depths.reentry > 0) return false;
   ++depths.reentry;
   call->runtime = ActiveRuntime();
-  return true;
-}
-
-}  // namespace
-
-NCCLWATCH_HOT bool BeginGroupStart(GroupCall* call) noexcept { return EnterGroupCall(call); }
-
-NCCLWATCH_HOT void EndGroupStart(GroupCall*, ncclResult_t result) noexcept {
-  HookDepths& depths = ThisThreadDepths();
-  --depths.reentry;
-  if (result == ncclSuccess) ++depths.group;
-}
-
-NCCLWATCH_HOT bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept {
-  if (!EnterGroupCall(call)) return false;
-  call->outermost = ThisThreadDepths().group == 1;
+  call->outermost = depths.group == 1;
   if (!call->outermost || call->runtime == nullptr) return true;
   Guarded("BeginGroupEnd", [&] {
     ThreadState* ts = ThisThread(call->runtime->generation);
+    call->thread = ts;
     ts->group_ranges.clear();
     if (kind == GroupEndKind::kLaunch) {
       // Published before the launch, so that a rank stuck inside GroupEnd shows its ops.
@@ -84,7 +71,8 @@ NCCLWATCH_HOT void EndGroupEnd(GroupCall* call, ncclResult_t result) noexcept {
   Runtime* rt = call->runtime != nullptr ? call->runtime : ActiveRuntime();
   if (rt == nullptr || PassThroughOnly()) return;
   Guarded("EndGroupEnd", [&] {
-    ThreadState* ts = ThisThread(rt->generation);
+    // The thread's state as BeginGroupEnd found it, unless the runtime came up in between.
+    ThreadState* ts = call->thread != nullptr && call->runtime == rt ? call->thread : ThisThread(rt->generation);
     SettleAll(rt, ts->group_ranges, result);
     ts->group_ranges.clear();
     for (CommEntry* entry : ts->grouped_inits) SettleGroupedInit(rt, entry, result);

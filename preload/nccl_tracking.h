@@ -12,6 +12,7 @@
 
 #include <nccl.h>
 
+#include "preload/group_depth.h"
 #include "preload/nccl_abi_232.h"
 #include "preload/nccl_observer.h"
 
@@ -53,11 +54,8 @@ class OpTracking : public NoNewComms {
 class GroupStartTracking : public NoNewComms {
  public:
   ncclComm_t Comm() const { return nullptr; }
-  bool Begin() { return BeginGroupStart(&call_); }
-  void End(ncclResult_t result) { EndGroupStart(&call_, result); }
-
- private:
-  GroupCall call_;
+  bool Begin() { return EnterGroupStart(); }
+  void End(ncclResult_t result) { LeaveGroupStart(result); }
 };
 
 class GroupEndTracking : public NoNewComms {
