@@ -1,17 +1,18 @@
-// ncclGroupStart's tracking: the calling thread's group depth, nothing else. Ops issued inside
-// a group are buffered by their own hooks and published at the outermost ncclGroupEnd
-// (nccl_observer_groups.cc), so the start has nothing to publish.
+// The tracking of ncclGroupStart and of the group's ends: the calling thread's group depth.
+// Ops issued inside a group publish their own records (nccl_observer_groups.cc), so the start
+// has nothing to publish and an end only settles what its group published.
 //
-// Inline and call-free: a group costs three hooked calls (start, op, end), and with the start
-// out of line (BeginGroupStart/EndGroupStart in nccl_observer_groups.cc) its two calls, the
-// runtime load and the TLS reloads were about 40 of a group's 620 instructions (callgrind;
-// issue 23). The depth is counted even while ncclwatch is inert, so that a group opened
-// before the first communicator is known.
+// Inline and call-free in the common case: a group costs three hooked calls (start, op, end).
+// Out of line, the start's two calls, the runtime load and the TLS reloads were about 40 of a
+// group's 620 instructions (callgrind), and the end's calls and thread-state lookups about
+// 30 ns with nothing to settle (issue 23). The depth is counted even while ncclwatch is
+// inert, so that a group opened before the first communicator is known.
 #ifndef NCCLWATCH_PRELOAD_GROUP_DEPTH_H_
 #define NCCLWATCH_PRELOAD_GROUP_DEPTH_H_
 
 #include <nccl.h>
 
+#include "preload/nccl_observer.h"
 #include "preload/runtime.h"
 #include "preload/thread_state.h"
 
@@ -31,6 +32,30 @@ inline void LeaveGroupStart(ncclResult_t result) noexcept {
   HookDepths& depths = ThisThreadDepths();
   --depths.reentry;
   if (result == ncclSuccess) ++depths.group;
+}
+
+// ncclGroupEnd and ncclGroupSimulateEnd: as EnterGroupStart; `*outermost` tells the leave
+// whether this end closes the thread's outermost group.
+inline bool EnterGroupEnd(bool* outermost) noexcept {
+  if (PassThroughOnly()) return false;
+  HookDepths& depths = ThisThreadDepths();
+  if (depths.reentry > 0) return false;
+  ++depths.reentry;
+  *outermost = depths.group == 1;
+  return true;
+}
+
+// After the real end. NCCL leaves the group level even when the end fails. The outermost end
+// settles what the group published (EndOutermostGroup, nccl_observer_groups.cc), if anything.
+inline void LeaveGroupEnd(GroupEndKind kind, bool outermost, ncclResult_t result) noexcept {
+  HookDepths& depths = ThisThreadDepths();
+  --depths.reentry;
+  if (depths.group > 0) --depths.group;
+  if (!outermost) return;
+  depths.group_serial = 0;
+  if (!depths.group_has_work) return;
+  depths.group_has_work = false;
+  EndOutermostGroup(kind, result);
 }
 
 }  // namespace ncclwatch::preload

@@ -13,7 +13,6 @@
 #include <cstdint>
 
 #include "core/shm/comm_slot.h"
-#include "preload/record_range.h"
 
 namespace ncclwatch::preload {
 
@@ -34,20 +33,11 @@ struct OpCall {
 bool BeginOp(ncclComm_t comm, const shm::OpFingerprint& op, OpCall* call) noexcept;
 void EndOp(OpCall* call, ncclResult_t result) noexcept;
 
-// ---- Groups.
+// ---- Groups (the depth counting is inline, in group_depth.h).
 enum class GroupEndKind { kLaunch, kSimulate };
-struct GroupCall {
-  Runtime* runtime = nullptr;  // nullptr while inert
-  ThreadState* thread = nullptr;  // set by BeginGroupEnd for the outermost end
-  bool outermost = false;
-  // A group of one op (torch issues each P2P op as its own group) keeps its one range here
-  // rather than in ThreadState::group_ranges: no vector to fill, scan and clear.
-  bool single_range = false;
-  StreamRange single;
-};
-// ncclGroupStart only counts the thread's group depth: inline, in group_depth.h.
-bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept;
-void EndGroupEnd(GroupCall* call, ncclResult_t result) noexcept;
+// The outermost end of a group that published records or buffered inits, after the real
+// call: completion events (kLaunch), or its records taken back (kSimulate); and the inits.
+void EndOutermostGroup(GroupEndKind kind, ncclResult_t result) noexcept;
 
 // ---- Communicator creation.
 enum class InitKind { kRoot, kAll, kSplit, kShrink };

@@ -1,9 +1,23 @@
-// ncclGroupStart / ncclGroupEnd / ncclGroupSimulateEnd: ops and inits issued inside a group
-// are published at the outermost GroupEnd, when NCCL launches them.
+// Ops issued inside ncclGroupStart/End: published when issued, settled at the outermost end.
+//
+// Each grouped op's record is appended as soon as NCCL has queued the op (PublishGroupedOp,
+// from the op's hook), with the group's serial, and its (communicator, stream) range is kept
+// for the thread. The outermost ncclGroupEnd, which launches the group, records their
+// completion events after it returned; ncclGroupSimulateEnd launches nothing, and its records
+// are taken back (CommSlot::Retract): their seqs go to the next ops, as if never issued. The group's ends themselves only count depth (group_depth.h)
+// unless the group published something.
+//
+// Before 2026-11-26 the ops were buffered and published by the outermost GroupEnd: a group of
+// one op then cost 117 ns of our own time against 67 for the same op ungrouped, and its end
+// alone about 30 ns with nothing to publish (scripts/bench --only hooks; issue 23). Published
+// when issued, the records are the same; only a rank stopped between queueing grouped ops and
+// the group's end now shows them as joined, as a rank stopped inside GroupEnd already did.
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
 #include "preload/call_sites.h"
+#include "preload/group_depth.h"
 #include "preload/hot_path.h"
 #include "preload/nccl_observer.h"
 #include "preload/nccl_observer_internal.h"
@@ -23,69 +37,51 @@ NCCLWATCH_HOT void AddToRanges(std::vector<StreamRange>* ranges, CommEntry* comm
   ranges->push_back({comm, stream, RecordRange::Of(ref)});
 }
 
-// 1..65535, wrapping: which outermost GroupEnd launched a record (layout.h, kRecordGroupShift).
+// 1..65535, wrapping: which outermost group a record belongs to (layout.h, kRecordGroupShift).
 NCCLWATCH_HOT uint32_t NextGroupSerial() {
   static std::atomic<uint32_t> launched{0};
   return launched.fetch_add(1, std::memory_order_relaxed) % 0xffffu + 1;
 }
 
-}  // namespace
-
-// The group depth is counted even while ncclwatch is inert (group_depth.h): hence no
-// BeginObserved here.
-NCCLWATCH_HOT bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept {
-  if (PassThroughOnly()) return false;
-  HookDepths& depths = ThisThreadDepths();
-  if (depths.reentry > 0) return false;
-  ++depths.reentry;
-  call->runtime = ActiveRuntime();
-  call->outermost = depths.group == 1;
-  if (!call->outermost || call->runtime == nullptr) return true;
-  Guarded("BeginGroupEnd", [&] {
-    ThreadState* ts = ThisThread(call->runtime->generation);
-    call->thread = ts;
-    ts->group_ranges.clear();
-    if (kind == GroupEndKind::kLaunch) {
-      // Published before the launch, so that a rank stuck inside GroupEnd shows its ops.
-      const uint32_t flags = shm::kRecordInGroup | shm::RecordGroupBits(NextGroupSerial());
-      uint32_t site = call_sites::kNotCaptured;  // one capture for the group's ops
-      auto publish = [&](const GroupedOp& g) {
-        const shm::RecordRef ref = g.comm->slot.Append(g.op, flags, g.enqueue_ns);
-        if (g.comm->call_sites != nullptr) [[unlikely]] call_sites::Note(g.comm->call_sites, ref, g.op.root_or_peer, &site);
-        return ref;
-      };
-      if (ts->grouped_ops.size() == 1) {
-        const GroupedOp& g = ts->grouped_ops.front();
-        call->single = {g.comm, g.op.stream, RecordRange::Of(publish(g))};
-        call->single_range = true;
-      } else {
-        for (const GroupedOp& g : ts->grouped_ops) AddToRanges(&ts->group_ranges, g.comm, g.op.stream, publish(g));
-      }
+// A simulated group's records, taken back: per communicator they are its newest, from the
+// first of its ranges (one per stream) on.
+void RetractAll(const std::vector<StreamRange>& ranges) {
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    bool seen = false;
+    uint64_t first = ranges[i].range.first_ring_index;
+    for (size_t j = 0; j < ranges.size(); ++j) {
+      if (ranges[j].comm != ranges[i].comm) continue;
+      seen = seen || j < i;
+      first = std::min(first, ranges[j].range.first_ring_index);
     }
-    // GroupSimulateEnd launches nothing: its ops are dropped, no seq is consumed.
-    ts->grouped_ops.clear();
-  });
-  return true;
+    if (!seen) ranges[i].comm->slot.Retract(first);
+  }
 }
 
-NCCLWATCH_HOT void EndGroupEnd(GroupCall* call, ncclResult_t result) noexcept {
+}  // namespace
+
+NCCLWATCH_HOT void PublishGroupedOp(OpCall* call) {
   HookDepths& depths = ThisThreadDepths();
-  --depths.reentry;
-  // NCCL leaves the group level even when the end fails.
-  if (depths.group > 0) --depths.group;
-  if (!call->outermost) return;
+  if (depths.group_serial == 0) depths.group_serial = NextGroupSerial();
+  const uint32_t flags = shm::kRecordInGroup | shm::RecordGroupBits(depths.group_serial);
+  const shm::RecordRef ref = call->comm->slot.Append(call->op, flags, call->enqueue_ns);
+  if (call->comm->call_sites != nullptr) [[unlikely]] call_sites::Note(call->comm->call_sites, ref, call->op.root_or_peer);
+  AddToRanges(&call->thread->group_ranges, call->comm, call->op.stream, ref);
+  depths.group_has_work = true;
+}
+
+NCCLWATCH_HOT void EndOutermostGroup(GroupEndKind kind, ncclResult_t result) noexcept {
   // A communicator created inside the group may have activated ncclwatch meanwhile.
-  Runtime* rt = call->runtime != nullptr ? call->runtime : ActiveRuntime();
+  Runtime* rt = ActiveRuntime();
   if (rt == nullptr || PassThroughOnly()) return;
-  Guarded("EndGroupEnd", [&] {
-    // The thread's state as BeginGroupEnd found it, unless the runtime came up in between.
-    ThreadState* ts = call->thread != nullptr && call->runtime == rt ? call->thread : ThisThread(rt->generation);
-    if (call->single_range) {
-      SettleAll(rt, &call->single, 1, result);
-    } else {
+  Guarded("EndOutermostGroup", [&] {
+    ThreadState* ts = ThisThread(rt->generation);
+    if (kind == GroupEndKind::kLaunch) {
       SettleAll(rt, ts->group_ranges.data(), ts->group_ranges.size(), result);
-      ts->group_ranges.clear();
+    } else {
+      RetractAll(ts->group_ranges);  // nothing was launched
     }
+    ts->group_ranges.clear();
     for (CommEntry* entry : ts->grouped_inits) SettleGroupedInit(rt, entry, result);
     ts->grouped_inits.clear();
   });

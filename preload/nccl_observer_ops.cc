@@ -80,10 +80,8 @@ NCCLWATCH_HOT void EndOp(OpCall* call, ncclResult_t result) noexcept {
   --ThisThreadDepths().reentry;
   if (call->comm == nullptr) return;
   Guarded("EndOp", [&] {
-    if (!call->published) {  // inside a group: NCCL enqueues at the outermost GroupEnd
-      if (result == ncclSuccess || result == ncclInProgress) {
-        call->thread->grouped_ops.push_back({call->comm, call->op, call->enqueue_ns});
-      }
+    if (!call->published) {  // inside a group: NCCL queued it, to launch at the outermost end
+      if (result == ncclSuccess || result == ncclInProgress) PublishGroupedOp(call);
       return;
     }
     SettleRecords(call->runtime, {call->comm, call->op.stream, RecordRange::Of(call->record)}, result);

@@ -62,12 +62,12 @@ class GroupEndTracking : public NoNewComms {
  public:
   explicit GroupEndTracking(GroupEndKind kind) : kind_(kind) {}
   ncclComm_t Comm() const { return nullptr; }
-  bool Begin() { return BeginGroupEnd(kind_, &call_); }
-  void End(ncclResult_t result) { EndGroupEnd(&call_, result); }
+  bool Begin() { return EnterGroupEnd(&outermost_); }
+  void End(ncclResult_t result) { LeaveGroupEnd(kind_, outermost_, result); }
 
  private:
   GroupEndKind kind_;
-  GroupCall call_;
+  bool outermost_ = false;
 };
 
 // Every communicator creation: `Start` is the observer's Begin* for that kind.

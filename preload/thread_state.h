@@ -18,19 +18,13 @@ namespace ncclwatch::preload {
 
 struct CommEntry;
 
-// A successful NCCL call inside ncclGroupStart/End, published at the outermost GroupEnd.
-struct GroupedOp {
-  CommEntry* comm;
-  shm::OpFingerprint op;
-  uint64_t enqueue_ns;
-};
-
 struct ThreadState {
   uint64_t generation = 0;
   int pid = 0;  // the process that created this state (a forked child inherits it)
   int tid = 0;
-  std::vector<GroupedOp> grouped_ops;
-  std::vector<StreamRange> group_ranges;  // between the outermost GroupEnd and its return
+  // The open group's published records, per (communicator, stream): settled at its outermost
+  // end (nccl_observer_groups.cc).
+  std::vector<StreamRange> group_ranges;
   // Communicators created inside a group: NCCL initialises them at the outermost GroupEnd.
   std::vector<CommEntry*> grouped_inits;
   shm::SyncSlot* sync_slot = nullptr;
@@ -46,16 +40,23 @@ struct ThreadState {
 //   reentry: > 0 while inside a hooked call, so NCCL's own nested calls
 //            (ncclBcast -> ncclBroadcast) count once.
 //   group:   the application's ncclGroupStart nesting.
+//   group_serial: the open group's serial (layout.h RecordGroupBits), taken by its first
+//            published op; 0 until then and after the outermost end.
+//   group_has_work: the open group published records or buffered inits, which its outermost
+//            end settles (ThreadState::group_ranges, grouped_inits); an end without work
+//            touches nothing else.
 struct HookDepths {
   int reentry = 0;
   int group = 0;
+  uint32_t group_serial = 0;
+  bool group_has_work = false;
 };
 
 // Inline, with the variables visible here, so that a hook reads them with one %fs-relative
 // load each instead of a call into thread_state.cc (four such calls per op before; issue 23).
 // __thread rather than thread_local: an extern thread_local is reached through a TLS wrapper
 // function, __thread (constant-initialised, trivially destroyed) never is. Initial-exec: the
-// library's whole static TLS is 56 bytes (readelf -l: PT_TLS), well inside the surplus glibc
+// library's whole static TLS is 104 bytes (readelf -l: PT_TLS), well inside the surplus glibc
 // keeps for libraries dlopen'ed after start-up (rtld.optional_static_tls, 512 bytes by
 // default), so a dlopen'ed libncclwatch.so loads too.
 namespace thread_detail {

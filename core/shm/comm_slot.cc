@@ -141,6 +141,27 @@ __attribute__((hot)) RecordRef CommSlot::Append(const OpFingerprint& op, uint32_
   return ref;
 }
 
+void CommSlot::Retract(uint64_t first_ring_index) {
+  CommSlotHeader& h = *header_;
+  const uint64_t head = h.records_written.load(kRelaxed);
+  if (first_ring_index >= head || head - first_ring_index > mask_ + 1) return;
+  for (uint64_t index = head; index-- > first_ring_index;) {
+    RingRecord& r = ring_[index & mask_];
+    if (r.ring_index.load(kRelaxed) != index) return;
+    const Op op = UnpackOpAndTypes(r.op_and_types.load(kRelaxed)).op;
+    const int32_t peer = UnpackPeerAndFlags(r.peer_and_flags.load(kRelaxed)).root_or_peer;
+    const uint64_t seq = r.seq.load(kRelaxed);
+    AddFlags({index, 0, false}, kRecordNotLaunched);
+    if (!IsPointToPoint(op)) {
+      h.last_enqueued_seq.store(seq - 1, kRelaxed);
+    } else if (PeerCounters* counters = seq != 0 ? FindOrClaimPeer(peer) : nullptr) {
+      // seq 0: the peer had no counters (peers_overflowed), nothing to give back.
+      (IsSendLike(op) ? counters->sends : counters->recvs).store(seq - 1, kRelaxed);
+    }
+    h.records_written.store(index, std::memory_order_release);
+  }
+}
+
 void CommSlot::AddFlags(const RecordRef& ref, uint32_t flags) {
   RingRecord& r = ring_[ref.ring_index & mask_];
   if (r.ring_index.load(kRelaxed) != ref.ring_index) return;

@@ -58,6 +58,13 @@ class CommSlot {
 
   // Assigns the next collective seq, or the next per-peer P2P seq, and publishes the record.
   RecordRef Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns);
+  // Takes back the newest records, [first_ring_index, head): a group that
+  // ncclGroupSimulateEnd ended, which NCCL never launched. Their collective and per-peer seqs
+  // are given back, for the next ops to take as if these had never been appended, and each is
+  // flagged kRecordNotLaunched first, for a reader that copied it meanwhile. Only for the
+  // appending thread, and only while nothing else was appended since (NCCL's rule that one
+  // communicator's calls never run concurrently guarantees it inside an open group).
+  void Retract(uint64_t first_ring_index);
   // Adds flags to a record this thread appended (e.g. kRecordFailed after the call); the
   // first kRecordUntracked on a record counts it in untracked_ops.
   void AddFlags(const RecordRef& ref, uint32_t flags);

@@ -218,6 +218,8 @@ inline constexpr uint32_t kRecordInProgress = 1u << 4;  // nonblocking: enqueue 
 // completion event may have fired (an abort completes the kernels), but the op did not
 // complete. Never resolves an incident.
 inline constexpr uint32_t kRecordAborted = 1u << 5;
+// Issued in a group that ncclGroupSimulateEnd ended: NCCL launched nothing. Owes no completion.
+inline constexpr uint32_t kRecordNotLaunched = 1u << 6;
 // Bits 16..31 of a grouped record's flags: the serial (1..65535, process-wide, wrapping) of the
 // outermost ncclGroupEnd that launched it, so that a reader tells one group's ops (they progress
 // together) from consecutive groups on one stream (they run in order: torch wraps each send and
@@ -233,9 +235,11 @@ inline constexpr uint32_t RecordGroupOf(uint32_t flags) {
 }
 
 // What the flags say about a record's completion, for every reader (facts, dumps, status):
-// captured or failed owes no completion; untracked's completion is unknown, and so is an
-// aborted op's (it never completes).
-inline constexpr bool OwesNoCompletion(uint32_t flags) { return (flags & (kRecordCaptured | kRecordFailed)) != 0; }
+// captured, failed or not launched owes no completion; untracked's completion is unknown, and
+// so is an aborted op's (it never completes).
+inline constexpr bool OwesNoCompletion(uint32_t flags) {
+  return (flags & (kRecordCaptured | kRecordFailed | kRecordNotLaunched)) != 0;
+}
 inline constexpr bool CompletionUnknown(uint32_t flags) { return (flags & (kRecordUntracked | kRecordAborted)) != 0; }
 
 struct alignas(64) RingRecord {

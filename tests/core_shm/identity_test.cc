@@ -168,5 +168,48 @@ TEST_CASE("an op its communicator's abort ended is not complete, and the seq doe
   writer->CloseAndUnlink();
 }
 
+TEST_CASE("a simulated group's records are taken back: their seqs go to the next ops", "[identity]") {
+  const std::string job = UniqueJobId("retract");
+  auto writer = Create(OptionsForThisProcess(job, 16));
+  CommSlot slot = writer->ClaimCommSlot().value();
+  REQUIRE(slot.valid());
+  slot.BeginInit(0, 50);
+  OpFingerprint all_reduce;
+  all_reduce.op = Op::kAllReduce;
+  all_reduce.count = 8;
+  OpFingerprint send = all_reduce;
+  send.op = Op::kSend;
+  send.root_or_peer = 1;
+  OpFingerprint recv = send;
+  recv.op = Op::kRecv;
+  const RecordRef kept = slot.Append(all_reduce, 0, 100);  // #1, before the group
+  CHECK(slot.Append(send, 0, 110).seq == 1);
+  // The simulated group: a collective, a send and a receive to peer 1.
+  const RecordRef first = slot.Append(all_reduce, kRecordInGroup, 200);
+  CHECK(first.seq == 2);
+  CHECK(slot.Append(send, kRecordInGroup, 210).seq == 2);
+  CHECK(slot.Append(recv, kRecordInGroup, 220).seq == 1);
+  slot.Retract(first.ring_index);
+  CHECK(slot.header()->records_written.load() == first.ring_index);
+  CHECK(slot.header()->last_enqueued_seq.load() == 1);
+  // The next ops take the numbers back, in the ring slots the group had.
+  const RecordRef next = slot.Append(all_reduce, 0, 300);
+  CHECK(next.seq == 2);
+  CHECK(next.ring_index == first.ring_index);
+  CHECK(slot.Append(send, 0, 310).seq == 2);
+  CHECK(slot.Append(recv, 0, 320).seq == 1);
+  // Nothing older was touched; a range that is not the newest is left alone.
+  slot.Retract(kept.ring_index + 100);
+  CHECK(slot.header()->records_written.load() == next.ring_index + 3);
+  const std::optional<ProcessView> view = ReadSegment(writer->name().substr(1));
+  REQUIRE(view);
+  REQUIRE(view->comms.size() == 1);
+  const std::vector<RecordView>& records = view->comms[0].records;
+  REQUIRE(records.size() == 5);
+  for (const RecordView& r : records) CHECK((r.flags & kRecordNotLaunched) == 0);
+  CHECK(records[2].enqueue_ns == 300);
+  writer->CloseAndUnlink();
+}
+
 }  // namespace
 }  // namespace ncclwatch::shm

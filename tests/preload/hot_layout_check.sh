@@ -9,10 +9,10 @@ set -u
 lib=$1
 fail=0
 # RealNccl (the common case), the tracker's Claim and DriverRecord, and the hooks' clock are
-# inlined into these since 2026-11-26, and ncclGroupStart's depth count (group_depth.h) since
-# 2026-11-26 too, so they are no symbols of their own.
+# inlined into these since 2026-11-26, and the group ends' depth count (group_depth.h) too, so
+# they are no symbols of their own.
 hot='^(ncclAllReduce|ncclSend|ncclGroupStart|ncclGroupEnd|cudaStreamSynchronize)$
-^ncclwatch::preload::(BeginOp|EndOp|SettleAll|BeginSync|BeginGroupEnd|EndGroupEnd)\(
+^ncclwatch::preload::(BeginOp|EndOp|SettleAll|BeginSync|PublishGroupedOp|EndOutermostGroup)\(
 ^ncclwatch::preload::Tracker::RecordCompletion\(
 ^ncclwatch::preload::CommRegistry::Find\(
 ^ncclwatch::shm::CommSlot::Append\('
