@@ -23,11 +23,14 @@ NCCLWATCH_HOT void AddToRanges(std::vector<StreamRange>* ranges, CommEntry* comm
   ranges->push_back({comm, stream, RecordRange::Of(ref)});
 }
 
-// 1..65535, wrapping: which outermost GroupEnd launched a record (layout.h, kRecordGroupShift).
-NCCLWATCH_HOT uint32_t NextGroupSerial() {
-  static std::atomic<uint32_t> launched{0};
-  return launched.fetch_add(1, std::memory_order_relaxed) % 0xffffu + 1;
+// Which outermost GroupEnd launched a record: 1, 2, ... never repeating (CommSlot::Append's
+// group_key, which counts a group's collectives on a communicator as one launch).
+NCCLWATCH_HOT uint64_t NextGroupKey() {
+  static std::atomic<uint64_t> launched{0};
+  return launched.fetch_add(1, std::memory_order_relaxed) + 1;
 }
+// Its serial in the record's flags: 1..65535, wrapping (layout.h, kRecordGroupShift).
+inline uint32_t GroupSerialOfKey(uint64_t key) { return static_cast<uint32_t>((key - 1) % 0xffffu) + 1; }
 
 }  // namespace
 
@@ -47,10 +50,11 @@ NCCLWATCH_HOT bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept {
     ts->group_ranges.clear();
     if (kind == GroupEndKind::kLaunch) {
       // Published before the launch, so that a rank stuck inside GroupEnd shows its ops.
-      const uint32_t flags = shm::kRecordInGroup | shm::RecordGroupBits(NextGroupSerial());
+      const uint64_t group_key = NextGroupKey();
+      const uint32_t flags = shm::kRecordInGroup | shm::RecordGroupBits(GroupSerialOfKey(group_key));
       uint32_t site = call_sites::kNotCaptured;  // one capture for the group's ops
       for (const GroupedOp& g : ts->grouped_ops) {
-        const shm::RecordRef ref = g.comm->slot.Append(g.op, flags, g.enqueue_ns);
+        const shm::RecordRef ref = g.comm->slot.Append(g.op, flags, g.enqueue_ns, group_key);
         if (g.comm->call_sites != nullptr) [[unlikely]] call_sites::Note(g.comm->call_sites, ref, g.op.root_or_peer, &site);
         AddToRanges(&ts->group_ranges, g.comm, g.op.stream, ref);
       }

@@ -31,6 +31,9 @@ void CommSlot::BeginInit(uint64_t handle, uint64_t now_ns) {
   h.last_enqueued_seq.store(0, kRelaxed);
   h.last_completed_seq.store(0, kRelaxed);
   h.last_completed_ns.store(0, kRelaxed);
+  h.collective_launches.store(0, kRelaxed);
+  h.p2p_launches.store(0, kRelaxed);
+  last_group_key_ = 0;
   h.peers_overflowed.store(0, kRelaxed);
   for (PeerCounters& p : h.peers) {
     p.peer.store(-1, kRelaxed);
@@ -113,15 +116,26 @@ uint64_t BumpSingleWriter(std::atomic<uint64_t>& counter) {
 }  // namespace
 
 // Hot: in .text.hot, next to the preload's hooks, which call it once per op (issue 23).
-__attribute__((hot)) RecordRef CommSlot::Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns) {
+__attribute__((hot)) RecordRef CommSlot::Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns,
+                                                uint64_t group_key) {
   CommSlotHeader& h = *header_;
   RecordRef ref;
+  uint64_t launch;
   if (IsPointToPoint(op.op)) {
     PeerCounters* peer = FindOrClaimPeer(op.root_or_peer);
     if (peer != nullptr) ref.seq = BumpSingleWriter(IsSendLike(op.op) ? peer->sends : peer->recvs) + 1;
+    launch = BumpSingleWriter(h.p2p_launches) + 1;
   } else {
     ref.collective = true;
     ref.seq = BumpSingleWriter(h.last_enqueued_seq) + 1;
+    // A group's collectives on this communicator are appended one after another at its
+    // outermost GroupEnd and share one launch: only the first of them takes a new one.
+    if (group_key == 0 || group_key != last_group_key_) {
+      launch = BumpSingleWriter(h.collective_launches) + 1;
+    } else {
+      launch = h.collective_launches.load(kRelaxed);
+    }
+    last_group_key_ = group_key;
   }
   ref.ring_index = BumpSingleWriter(h.records_written);
   // The next op's record: its line is then in cache when that op comes, in a burst of ops
@@ -132,7 +146,7 @@ __attribute__((hot)) RecordRef CommSlot::Append(const OpFingerprint& op, uint32_
   r.op_and_types.store(PackOpAndTypes(op.op, op.datatype, op.redop), kRelaxed);
   r.ring_index.store(ref.ring_index, kRelaxed);
   r.seq.store(ref.seq, kRelaxed);
-  r.count.store(op.count, kRelaxed);
+  r.count_and_launch.store(PackCountAndLaunch(op.count, launch), kRelaxed);
   r.peer_and_flags.store(PackPeerAndFlags(op.root_or_peer, flags), kRelaxed);
   r.stream.store(op.stream, kRelaxed);
   r.enqueue_ns.store(enqueue_ns, kRelaxed);

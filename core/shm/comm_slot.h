@@ -56,8 +56,12 @@ class CommSlot {
   void SetAsyncError(int result, uint64_t now_ns);
   void SetHandle(uint64_t handle);
 
-  // Assigns the next collective seq, or the next per-peer P2P seq, and publishes the record.
-  RecordRef Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns);
+  // Assigns the next collective seq, or the next per-peer P2P seq, and its launch number
+  // (layout.h, collective_launches / p2p_launches), and publishes the record. `group_key`:
+  // 0 for an op outside a group, else an id of the outermost ncclGroupEnd that launched it,
+  // unique in the process (a 64-bit count, unlike the flags' 16-bit serial, never repeats):
+  // consecutive collectives of one key share a launch.
+  RecordRef Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns, uint64_t group_key = 0);
   // Adds flags to a record this thread appended (e.g. kRecordFailed after the call); the
   // first kRecordUntracked on a record counts it in untracked_ops.
   void AddFlags(const RecordRef& ref, uint32_t flags);
@@ -95,6 +99,9 @@ class CommSlot {
   CommSlotHeader* header_ = nullptr;
   RingRecord* ring_ = nullptr;
   uint64_t mask_ = 0;
+  // The group_key of the last collective appended (0: ungrouped): in-process only, written by
+  // the appending thread like the counters (BumpSingleWriter's rule).
+  uint64_t last_group_key_ = 0;
 };
 
 }  // namespace ncclwatch::shm
