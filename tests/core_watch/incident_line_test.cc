@@ -67,6 +67,22 @@ TEST_CASE("culprits are global ranks, with the communicator rank when it differs
         "[5 (comm rank 1),comm rank 3]; dumps in /d; next: ncclwatch analyze /d");
 }
 
+TEST_CASE("the framework's sequence number follows the op when known", "[incident_line]") {
+  detect::Verdict v = MakeVerdict(detect::VerdictKind::kStraggler, 0xab, 26, "AllReduce");
+  v.framework_seq = 25;
+  v.culprit_ranks = {1};
+  v.ranks = {Rank(1, 1)};
+  CHECK(watch::IncidentLine(kOrigin, v, "", "/d", true) ==
+        "vm:11510:11512 [rank 1] NCCLWATCH WARN straggler comm 0xab #26 AllReduce (framework seq 25) culprit ranks "
+        "[1]; dumps in /d; next: ncclwatch analyze /d");
+  v.kind = detect::VerdictKind::kP2PStraggler;
+  v.seq = 3;
+  v.op = "Recv";
+  v.framework_seq = 7;
+  CHECK(watch::IncidentLine(kOrigin, v, "", "/d", true).find("#3 Recv (framework p2p seq 7) culprit") !=
+        std::string::npos);
+}
+
 TEST_CASE("a host whose ranks all joined names the remote ranks it waits for", "[incident_line]") {
   detect::Verdict v = MakeVerdict(detect::VerdictKind::kCollectiveHang, 0xab, 9, "AllGather");
   v.culprits_without_facts = {{4, 7}};
