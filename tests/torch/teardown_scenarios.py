@@ -84,6 +84,10 @@ def pg_timeout():
               f"every dump is a last gasp or answers one: {[d['incident']['trigger'] for d in dumps]}")
         report = wd.analyze(job)
         wd.check_analysis(report, "straggler", comm, seq, op, [1])
+        # torch's watchdog names the collective that timed out by its own number: ours is it.
+        framework_seq = ts.check_ddp_framework_seq(report, seq)
+        timed_out = sorted({int(n) for n in re.findall(r"WorkNCCL\(SeqNum=(\d+)", out)})
+        check(timed_out == [framework_seq], f"torch's timeout names SeqNum {timed_out}, ncclwatch {framework_seq}")
         culprit = wd.dump_of_rank(dumps, 1)
         if check(culprit is not None, "the straggler dumped"):
             frames = python_frames(culprit)
