@@ -19,6 +19,7 @@ The "Never harm the job" guarantees (README, "What ncclwatch guarantees"):
 
 import json
 import os
+import pickle
 import re
 import shutil
 import signal
@@ -67,10 +68,30 @@ def worker_exitcodes(output):
     return codes
 
 
+def flight_recorder_stuck_seq(trace_path):
+    """The collective_seq_id of the first collective Flight Recorder's trace (the pickle torch
+    writes on a timeout) does not show completed, or None without a trace."""
+    try:
+        with open(trace_path, "rb") as f:
+            trace = pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError):
+        return None
+    pending = [e.get("collective_seq_id", 0) for e in trace.get("entries", [])
+               if e.get("state") != "completed" and e.get("collective_seq_id", 0) > 0]
+    return min(pending) if pending else None
+
+
 def pg_timeout():
+    # Flight Recorder on (tools/README.md, "Matching Flight Recorder"): torch's timeout dumps
+    # its trace, whose stuck entry's collective_seq_id ncclwatch's framework seq must equal.
+    fr_dir = tempfile.mkdtemp(prefix="ncclwatch-fr-")
+    fr_prefix = os.path.join(fr_dir, "nccl_trace_rank_")
     job = ts.TorchJob("pg_timeout", 2, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", "3",
                                         "--straggler-sec", "120", "--pg-timeout-sec", "6"],
-                      env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "3"}, stall=NO_THRESHOLD)
+                      env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "3", "TORCH_NCCL_TRACE_BUFFER_SIZE": "2000",
+                           "TORCH_FR_BUFFER_SIZE": "2000", "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
+                           "TORCH_FR_DUMP_TEMP_FILE": fr_prefix},
+                      stall=NO_THRESHOLD)
     try:
         wait_exit(job, 120)
         out = job.output()
@@ -84,10 +105,12 @@ def pg_timeout():
               f"every dump is a last gasp or answers one: {[d['incident']['trigger'] for d in dumps]}")
         report = wd.analyze(job)
         wd.check_analysis(report, "straggler", comm, seq, op, [1])
-        # torch's watchdog names the collective that timed out by its own number: ours is it.
+        # torch's own number for the collective that timed out, from its Flight Recorder: ours is it.
         framework_seq = ts.check_ddp_framework_seq(report, seq)
-        timed_out = sorted({int(n) for n in re.findall(r"WorkNCCL\(SeqNum=(\d+)", out)})
-        check(timed_out == [framework_seq], f"torch's timeout names SeqNum {timed_out}, ncclwatch {framework_seq}")
+        fr_seq = flight_recorder_stuck_seq(fr_prefix + "0")
+        check(fr_seq == framework_seq,
+              f"Flight Recorder's stuck collective_seq_id {fr_seq} (rank 0's trace: {os.listdir(fr_dir)}), "
+              f"ncclwatch's framework seq {framework_seq}")
         culprit = wd.dump_of_rank(dumps, 1)
         if check(culprit is not None, "the straggler dumped"):
             frames = python_frames(culprit)
@@ -97,6 +120,7 @@ def pg_timeout():
     finally:
         job.stop()
         job.cleanup()
+        shutil.rmtree(fr_dir, ignore_errors=True)
 
 
 def rank_raises():
