@@ -79,8 +79,7 @@ void WaitTimes(const Analysis& a, std::ostringstream& out) {
     rows.push_back(&r);
   }
   if (rows.empty()) return;
-  out << "  " << FormatRanks(waiters) << " joined #" << v.seq << format::FrameworkSeqNote(v.framework_seq, false) << ' '
-      << AgeSpan(rows, &RankRow::waiting_ns)
+  out << "  " << FormatRanks(waiters) << " joined #" << v.seq << ' ' << AgeSpan(rows, &RankRow::waiting_ns)
       << " ago and " << format::Agree(format::CountRanks(format::ToRanges(waiters)), "waits", "wait")
       << " in it (ages at each rank's dump)\n";
 }

@@ -50,6 +50,7 @@ TEST_CASE("the incident line is README.md's example, byte for byte", "[incident_
   const std::string documented = ReadmeLineWith(" NCCLWATCH WARN straggler ");
   REQUIRE(!documented.empty());
   detect::Verdict v = MakeVerdict(detect::VerdictKind::kStraggler, 0x2dcbbede61718efd, 23, "Broadcast");
+  v.framework_seq = 23;  // ddp_loop issues no groups
   v.culprit_ranks = {2};
   v.ranks = {Rank(0, 0), Rank(1, 1), Rank(2, 2), Rank(3, 3)};
   const std::string related = watch::RelatedText(
