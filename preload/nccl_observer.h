@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "core/shm/comm_slot.h"
+#include "preload/record_range.h"
 
 namespace ncclwatch::preload {
 
@@ -39,6 +40,10 @@ struct GroupCall {
   Runtime* runtime = nullptr;  // nullptr while inert
   ThreadState* thread = nullptr;  // set by BeginGroupEnd for the outermost end
   bool outermost = false;
+  // A group of one op (torch issues each P2P op as its own group) keeps its one range here
+  // rather than in ThreadState::group_ranges: no vector to fill, scan and clear.
+  bool single_range = false;
+  StreamRange single;
 };
 // ncclGroupStart only counts the thread's group depth: inline, in group_depth.h.
 bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept;

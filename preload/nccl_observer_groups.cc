@@ -53,10 +53,17 @@ NCCLWATCH_HOT bool BeginGroupEnd(GroupEndKind kind, GroupCall* call) noexcept {
       const uint64_t group_key = NextGroupKey();
       const uint32_t flags = shm::kRecordInGroup | shm::RecordGroupBits(GroupSerialOfKey(group_key));
       uint32_t site = call_sites::kNotCaptured;  // one capture for the group's ops
-      for (const GroupedOp& g : ts->grouped_ops) {
+      auto publish = [&](const GroupedOp& g) {
         const shm::RecordRef ref = g.comm->slot.Append(g.op, flags, g.enqueue_ns, group_key);
         if (g.comm->call_sites != nullptr) [[unlikely]] call_sites::Note(g.comm->call_sites, ref, g.op.root_or_peer, &site);
-        AddToRanges(&ts->group_ranges, g.comm, g.op.stream, ref);
+        return ref;
+      };
+      if (ts->grouped_ops.size() == 1) {
+        const GroupedOp& g = ts->grouped_ops.front();
+        call->single = {g.comm, g.op.stream, RecordRange::Of(publish(g))};
+        call->single_range = true;
+      } else {
+        for (const GroupedOp& g : ts->grouped_ops) AddToRanges(&ts->group_ranges, g.comm, g.op.stream, publish(g));
       }
     }
     // GroupSimulateEnd launches nothing: its ops are dropped, no seq is consumed.
@@ -77,8 +84,12 @@ NCCLWATCH_HOT void EndGroupEnd(GroupCall* call, ncclResult_t result) noexcept {
   Guarded("EndGroupEnd", [&] {
     // The thread's state as BeginGroupEnd found it, unless the runtime came up in between.
     ThreadState* ts = call->thread != nullptr && call->runtime == rt ? call->thread : ThisThread(rt->generation);
-    SettleAll(rt, ts->group_ranges, result);
-    ts->group_ranges.clear();
+    if (call->single_range) {
+      SettleAll(rt, &call->single, 1, result);
+    } else {
+      SettleAll(rt, ts->group_ranges.data(), ts->group_ranges.size(), result);
+      ts->group_ranges.clear();
+    }
     for (CommEntry* entry : ts->grouped_inits) SettleGroupedInit(rt, entry, result);
     ts->grouped_inits.clear();
   });

@@ -62,7 +62,7 @@ bool BeginObserved(Activation activation, const char* where, Body&& body) noexce
 // What follows NCCL's answer for records published before the call: a completion event on
 // success, deferral while a nonblocking enqueue is in progress, the failed flag otherwise;
 // for each of a group's (communicator, stream) ranges.
-void SettleAll(Runtime* rt, const std::vector<StreamRange>& ranges, ncclResult_t result);
+void SettleAll(Runtime* rt, const StreamRange* ranges, size_t count, ncclResult_t result);
 // Records the completion events deferred while `entry`'s enqueue was in progress.
 void FlushDeferred(Runtime* rt, CommEntry* entry);
 

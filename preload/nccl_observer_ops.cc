@@ -51,8 +51,8 @@ NCCLWATCH_HOT_INLINE void SettleRecords(Runtime* rt, const StreamRange& records,
 
 }  // namespace
 
-NCCLWATCH_HOT void SettleAll(Runtime* rt, const std::vector<StreamRange>& ranges, ncclResult_t result) {
-  for (const StreamRange& records : ranges) SettleRecords(rt, records, result);
+NCCLWATCH_HOT void SettleAll(Runtime* rt, const StreamRange* ranges, size_t count, ncclResult_t result) {
+  for (size_t i = 0; i < count; ++i) SettleRecords(rt, ranges[i], result);
 }
 
 void FlushDeferred(Runtime* rt, CommEntry* entry) {

@@ -18,6 +18,10 @@ Tracker::~Tracker() { Stop(); }
 
 void Tracker::Start(int device) {
   if (started_.exchange(true)) return;
+  // The device's pool now, so that the thread's first pass creates its events before the
+  // job's first ops: a hook that finds no event creates one itself (a context push, the
+  // create and a pop besides the record), which the first 512 ops paid before.
+  PoolFor(device);
   // The thread must not take the application's signals (e.g. SIGINT meant for Python).
   // Real-time signals stay open: the stack sampler signals every thread with one of them,
   // and a tracker that could not answer would cost every hang dump the full timeout.
@@ -320,13 +324,18 @@ void Tracker::Run(int device) {
   std::unique_lock<std::mutex> lock(mu_);
   int pending = 0;  // events left not ready by the last poll
   auto busy = [&] { return pending > 0 || recorded_since_poll_.load(std::memory_order_acquire); };
+  // Started for a new communicator: its ops come next, so the thread starts busy.
+  auto last_busy = std::chrono::steady_clock::now();
   while (!stop_) {
     const bool polling = busy();
     lock.unlock();
     if (polling) pending = PollOnce(&bound_device);
     CreateMissingEvents();
+    const auto now = std::chrono::steady_clock::now();
+    if (polling) last_busy = now;
+    const bool recently_busy = now - last_busy < std::chrono::milliseconds(kStayBusyMs);
     lock.lock();
-    wake_.wait_for(lock, std::chrono::milliseconds(polling ? kBusyPollMs : kIdlePollMs), [this] { return stop_; });
+    wake_.wait_for(lock, std::chrono::milliseconds(recently_busy ? kBusyPollMs : kIdlePollMs), [this] { return stop_; });
   }
   // One last look when stopped (at exit): a rank that synchronised before leaving publishes
   // the completions it waited for, so its exit evidence shows its true last completed #N.
