@@ -52,7 +52,7 @@ inline void LeaveGroupEnd(GroupEndKind kind, bool outermost, ncclResult_t result
   --depths.reentry;
   if (depths.group > 0) --depths.group;
   if (!outermost) return;
-  depths.group_serial = 0;
+  depths.group_key = 0;
   if (!depths.group_has_work) return;
   depths.group_has_work = false;
   EndOutermostGroup(kind, result);

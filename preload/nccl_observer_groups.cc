@@ -37,11 +37,14 @@ NCCLWATCH_HOT void AddToRanges(std::vector<StreamRange>* ranges, CommEntry* comm
   ranges->push_back({comm, stream, RecordRange::Of(ref)});
 }
 
-// 1..65535, wrapping: which outermost group a record belongs to (layout.h, kRecordGroupShift).
-NCCLWATCH_HOT uint32_t NextGroupSerial() {
-  static std::atomic<uint32_t> launched{0};
-  return launched.fetch_add(1, std::memory_order_relaxed) % 0xffffu + 1;
+// Which outermost group a record belongs to: 1, 2, ... never repeating (CommSlot::Append's
+// group_key, which counts a group's collectives on a communicator as one launch).
+NCCLWATCH_HOT uint64_t NextGroupKey() {
+  static std::atomic<uint64_t> launched{0};
+  return launched.fetch_add(1, std::memory_order_relaxed) + 1;
 }
+// Its serial in the record's flags: 1..65535, wrapping (layout.h, kRecordGroupShift).
+inline uint32_t GroupSerialOfKey(uint64_t key) { return static_cast<uint32_t>((key - 1) % 0xffffu) + 1; }
 
 // A simulated group's records, taken back: per communicator they are its newest, from the
 // first of its ranges (one per stream) on.
@@ -62,9 +65,9 @@ void RetractAll(const std::vector<StreamRange>& ranges) {
 
 NCCLWATCH_HOT void PublishGroupedOp(OpCall* call) {
   HookDepths& depths = ThisThreadDepths();
-  if (depths.group_serial == 0) depths.group_serial = NextGroupSerial();
-  const uint32_t flags = shm::kRecordInGroup | shm::RecordGroupBits(depths.group_serial);
-  const shm::RecordRef ref = call->comm->slot.Append(call->op, flags, call->enqueue_ns);
+  if (depths.group_key == 0) depths.group_key = NextGroupKey();
+  const uint32_t flags = shm::kRecordInGroup | shm::RecordGroupBits(GroupSerialOfKey(depths.group_key));
+  const shm::RecordRef ref = call->comm->slot.Append(call->op, flags, call->enqueue_ns, depths.group_key);
   if (call->comm->call_sites != nullptr) [[unlikely]] call_sites::Note(call->comm->call_sites, ref, call->op.root_or_peer);
   AddToRanges(&call->thread->group_ranges, call->comm, call->op.stream, ref);
   depths.group_has_work = true;

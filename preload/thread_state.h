@@ -40,15 +40,16 @@ struct ThreadState {
 //   reentry: > 0 while inside a hooked call, so NCCL's own nested calls
 //            (ncclBcast -> ncclBroadcast) count once.
 //   group:   the application's ncclGroupStart nesting.
-//   group_serial: the open group's serial (layout.h RecordGroupBits), taken by its first
-//            published op; 0 until then and after the outermost end.
+//   group_key: the open group's key (nccl_observer_groups.cc NextGroupKey; its serial goes
+//            in the records' flags), taken by its first published op; 0 until then and
+//            after the outermost end.
 //   group_has_work: the open group published records or buffered inits, which its outermost
 //            end settles (ThreadState::group_ranges, grouped_inits); an end without work
 //            touches nothing else.
 struct HookDepths {
   int reentry = 0;
   int group = 0;
-  uint32_t group_serial = 0;
+  uint64_t group_key = 0;
   bool group_has_work = false;
 };
 
@@ -56,7 +57,7 @@ struct HookDepths {
 // load each instead of a call into thread_state.cc (four such calls per op before; issue 23).
 // __thread rather than thread_local: an extern thread_local is reached through a TLS wrapper
 // function, __thread (constant-initialised, trivially destroyed) never is. Initial-exec: the
-// library's whole static TLS is 104 bytes (readelf -l: PT_TLS), well inside the surplus glibc
+// library's whole static TLS is 112 bytes (readelf -l: PT_TLS), well inside the surplus glibc
 // keeps for libraries dlopen'ed after start-up (rtld.optional_static_tls, 512 bytes by
 // default), so a dlopen'ed libncclwatch.so loads too.
 namespace thread_detail {

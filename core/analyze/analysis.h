@@ -26,6 +26,10 @@ struct ReportedVerdict {
   // 1-based collective number; for p2p_* the per-peer number of `op`; 0 for init_hang,
   // sync_stuck, none
   uint64_t seq = 0;
+  // The framework's number for that op (detect::Verdict::framework_seq: torch's SeqNum /
+  // Flight Recorder's collective_seq_id; for p2p_* the first waiter's P2P ordinal, p2p_seq_id);
+  // 0 when unknown (dumps of an older ncclwatch).
+  uint64_t framework_seq = 0;
   std::string op;           // "init" for init_hang
   std::vector<int> ranks;   // culprits (global ranks for sync_stuck)
   std::vector<int> other_ranks;  // involved, not blamed (e.g. the waiters)

@@ -35,6 +35,7 @@ ReportedVerdict ToReportedVerdict(const detect::Verdict& v) {
   out.comm_name = v.comm_name;
   out.nranks = v.nranks;
   out.seq = v.seq;
+  out.framework_seq = v.framework_seq;
   out.op = v.op;
   out.ranks = v.culprit_ranks;
   for (const format::RankRange& range : v.culprits_without_facts) {

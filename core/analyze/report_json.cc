@@ -21,6 +21,7 @@ json VerdictJson(const ReportedVerdict& v) {
               {"comm_name", v.comm_name.empty() ? json(nullptr) : json(v.comm_name)},
               {"nranks", v.nranks},
               {"seq", v.seq},
+              {"framework_seq", v.framework_seq ? json(v.framework_seq) : json(nullptr)},
               {"op", v.op},
               {"ranks", v.ranks},
               {"other_ranks", v.other_ranks},

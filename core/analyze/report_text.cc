@@ -13,6 +13,7 @@
 #include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/format/escape.h"
+#include "core/format/framework_seq.h"
 #include "core/format/hex.h"
 #include "core/format/nccl_names.h"
 #include "core/format/plural.h"
@@ -90,8 +91,12 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
     if (v.comm_hash) {
       out << "  communicator " << format::CommLabel(v.comm_hash, v.comm_name) << " (" << CountOf(v.nranks, "rank", "ranks") << ")\n";
     }
-    if (v.seq && detect::IsPointToPointKind(v.kind)) out << "  " << Esc(v.op) << " #" << v.seq << " (numbered per peer)\n";
-    else if (v.seq) out << "  collective #" << v.seq << ' ' << Esc(v.op) << '\n';
+    if (v.seq && detect::IsPointToPointKind(v.kind)) {
+      out << "  " << Esc(v.op) << " #" << v.seq << " (numbered per peer)" << format::FrameworkSeqNote(v.framework_seq, true)
+          << '\n';
+    } else if (v.seq) {
+      out << "  collective #" << v.seq << ' ' << Esc(v.op) << format::FrameworkSeqNote(v.framework_seq, false) << '\n';
+    }
     else if (!v.op.empty()) out << "  op " << Esc(v.op) << '\n';
     out << "  " << format::Agree(v.ranks.size(), "culprit", "culprits") << ": " << FormatRanks(v.ranks)
         << (v.kind == detect::VerdictKind::kSyncStuck ? " (global)" : GlobalRanksNote(a)) << '\n';

@@ -43,7 +43,7 @@ std::optional<uint64_t> EnqueueTimeAtOrAfter(const CommFacts& comm, uint64_t seq
   return best->enqueue_ns;
 }
 
-RankEvidence DescribeRank(const CommMember& member, uint64_t seq) {
+RankEvidence DescribeRank(const CommMember& member, uint64_t seq, uint64_t* framework_seq) {
   RankEvidence evidence;
   evidence.comm_rank = member.rank();
   evidence.global_rank = member.process->global_rank;
@@ -55,6 +55,7 @@ RankEvidence DescribeRank(const CommMember& member, uint64_t seq) {
   if (seq != 0) {
     if (const RecordFacts* record = FindRecord(*member.comm, seq)) {
       evidence.at_seq = FingerprintOf(*record);
+      if (*framework_seq == 0) *framework_seq = record->framework_seq;
     }
   }
   evidence.blocked_sync = LongestBlockedSync(*member.process);
@@ -69,7 +70,7 @@ Verdict StartVerdict(VerdictKind kind, const CommGroup& group, uint64_t seq) {
   verdict.nranks = group.nranks;
   verdict.partial = group.partial();
   for (const CommMember& member : group.members) {
-    RankEvidence evidence = DescribeRank(member, seq);
+    RankEvidence evidence = DescribeRank(member, seq, &verdict.framework_seq);
     if (verdict.op.empty() && evidence.at_seq) verdict.op = evidence.at_seq->op;
     if (evidence.async_error != 0) {
       verdict.notes.push_back("rank " + std::to_string(evidence.comm_rank) +

@@ -28,7 +28,8 @@ std::optional<SyncFacts> LongestBlockedSync(const ProcessFacts& process);
 // kept later collective (a lower bound on how long #seq has been outstanding).
 std::optional<uint64_t> EnqueueTimeAtOrAfter(const CommFacts& comm, uint64_t seq);
 
-RankEvidence DescribeRank(const CommMember& member, uint64_t seq);
+// Also sets *framework_seq, when still 0, from the member's record at `seq`.
+RankEvidence DescribeRank(const CommMember& member, uint64_t seq, uint64_t* framework_seq);
 
 // A verdict about `group` at collective #seq (0: none) with comm_hash, nranks, partial,
 // the evidence of every visible rank, op taken from the lowest rank that kept #seq, and

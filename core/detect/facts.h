@@ -46,6 +46,11 @@ struct SyncFacts {
 // the k-th Recv of B from A (seq k on B, peer A), as NCCL matches them.
 struct RecordFacts {
   uint64_t seq = 0;       // collective #N; per-peer number for P2P (0: unknown, not matched)
+  // The framework's number for it (shm RecordView::framework_seq): a collective's launch on
+  // the communicator, counting a group of collectives once (torch's SeqNum, Flight Recorder's
+  // collective_seq_id), a P2P op's position among this rank's P2P ops on it (p2p_seq_id).
+  // 0: unknown. Evidence only: no rule reads it.
+  uint64_t framework_seq = 0;
   std::string op;         // NCCL API name without the prefix: "AllReduce", "Broadcast", "Send", ...
   uint64_t count = 0;
   int datatype = -1;      // ncclDataType_t value

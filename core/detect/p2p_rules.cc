@@ -102,6 +102,7 @@ std::vector<const P2PWait*> FindCycle(const std::vector<P2PWait>& waits) {
 Verdict StartP2PVerdict(VerdictKind kind, const RuleContext& context, const P2PWait& first) {
   Verdict verdict = StartVerdict(kind, context.group, 0);
   verdict.seq = first.op->seq;
+  verdict.framework_seq = first.op->framework_seq;
   verdict.op = first.op->op;
   verdict.since_ns = first.op->enqueue_ns;
   return verdict;

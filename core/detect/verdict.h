@@ -96,6 +96,9 @@ struct Verdict {
   uint64_t comm_hash = 0;     // 0 for sync_stuck
   std::string comm_name;      // the communicator's name as some rank's facts give it; empty when none
   uint64_t seq = 0;           // collective #N; 0 for init_hang and sync_stuck
+  // RecordFacts::framework_seq of the op at `seq` (torch's SeqNum for a collective; for p2p_*
+  // the first waiter's P2P ordinal); 0 when no rank's record gives it.
+  uint64_t framework_seq = 0;
   std::string op;             // op at #N; "init" for init_hang; sync target for sync_stuck
   std::vector<int> culprit_ranks;  // communicator ranks (global ranks for sync_stuck) with facts
   // Ranks without facts the verdict points at, as runs of communicator ranks: offline

@@ -49,6 +49,7 @@ struct LocalVerdict {
   std::optional<detect::VerdictKind> kind = detect::VerdictKind::kNone;
   uint64_t comm_hash = 0;
   uint64_t seq = 0;
+  uint64_t framework_seq = 0;  // detect::Verdict::framework_seq; 0 unknown (and in older dumps)
   std::string op;
   std::vector<int> culprit_ranks;
   std::vector<int> other_ranks;

@@ -37,7 +37,7 @@ detect::SyncTarget SyncTargetNamed(const std::string& name) {
 // for a person reading the file and are never read back, so a dump without them still reads.
 
 json ToJson(const detect::RecordFacts& r) {
-  json out{{"seq", r.seq},         {"op", r.op},       {"count", r.count},
+  json out{{"seq", r.seq},         {"framework_seq", r.framework_seq}, {"op", r.op}, {"count", r.count},
            {"datatype", r.datatype}, {"datatype_name", format::DataTypeName(r.datatype)},
            {"redop", r.redop}, {"redop_name", format::RedOpName(r.redop)}, {"root", r.root},
            {"peer", r.peer},       {"stream", FormatHex(r.stream)}, {"group", r.group},
@@ -114,6 +114,7 @@ void Read(const CheckedJson& n, LocalVerdict* out) {
   out->kind = detect::ParseVerdictKind(kind);  // nullopt: a kind this version does not know
   n.GetHex("comm", &out->comm_hash);
   n.Get("seq", &out->seq);
+  n.Get("framework_seq", &out->framework_seq);  // absent before shm layout 6: 0, unknown
   n.Get("op", &out->op);
   n.Get("culprit_ranks", &out->culprit_ranks);
   n.Get("other_ranks", &out->other_ranks);
@@ -164,6 +165,7 @@ void Read(const CheckedJson& n, Environment* out) {
 
 void Read(const CheckedJson& n, detect::RecordFacts* out) {
   n.Get("seq", &out->seq, true);
+  n.Get("framework_seq", &out->framework_seq);  // absent before shm layout 6: 0, unknown
   n.Get("op", &out->op, true);
   n.Get("count", &out->count);
   n.Get("datatype", &out->datatype);
@@ -282,9 +284,9 @@ nlohmann::json ToJson(const RankDump& d) {
                     {"detected_mono_ns", d.incident.detected_mono_ns},
                     {"detected_unix_ns", d.incident.detected_unix_ns},
                     {"detected_iso", d.incident.detected_iso}}},
-      {"verdict", {{"kind", detect::ToString(v.kind)}, {"comm", FormatHex(v.comm_hash)}, {"seq", v.seq}, {"op", v.op},
-                   {"culprit_ranks", v.culprit_ranks}, {"other_ranks", v.other_ranks},
-                   {"since_mono_ns", v.since_mono_ns}, {"summary", v.summary}, {"partial", v.partial}}},
+      {"verdict", {{"kind", detect::ToString(v.kind)}, {"comm", FormatHex(v.comm_hash)}, {"seq", v.seq},
+                   {"framework_seq", v.framework_seq}, {"op", v.op}, {"culprit_ranks", v.culprit_ranks},
+                   {"other_ranks", v.other_ranks}, {"since_mono_ns", v.since_mono_ns}, {"summary", v.summary}, {"partial", v.partial}}},
       {"process", std::move(process)},
       {"environment", {{"nccl_env", std::move(nccl_env)},
                        {"cuda_driver_version", e.cuda_driver_version},

@@ -5,7 +5,9 @@
 #include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/dump/records_in_order.h"
+#include "core/detect/p2p_op.h"
 #include "core/format/escape.h"
+#include "core/format/framework_seq.h"
 #include "core/format/hex.h"
 #include "core/format/nccl_names.h"
 #include "core/format/rank_list.h"
@@ -67,7 +69,7 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
   out << '\n';
   const auto& v = d.verdict;
   out << "verdict " << detect::ToString(v.kind) << " comm " << format::CommLabel(v.comm_hash, NameOf(d, v.comm_hash)) << " #" << v.seq << ' ' << Esc(v.op)
-      << " culprits " << FormatRangeList(v.culprit_ranks) << " others " << FormatRangeList(v.other_ranks)
+      << format::FrameworkSeqNote(v.framework_seq, v.kind && detect::IsPointToPointKind(*v.kind)) << " culprits " << FormatRangeList(v.culprit_ranks) << " others " << FormatRangeList(v.other_ranks)
       << (v.partial ? " (partial view)" : "") << "\n  " << Esc(v.summary) << "\n\n";
   const auto& e = d.environment;
   out << "versions: nvidia driver " << (e.nvidia_driver.empty() ? "none" : Esc(e.nvidia_driver)) << ", cuda driver "
@@ -78,10 +80,11 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
   out << '\n';
 }
 
-// "#43 AllReduce count=1024 datatype=float32 redop=sum root=- peer=- on default stream,
-// enqueued 5.0s ago, not complete[, issued at train.py:88 in step]"
+// "#43 AllReduce (framework seq 42) count=1024 datatype=float32 redop=sum root=- peer=- on default
+// stream, enqueued 5.0s ago, not complete[, issued at train.py:88 in step]"
 void RenderRecord(const RankDump& d, const detect::RecordFacts& r, std::ostringstream& out) {
-  out << "  #" << r.seq << ' ' << Esc(r.op) << " count=" << r.count << " datatype=" << format::DataTypeName(r.datatype)
+  out << "  #" << r.seq << ' ' << Esc(r.op) << format::FrameworkSeqNote(r.framework_seq, detect::IsPointToPoint(r.op))
+      << " count=" << r.count << " datatype=" << format::DataTypeName(r.datatype)
       << " redop=" << format::RedOpName(r.redop) << " root=" << format::RankOrNone(r.root)
       << " peer=" << format::RankOrNone(r.peer) << " on " << format::StreamText(r.stream) << ", enqueued "
       << Ago(d, r.enqueue_ns) << ", " << (r.complete_ns == 0 ? "not complete" : "completed " + Ago(d, r.complete_ns));

@@ -31,6 +31,9 @@ void CommSlot::BeginInit(uint64_t handle, uint64_t now_ns) {
   h.last_enqueued_seq.store(0, kRelaxed);
   h.last_completed_seq.store(0, kRelaxed);
   h.last_completed_ns.store(0, kRelaxed);
+  h.collective_launches.store(0, kRelaxed);
+  h.p2p_launches.store(0, kRelaxed);
+  last_group_key_ = 0;
   h.peers_overflowed.store(0, kRelaxed);
   for (PeerCounters& p : h.peers) {
     p.peer.store(-1, kRelaxed);
@@ -113,15 +116,26 @@ uint64_t BumpSingleWriter(std::atomic<uint64_t>& counter) {
 }  // namespace
 
 // Hot: in .text.hot, next to the preload's hooks, which call it once per op (issue 23).
-__attribute__((hot)) RecordRef CommSlot::Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns) {
+__attribute__((hot)) RecordRef CommSlot::Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns,
+                                                uint64_t group_key) {
   CommSlotHeader& h = *header_;
   RecordRef ref;
+  uint64_t launch;
   if (IsPointToPoint(op.op)) {
     PeerCounters* peer = FindOrClaimPeer(op.root_or_peer);
     if (peer != nullptr) ref.seq = BumpSingleWriter(IsSendLike(op.op) ? peer->sends : peer->recvs) + 1;
+    launch = BumpSingleWriter(h.p2p_launches) + 1;
   } else {
     ref.collective = true;
     ref.seq = BumpSingleWriter(h.last_enqueued_seq) + 1;
+    // A group's collectives on this communicator are appended one after another at its
+    // outermost GroupEnd and share one launch: only the first of them takes a new one.
+    if (group_key == 0 || group_key != last_group_key_) {
+      launch = BumpSingleWriter(h.collective_launches) + 1;
+    } else {
+      launch = h.collective_launches.load(kRelaxed);
+    }
+    last_group_key_ = group_key;
   }
   ref.ring_index = BumpSingleWriter(h.records_written);
   // The next op's record: its line is then in cache when that op comes, in a burst of ops
@@ -132,7 +146,7 @@ __attribute__((hot)) RecordRef CommSlot::Append(const OpFingerprint& op, uint32_
   r.op_and_types.store(PackOpAndTypes(op.op, op.datatype, op.redop), kRelaxed);
   r.ring_index.store(ref.ring_index, kRelaxed);
   r.seq.store(ref.seq, kRelaxed);
-  r.count.store(op.count, kRelaxed);
+  r.count_and_launch.store(PackCountAndLaunch(op.count, launch), kRelaxed);
   r.peer_and_flags.store(PackPeerAndFlags(op.root_or_peer, flags), kRelaxed);
   r.stream.store(op.stream, kRelaxed);
   r.enqueue_ns.store(enqueue_ns, kRelaxed);
@@ -151,7 +165,13 @@ void CommSlot::Retract(uint64_t first_ring_index) {
     const Op op = UnpackOpAndTypes(r.op_and_types.load(kRelaxed)).op;
     const int32_t peer = UnpackPeerAndFlags(r.peer_and_flags.load(kRelaxed)).root_or_peer;
     const uint64_t seq = r.seq.load(kRelaxed);
+    const uint32_t launch_low = UnpackCountAndLaunch(r.count_and_launch.load(kRelaxed)).launch_low;
     AddFlags({index, 0, false}, kRecordNotLaunched);
+    // Each counter goes back to what it was before this record took its number (a group's
+    // collectives share one launch: the oldest of them sets it last, to the same value).
+    std::atomic<uint64_t>& launches = IsPointToPoint(op) ? h.p2p_launches : h.collective_launches;
+    const uint64_t launch = RestoreLaunch(launch_low, launches.load(kRelaxed));
+    if (launch > 0) launches.store(launch - 1, kRelaxed);
     if (!IsPointToPoint(op)) {
       h.last_enqueued_seq.store(seq - 1, kRelaxed);
     } else if (PeerCounters* counters = seq != 0 ? FindOrClaimPeer(peer) : nullptr) {

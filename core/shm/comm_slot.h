@@ -56,11 +56,16 @@ class CommSlot {
   void SetAsyncError(int result, uint64_t now_ns);
   void SetHandle(uint64_t handle);
 
-  // Assigns the next collective seq, or the next per-peer P2P seq, and publishes the record.
-  RecordRef Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns);
+  // Assigns the next collective seq, or the next per-peer P2P seq, and its launch number
+  // (layout.h, collective_launches / p2p_launches), and publishes the record. `group_key`:
+  // 0 for an op outside a group, else an id of the outermost ncclGroupEnd that launched it,
+  // unique in the process (a 64-bit count, unlike the flags' 16-bit serial, never repeats):
+  // consecutive collectives of one key share a launch (a group's, published as its ops are
+  // issued: nccl_observer_groups.cc).
+  RecordRef Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns, uint64_t group_key = 0);
   // Takes back the newest records, [first_ring_index, head): a group that
   // ncclGroupSimulateEnd ended, which NCCL never launched. Their collective and per-peer seqs
-  // are given back, for the next ops to take as if these had never been appended, and each is
+  // and launch numbers are given back, for the next ops to take as if these had never been appended, and each is
   // flagged kRecordNotLaunched first, for a reader that copied it meanwhile. Only for the
   // appending thread, and only while nothing else was appended since (NCCL's rule that one
   // communicator's calls never run concurrently guarantees it inside an open group).
@@ -102,6 +107,9 @@ class CommSlot {
   CommSlotHeader* header_ = nullptr;
   RingRecord* ring_ = nullptr;
   uint64_t mask_ = 0;
+  // The group_key of the last collective appended (0: ungrouped): in-process only, written by
+  // the appending thread like the counters (BumpSingleWriter's rule).
+  uint64_t last_group_key_ = 0;
 };
 
 }  // namespace ncclwatch::shm

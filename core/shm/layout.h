@@ -1,4 +1,4 @@
-// Binary layout of one ncclwatch shared-memory segment (layout version 5).
+// Binary layout of one ncclwatch shared-memory segment (layout version 6).
 //
 // One segment per process that created at least one NCCL communicator, named
 //   /ncclwatch.<uid>.<job id>.<pid>.<process start ticks>       (see segment_name.h)
@@ -61,8 +61,11 @@ inline constexpr uint64_t kMagic = 0x3168637461776e63ULL;  // "ncwatch1" little-
 // 4: reservation (comms_reserved), boot_id, run_key, kRecordAborted.
 // 5: CommSlotHeader::name (ncclConfig_t.commName, issue 20): 64 bytes more per comm slot, so
 //    the ring (and every field after the identity) moves; a layout 4 reader would misread it.
+// 6: framework sequence numbers (issue 20): RingRecord::count_and_launch carries the low 24
+//    bits of the record's launch number beside a 40-bit count, CommSlotHeader counts
+//    collective_launches and p2p_launches; the peer table moves by 16 bytes.
 // A reader accepts only its own version and names the version of a segment it refuses.
-inline constexpr uint32_t kLayoutVersion = 5;
+inline constexpr uint32_t kLayoutVersion = 6;
 inline constexpr uint32_t kHeaderBytes = 4096;
 // Communicators watched at once per process. A slot is ~66 KiB with the default ring (1024
 // records of 64 bytes), so 256 slots make a 17 MiB segment of address space, of which only
@@ -247,7 +250,7 @@ struct alignas(64) RingRecord {
   std::atomic<uint32_t> op_and_types;  // PackOpAndTypes: op | datatype << 8 | redop << 16
   std::atomic<uint64_t> ring_index;    // absolute index, to detect reuse of the slot
   std::atomic<uint64_t> seq;           // collective seq, or per-peer P2P seq (1-based)
-  std::atomic<uint64_t> count;
+  std::atomic<uint64_t> count_and_launch;  // PackCountAndLaunch: count | (launch & 0xffffff) << 40
   std::atomic<uint64_t> peer_and_flags;  // PackPeerAndFlags: (uint32)root-or-peer | flags << 32
   std::atomic<uint64_t> stream;
   std::atomic<uint64_t> enqueue_ns;
@@ -267,6 +270,36 @@ inline constexpr uint32_t PackOpAndTypes(Op op, uint8_t datatype, uint8_t redop)
 inline constexpr OpAndTypes UnpackOpAndTypes(uint32_t packed) {
   return {static_cast<Op>(packed & 0xff), static_cast<uint8_t>((packed >> 8) & 0xff),
           static_cast<uint8_t>((packed >> 16) & 0xff)};
+}
+
+// RingRecord::count_and_launch. `count` (elements of one NCCL call, size_t) keeps its low 40
+// bits: 2^40 elements is 1 TiB of int8 in one call, more than any GPU holds (a larger count
+// is stored as kMaxRecordCount, saturated). The high 24 bits carry the low 24 bits of the
+// record's launch number (CommSlotHeader::collective_launches for a collective, p2p_launches
+// for a P2P op); a reader restores the full number from the header's counter, which a record
+// still in the ring (at most kMaxRingCapacity records back) is far less than 2^23 behind.
+inline constexpr unsigned kCountBits = 40;
+inline constexpr uint64_t kMaxRecordCount = (uint64_t{1} << kCountBits) - 1;
+inline constexpr uint64_t kLaunchLowMask = (uint64_t{1} << (64 - kCountBits)) - 1;
+struct CountAndLaunch {
+  uint64_t count = 0;       // saturated at kMaxRecordCount
+  uint32_t launch_low = 0;  // launch & kLaunchLowMask
+};
+inline constexpr uint64_t PackCountAndLaunch(uint64_t count, uint64_t launch) {
+  return (count < kMaxRecordCount ? count : kMaxRecordCount) | (launch << kCountBits);
+}
+inline constexpr CountAndLaunch UnpackCountAndLaunch(uint64_t packed) {
+  return {packed & kMaxRecordCount, static_cast<uint32_t>(packed >> kCountBits)};
+}
+// The full launch number whose low 24 bits are `launch_low`, nearest to `counter` (the
+// header's counter read about when the record was: the record may be up to 2^23 behind it,
+// or, read just before the counter moved, a few ahead). 0 when that would be below 1.
+inline constexpr uint64_t RestoreLaunch(uint32_t launch_low, uint64_t counter) {
+  const uint64_t delta = (uint64_t{launch_low} - counter) & kLaunchLowMask;  // record - counter, mod 2^24
+  const int64_t signed_delta = delta > (kLaunchLowMask >> 1) ? static_cast<int64_t>(delta) - static_cast<int64_t>(kLaunchLowMask + 1)
+                                                              : static_cast<int64_t>(delta);
+  const int64_t full = static_cast<int64_t>(counter) + signed_delta;
+  return full < 1 ? 0 : static_cast<uint64_t>(full);
 }
 
 struct PeerAndFlags {
@@ -336,6 +369,13 @@ struct alignas(64) CommSlotHeader {
   std::atomic<uint64_t> last_completed_seq;
   std::atomic<uint64_t> last_completed_ns;
   std::atomic<uint64_t> records_written;  // ring head (absolute)
+  // Framework sequence numbers (layout 6), written by the appending thread next to the two
+  // above (one cache line): `collective_launches` counts collective launches, each ungrouped
+  // collective one and each outermost group with collectives on this communicator one (torch's
+  // SeqNum / Flight Recorder collective_seq_id, tools/README.md "Matching Flight Recorder");
+  // `p2p_launches` counts P2P records in issue order (FR's p2p_seq_id).
+  std::atomic<uint64_t> collective_launches;
+  std::atomic<uint64_t> p2p_launches;
   std::atomic<uint32_t> peers_claimed;
   std::atomic<uint32_t> peers_overflowed;
   // Completion tracking. `generation` counts the communicators this slot has held; a slot is

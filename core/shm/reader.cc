@@ -78,7 +78,9 @@ void ToRecordView(const RingRecord& r, RecordView* out) {
   const PeerAndFlags peer = UnpackPeerAndFlags(r.peer_and_flags.load(kRelaxed));
   out->ring_index = r.ring_index.load(kRelaxed);
   out->seq = r.seq.load(kRelaxed);
-  out->count = r.count.load(kRelaxed);
+  const CountAndLaunch count = UnpackCountAndLaunch(r.count_and_launch.load(kRelaxed));
+  out->count = count.count;
+  out->framework_seq = count.launch_low;  // low bits until RestoreFrameworkSeqs
   out->stream = r.stream.load(kRelaxed);
   out->enqueue_ns = r.enqueue_ns.load(kRelaxed);
   // An aborted op did not complete, whatever its event said (layout.h, kRecordAborted): the
@@ -112,6 +114,15 @@ void ReadRing(const SegmentFile& file, uint64_t ring_offset, uint32_t capacity, 
   }
 }
 
+// A record keeps its launch's low 24 bits; the full number is the one nearest the header's
+// counter of its kind (layout.h, RestoreLaunch).
+void RestoreFrameworkSeqs(CommView* comm) {
+  for (RecordView& r : comm->records) {
+    const uint64_t counter = IsPointToPoint(r.op) ? comm->p2p_launches : comm->collective_launches;
+    r.framework_seq = RestoreLaunch(static_cast<uint32_t>(r.framework_seq), counter);
+  }
+}
+
 void ToCommView(const CommSlotHeader& h, bool identity_ok, CommView* out) {
   out->state = static_cast<CommState>(h.state.load(kRelaxed));
   if (identity_ok) {
@@ -134,6 +145,8 @@ void ToCommView(const CommSlotHeader& h, bool identity_ok, CommView* out) {
   out->last_completed_ns = h.last_completed_ns.load(kRelaxed);
   out->last_enqueued_seq = h.last_enqueued_seq.load(kRelaxed);
   out->records_written = h.records_written.load(kRelaxed);
+  out->collective_launches = h.collective_launches.load(kRelaxed);
+  out->p2p_launches = h.p2p_launches.load(kRelaxed);
   out->peers_overflowed = h.peers_overflowed.load(kRelaxed);
   out->untracked_ops = h.untracked_ops.load(kRelaxed);
   const uint32_t peers = std::min(h.peers_claimed.load(kRelaxed), kMaxPeers);
@@ -154,6 +167,7 @@ bool ReadComm(const SegmentFile& file, const SegmentHeader& seg, uint32_t index,
   out->slot = index;
   ToCommView(*h, identity_ok, out);
   ReadRing(file, geometry.RingOffset(index), seg.ring_capacity, out->records_written, max_records, out);
+  RestoreFrameworkSeqs(out);
   return true;
 }
 

@@ -19,7 +19,12 @@ struct RecordView {
   uint8_t datatype = 0;
   uint8_t redop = 0;
   uint64_t seq = 0;  // collective seq, or per-peer P2P seq
-  uint64_t count = 0;
+  uint64_t count = 0;  // saturated at kMaxRecordCount (2^40 - 1)
+  // The framework's sequence number: for a collective its launch on the communicator (each
+  // ungrouped collective one, each group of collectives one: torch's SeqNum, Flight
+  // Recorder's collective_seq_id), for a P2P op its position among the communicator's P2P
+  // ops (p2p_seq_id). 0: unknown.
+  uint64_t framework_seq = 0;
   int32_t root_or_peer = -1;
   uint32_t flags = 0;  // kRecord* bits
   uint64_t stream = 0;
@@ -53,6 +58,8 @@ struct CommView {
   uint64_t last_completed_seq = 0;
   uint64_t last_completed_ns = 0;
   uint64_t records_written = 0;
+  uint64_t collective_launches = 0;  // layout.h: the newest collective's framework_seq
+  uint64_t p2p_launches = 0;         // the newest P2P op's framework_seq
   uint32_t peers_overflowed = 0;
   uint64_t untracked_ops = 0;  // ops never to be seen complete: unknown, not complete
   std::vector<PeerView> peers;

@@ -29,6 +29,7 @@ dump::LocalVerdict ToLocalVerdict(const detect::Verdict& v) {
   out.kind = v.kind;
   out.comm_hash = v.comm_hash;
   out.seq = v.seq;
+  out.framework_seq = v.framework_seq;
   out.op = v.op;
   out.culprit_ranks = v.culprit_ranks;
   out.other_ranks = v.other_ranks;

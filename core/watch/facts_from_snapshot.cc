@@ -18,6 +18,7 @@ bool IsWatched(shm::CommState state) {
 detect::RecordFacts ToRecordView(const shm::RecordView& r) {
   detect::RecordFacts out;
   out.seq = r.seq;
+  out.framework_seq = r.framework_seq;
   out.op = shm::OpName(r.op);
   out.count = r.count;
   out.datatype = r.datatype;

@@ -2,6 +2,7 @@
 
 #include "core/format/comm_label.h"
 #include "core/format/duration.h"
+#include "core/format/framework_seq.h"
 #include "core/format/hex.h"
 #include "core/format/rank_list.h"
 #include "core/watch/incident_grouping.h"
@@ -52,7 +53,8 @@ std::string IncidentLine(const LineOrigin& origin, const detect::Verdict& v, con
                                     "] on other hosts"
                               : " culprit ranks " + CulpritList(v);
   return LinePrefix(origin, "WARN") + detect::ToString(v.kind) + " comm " + format::CommLabelUnescaped(v.comm_hash, v.comm_name) + " #" +
-         std::to_string(v.seq) + " " + v.op + who + DumpsAndNextStep(dump_dir, written, related);
+         std::to_string(v.seq) + " " + v.op + format::FrameworkSeqNote(v.framework_seq, detect::IsPointToPointKind(v.kind)) +
+         who + DumpsAndNextStep(dump_dir, written, related);
 }
 
 std::string ResolvedLine(const LineOrigin& origin, const ResolvedIncident& incident, uint64_t resolved_after_ns) {

@@ -495,6 +495,30 @@ TEST_CASE("the JSON report carries the documented verdict keys", "[analyze][repo
   CHECK(report["ranks"][2]["last_joined"] == 8);
 }
 
+TEST_CASE("the stuck collective is shown with the framework's sequence number", "[analyze][report]") {
+  auto job = testing::HealthyJob(4, 0);
+  for (auto& d : job) Issue(d, 10, 9);
+  Issue(job[2], 8, 8);
+  // As on DDP: torch's start-up all_gather of a list is #1 and #2 (one group), one framework seq.
+  for (auto& d : job) {
+    for (detect::RecordFacts& r : Comm(d).records) r.framework_seq = r.seq == 1 ? 1 : r.seq - 1;
+  }
+  const analyze::Analysis a = AnalyzeJob(job);
+  CHECK(a.verdict.seq == 10);
+  CHECK(a.verdict.framework_seq == 9);
+  const std::string text = analyze::RenderTextReport(a);
+  CHECK(text.find("collective #10 AllReduce (framework seq 9)\n") != std::string::npos);
+  CHECK(analyze::RenderJsonReport(a)["verdict"]["framework_seq"] == 9);
+
+  // Dumps of an ncclwatch without it: null in JSON, nothing in the text.
+  for (auto& d : job) {
+    for (detect::RecordFacts& r : Comm(d).records) r.framework_seq = 0;
+  }
+  const analyze::Analysis old = AnalyzeJob(job);
+  CHECK(analyze::RenderJsonReport(old)["verdict"]["framework_seq"].is_null());
+  CHECK(analyze::RenderTextReport(old).find("framework seq") == std::string::npos);
+}
+
 TEST_CASE("the text report groups thousands of ranks into a few lines", "[analyze][report]") {
   auto job = testing::HealthyJob(1024, 0);
   for (auto& d : job) Issue(d, 3, 2);

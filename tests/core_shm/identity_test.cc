@@ -185,19 +185,26 @@ TEST_CASE("a simulated group's records are taken back: their seqs go to the next
   const RecordRef kept = slot.Append(all_reduce, 0, 100);  // #1, before the group
   CHECK(slot.Append(send, 0, 110).seq == 1);
   // The simulated group: a collective, a send and a receive to peer 1.
-  const RecordRef first = slot.Append(all_reduce, kRecordInGroup, 200);
+  const RecordRef first = slot.Append(all_reduce, kRecordInGroup, 200, /*group_key=*/7);
   CHECK(first.seq == 2);
-  CHECK(slot.Append(send, kRecordInGroup, 210).seq == 2);
-  CHECK(slot.Append(recv, kRecordInGroup, 220).seq == 1);
+  CHECK(slot.Append(send, kRecordInGroup, 210, 7).seq == 2);
+  CHECK(slot.Append(all_reduce, kRecordInGroup, 215, 7).seq == 3);
+  CHECK(slot.Append(recv, kRecordInGroup, 220, 7).seq == 1);
+  CHECK(slot.header()->collective_launches.load() == 2);  // the group's two share launch 2
+  CHECK(slot.header()->p2p_launches.load() == 3);
   slot.Retract(first.ring_index);
   CHECK(slot.header()->records_written.load() == first.ring_index);
   CHECK(slot.header()->last_enqueued_seq.load() == 1);
+  CHECK(slot.header()->collective_launches.load() == 1);
+  CHECK(slot.header()->p2p_launches.load() == 1);
   // The next ops take the numbers back, in the ring slots the group had.
   const RecordRef next = slot.Append(all_reduce, 0, 300);
   CHECK(next.seq == 2);
   CHECK(next.ring_index == first.ring_index);
   CHECK(slot.Append(send, 0, 310).seq == 2);
   CHECK(slot.Append(recv, 0, 320).seq == 1);
+  CHECK(slot.header()->collective_launches.load() == 2);
+  CHECK(slot.header()->p2p_launches.load() == 3);
   // Nothing older was touched; a range that is not the newest is left alone.
   slot.Retract(kept.ring_index + 100);
   CHECK(slot.header()->records_written.load() == next.ring_index + 3);

@@ -50,6 +50,7 @@ TEST_CASE("the incident line is README.md's example, byte for byte", "[incident_
   const std::string documented = ReadmeLineWith(" NCCLWATCH WARN straggler ");
   REQUIRE(!documented.empty());
   detect::Verdict v = MakeVerdict(detect::VerdictKind::kStraggler, 0x2dcbbede61718efd, 23, "Broadcast");
+  v.framework_seq = 23;  // ddp_loop issues no groups
   v.culprit_ranks = {2};
   v.ranks = {Rank(0, 0), Rank(1, 1), Rank(2, 2), Rank(3, 3)};
   const std::string related = watch::RelatedText(
@@ -65,6 +66,22 @@ TEST_CASE("culprits are global ranks, with the communicator rank when it differs
   CHECK(watch::IncidentLine(kOrigin, v, "", "/d", true) ==
         "vm:11510:11512 [rank 1] NCCLWATCH WARN straggler comm 0xab #3 AllReduce culprit ranks "
         "[5 (comm rank 1),comm rank 3]; dumps in /d; next: ncclwatch analyze /d");
+}
+
+TEST_CASE("the framework's sequence number follows the op when known", "[incident_line]") {
+  detect::Verdict v = MakeVerdict(detect::VerdictKind::kStraggler, 0xab, 26, "AllReduce");
+  v.framework_seq = 25;
+  v.culprit_ranks = {1};
+  v.ranks = {Rank(1, 1)};
+  CHECK(watch::IncidentLine(kOrigin, v, "", "/d", true) ==
+        "vm:11510:11512 [rank 1] NCCLWATCH WARN straggler comm 0xab #26 AllReduce (framework seq 25) culprit ranks "
+        "[1]; dumps in /d; next: ncclwatch analyze /d");
+  v.kind = detect::VerdictKind::kP2PStraggler;
+  v.seq = 3;
+  v.op = "Recv";
+  v.framework_seq = 7;
+  CHECK(watch::IncidentLine(kOrigin, v, "", "/d", true).find("#3 Recv (framework p2p seq 7) culprit") !=
+        std::string::npos);
 }
 
 TEST_CASE("a host whose ranks all joined names the remote ranks it waits for", "[incident_line]") {

@@ -9,6 +9,7 @@
 
 #include "core/dump/dump_json.h"
 #include "core/dump/dump_reader.h"
+#include "core/dump/dump_text.h"
 #include "core/dump/dump_writer.h"
 #include "core/dump/process_facts.h"
 #include "tests/analyze/crafted_job.h"
@@ -208,4 +209,39 @@ TEST_CASE("collectives and P2P ops share one records list on disk, in issue orde
   REQUIRE(read.comms[0].p2p_records.size() == 1);
   CHECK(read.comms[0].p2p_records[0].peer == 1);
   CHECK(dump::ToJson(read) == doc);  // written again unchanged
+}
+
+TEST_CASE("framework seqs survive write and read; a dump without them reads them as unknown", "[dump]") {
+  testing::TempDir dir;
+  dump::RankDump original = FullDump();
+  for (detect::RecordFacts& r : original.comms.at(0).records) r.framework_seq = r.seq - 1;  // DDP: #N = FR + 1
+  original.verdict.framework_seq = 11;
+  const dump::WriteResult written = dump::WriteDump(original, dir.path());
+  REQUIRE(written.ok());
+  dump::RankDump read;
+  std::string error;
+  REQUIRE(dump::ReadDumpFile(written.json_path, &read, &error));
+  CHECK(read.verdict.framework_seq == 11);
+  CHECK(read.comms.at(0).records.at(11).seq == 12);
+  CHECK(read.comms.at(0).records.at(11).framework_seq == 11);
+  std::ifstream in(written.text_path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("#12 AllReduce (framework seq 11) culprits") != std::string::npos);  // the verdict
+  CHECK(text.find("  #12 AllReduce (framework seq 11) count=") != std::string::npos);  // the record
+
+  // Written by an ncclwatch before shm layout 6: no framework_seq anywhere.
+  nlohmann::json old = dump::ToJson(original);
+  old["verdict"].erase("framework_seq");
+  for (auto& c : old["comms"]) {
+    for (auto& r : c["records"]) r.erase("framework_seq");
+  }
+  const std::string path = dir.File("old.json");
+  std::ofstream(path) << old.dump();
+  dump::RankDump without;
+  REQUIRE(dump::ReadDumpFile(path, &without, &error));
+  CHECK(without.verdict.framework_seq == 0);
+  CHECK(without.comms.at(0).records.at(11).framework_seq == 0);
+  const std::string old_text = dump::RenderDumpText(without);
+  CHECK(old_text.find("framework seq") == std::string::npos);
+  CHECK(old_text.find("#12 AllReduce culprits") != std::string::npos);
 }

@@ -71,6 +71,9 @@ void Post(shm::JobSnapshot& job, int rank, shm::Op op, int peer, uint64_t seq, u
   r.stream = kStream;
   r.enqueue_ns = at_sec * kSec;
   r.complete_ns = complete_sec * kSec;
+  // Its position among the rank's P2P ops on the communicator, as the preload numbers it.
+  r.framework_seq = 1 + std::count_if(c.records.begin(), c.records.end(),
+                                      [](const shm::RecordView& o) { return shm::IsPointToPoint(o.op); });
   c.records.push_back(r);
 }
 
@@ -110,6 +113,7 @@ detect::Verdict Judge(const shm::JobSnapshot& job) {
   CHECK(offline.verdict.comm_hash == v.comm_hash);
   CHECK(offline.verdict.seq == v.seq);
   CHECK(offline.verdict.op == v.op);
+  CHECK(offline.verdict.framework_seq == v.framework_seq);
   CHECK(offline.verdict.ranks == v.culprit_ranks);
   CHECK(offline.verdict.other_ranks == v.other_ranks);
   REQUIRE(offline.p2p.size() == v.p2p.size());
@@ -155,6 +159,18 @@ TEST_CASE("p2p_straggler: the stage that did not send is the culprit, its receiv
   CHECK(v.p2p[1].rank == 1);
   CHECK(Mentions(v.summary, "rank 1 waits in Recv #3 from rank 0"));
   for (const detect::Verdict& other : Live(job)) CHECK(other.kind != detect::VerdictKind::kSyncStuck);
+}
+
+TEST_CASE("a P2P verdict carries the waiter's P2P ordinal on the communicator (framework p2p seq)", "[p2p]") {
+  shm::JobSnapshot job = Job(2);
+  History(job, 0, 1, 2);
+  History(job, 1, 0, 1);
+  Post(job, 1, shm::Op::kRecv, 0, 3, 100);  // rank 1's 4th P2P op: Recv, Recv, Send, Recv
+  const detect::Verdict v = Judge(job);
+  CHECK(v.kind == detect::VerdictKind::kP2PStraggler);
+  CHECK(v.seq == 3);
+  CHECK(v.framework_seq == 4);
+  CHECK(Mentions(analyze::RenderTextReport(Offline(job)), "Recv #3 (numbered per peer) (framework p2p seq 4)"));
 }
 
 TEST_CASE("p2p_straggler: a sender waiting for a receiver that never posts blames the receiver", "[p2p]") {

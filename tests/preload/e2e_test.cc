@@ -114,7 +114,17 @@ TEST_CASE("every collective, P2P and group is published with seq, fingerprint an
       CHECK(colls[i].enqueue_ns > 0);
       CHECK(colls[i].complete_ns >= colls[i].enqueue_ns);
       CHECK(((colls[i].flags & shm::kRecordInGroup) != 0) == (i >= 9));
+      // The framework's number: #10 and #11 are one (nested) group, one launch.
+      CHECK(colls[i].framework_seq == (i < 9 ? i + 1 : 10));
     }
+    CHECK(c.collective_launches == 10);
+    // The group's Send and Recv are P2P ops 1 and 2, in issue order.
+    std::vector<uint64_t> p2p_seqs;
+    for (const RecordView& record : c.records) {
+      if (shm::IsPointToPoint(record.op)) p2p_seqs.push_back(record.framework_seq);
+    }
+    CHECK(p2p_seqs == std::vector<uint64_t>{1, 2});
+    CHECK(c.p2p_launches == 2);
     REQUIRE(c.peers.size() == 1);
     CHECK(c.peers[0].peer == (r ^ 1));
     CHECK(c.peers[0].sends == 1);

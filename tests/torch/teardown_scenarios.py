@@ -4,7 +4,8 @@ torchrun's defaults. teardown_scenarios.py NAME; exit 0 pass, 1 fail.
 
 The "Never harm the job" guarantees (README, "What ncclwatch guarantees"):
   pg_timeout        torch's own timeout (below NCCLWATCH_STALL_SEC) aborts rank 0 (SIGABRT), torchrun
-                    stops rank 1, the straggler: last-gasp dumps name it, with its Python frames.
+                    stops rank 1, the straggler: last-gasp dumps name it, with its Python frames;
+                    the framework seq analyze gives the stuck collective is Flight Recorder's.
   rank_raises       rank 1 stalls 4 s, then raises; torchrun stops rank 0 (SIGTERM): rank 0's last
                     gasp writes its own dump and rank 1's exit evidence; analyze says rank_exited.
   sigterm_hung      SIGTERM to every process of a hung job, as SLURM sends it: dumps, then the
@@ -19,6 +20,7 @@ The "Never harm the job" guarantees (README, "What ncclwatch guarantees"):
 
 import json
 import os
+import pickle
 import re
 import shutil
 import signal
@@ -67,10 +69,32 @@ def worker_exitcodes(output):
     return codes
 
 
+def flight_recorder_stuck_seq(trace_path):
+    """The collective_seq_id of the first collective Flight Recorder's trace (the pickle torch
+    writes on a timeout) does not show completed, or None without a trace."""
+    try:
+        with open(trace_path, "rb") as f:
+            trace = pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError):
+        return None
+    pending = [e.get("collective_seq_id", 0) for e in trace.get("entries", [])
+               if e.get("state") != "completed" and e.get("collective_seq_id", 0) > 0]
+    return min(pending) if pending else None
+
+
 def pg_timeout():
+    # Flight Recorder on (tools/README.md, "Matching Flight Recorder"): torch's timeout dumps
+    # its trace, whose stuck entry's collective_seq_id ncclwatch's framework seq must equal
+    # (torch 2.15 prints no SeqNum= line in this mode). Waiting 2 s for the dump instead of
+    # torch's default keeps the test at ~18 s (71 s with the default).
+    fr_dir = tempfile.mkdtemp(prefix="ncclwatch-fr-")
+    fr_prefix = os.path.join(fr_dir, "nccl_trace_rank_")
     job = ts.TorchJob("pg_timeout", 2, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", "3",
                                         "--straggler-sec", "120", "--pg-timeout-sec", "6"],
-                      env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "3"}, stall=NO_THRESHOLD)
+                      env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "3", "TORCH_NCCL_TRACE_BUFFER_SIZE": "2000",
+                           "TORCH_FR_BUFFER_SIZE": "2000", "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
+                           "TORCH_FR_DUMP_TEMP_FILE": fr_prefix, "TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC": "2000"},
+                      stall=NO_THRESHOLD)
     try:
         wait_exit(job, 120)
         out = job.output()
@@ -84,6 +108,12 @@ def pg_timeout():
               f"every dump is a last gasp or answers one: {[d['incident']['trigger'] for d in dumps]}")
         report = wd.analyze(job)
         wd.check_analysis(report, "straggler", comm, seq, op, [1])
+        # torch's own number for the collective that timed out, from its Flight Recorder: ours is it.
+        framework_seq = ts.check_ddp_framework_seq(report, seq)
+        fr_seq = flight_recorder_stuck_seq(fr_prefix + "0")
+        check(fr_seq == framework_seq,
+              f"Flight Recorder's stuck collective_seq_id {fr_seq} (rank 0's trace: {os.listdir(fr_dir)}), "
+              f"ncclwatch's framework seq {framework_seq}")
         culprit = wd.dump_of_rank(dumps, 1)
         if check(culprit is not None, "the straggler dumped"):
             frames = python_frames(culprit)
@@ -93,6 +123,7 @@ def pg_timeout():
     finally:
         job.stop()
         job.cleanup()
+        shutil.rmtree(fr_dir, ignore_errors=True)
 
 
 def rank_raises():

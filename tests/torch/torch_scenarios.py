@@ -200,6 +200,15 @@ def straggler_oracle(job):
     return comm, seq, op
 
 
+def check_ddp_framework_seq(report, seq):
+    """DDP with 2 ranks: torch's start-up all_gather of a tensor list is one NCCL group of 2
+    broadcasts (#1, #2) and one torch collective, so torch's SeqNum of #N is N - 1 after it
+    (tools/README.md, "Matching Flight Recorder")."""
+    framework_seq = report.get("verdict", {}).get("framework_seq")
+    check(framework_seq == seq - 1, f"analyze --json: verdict.framework_seq {framework_seq}, expected #{seq} - 1")
+    return framework_seq
+
+
 def call_sites_in(dumps):
     return [r["call_site"] for d in dumps for c in d.get("comms", []) for r in c.get("records", []) if "call_site" in r]
 
@@ -225,6 +234,7 @@ def straggler():
                   f"the culprit's Python stack shows the data loader: {frames[:12]}")
         check("data_loading" in wd.hint_ids(report), f"analyze hints data_loading: {wd.hint_ids(report)}")
         check(report.get("verdict", {}).get("comm_name") is not None, "analyze --json: verdict.comm_name")
+        check_ddp_framework_seq(report, seq)
         check_comm_name(job, comm, dumps, live.get("status", ""))
     finally:
         job.cleanup()
