@@ -293,7 +293,15 @@ class Poller {
     if (open_.size() >= kMaxOpenIncidents) open_.erase(open_.begin());
     open_.push_back(OpenIncident{*key, dump::ResolutionOf(d),
                                  {detect::ToString(d.verdict.kind), d.verdict.comm_hash, d.verdict.seq, d.verdict.op,
-                                  dump::ResolutionPathFor(d, settings_.dump_dir)}});
+                                  dump::ResolutionPathFor(d, settings_.dump_dir), CommNameIn(d, d.verdict.comm_hash)}});
+  }
+
+  // The name of the dump's communicator `hash`, as the incident line showed it.
+  static std::string CommNameIn(const dump::RankDump& d, uint64_t hash) {
+    for (const detect::CommFacts& comm : d.comms) {
+      if (comm.comm_hash == hash) return comm.name;
+    }
+    return "";
   }
 
   // Every rank that dumped records, next to its dump, that the incident completed after all.

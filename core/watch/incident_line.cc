@@ -59,7 +59,8 @@ std::string IncidentLine(const LineOrigin& origin, const detect::Verdict& v, con
 
 std::string ResolvedLine(const LineOrigin& origin, const ResolvedIncident& incident, uint64_t resolved_after_ns) {
   return LinePrefix(origin, "INFO") + "resolved after " + format::FormatDuration(resolved_after_ns) + ": " +
-         incident.kind + " comm " + format::FormatHex(incident.comm_hash) + " #" + std::to_string(incident.seq) + " " +
+         incident.kind + " comm " + format::CommLabelUnescaped(incident.comm_hash, incident.comm_name) + " #" +
+         std::to_string(incident.seq) + " " +
          incident.op + "; noted in " + incident.note_path;
 }
 

@@ -56,6 +56,7 @@ struct ResolvedIncident {
   uint64_t seq = 0;
   std::string op;
   std::string note_path;
+  std::string comm_name;  // as the incident line showed it; empty when the framework gave none
 };
 std::string ResolvedLine(const LineOrigin& origin, const ResolvedIncident& incident, uint64_t resolved_after_ns);
 

@@ -103,8 +103,14 @@ TEST_CASE("a dump that failed says so and offers nothing to analyze", "[incident
 }
 
 TEST_CASE("the resolved line is preload/README.md's example", "[incident_line]") {
-  const watch::ResolvedIncident incident{"collective_hang", 0x8f4b89fcab170a79, 4, "AllReduce", "/d/x.resolved.json"};
+  const watch::ResolvedIncident incident{"collective_hang", 0x8f4b89fcab170a79, 4, "AllReduce", "/d/x.resolved.json", ""};
   CHECK(watch::ResolvedLine(kOrigin, incident, 3900 * kSec / 1000) ==
         "vm:11510:11512 [rank 1] NCCLWATCH INFO resolved after 3.9s: collective_hang comm 0x8f4b89fcab170a79 #4 "
         "AllReduce; noted in /d/x.resolved.json");
+  // With the name the framework gave the communicator, as the incident line shows it.
+  watch::ResolvedIncident named = incident;
+  named.comm_name = "default_pg";
+  CHECK(watch::ResolvedLine(kOrigin, named, 3900 * kSec / 1000) ==
+        "vm:11510:11512 [rank 1] NCCLWATCH INFO resolved after 3.9s: collective_hang comm 0x8f4b89fcab170a79 "
+        "\"default_pg\" #4 AllReduce; noted in /d/x.resolved.json");
 }
