@@ -324,18 +324,18 @@ void Tracker::Run(int device) {
   std::unique_lock<std::mutex> lock(mu_);
   int pending = 0;  // events left not ready by the last poll
   auto busy = [&] { return pending > 0 || recorded_since_poll_.load(std::memory_order_acquire); };
-  // Started for a new communicator: its ops come next, so the thread starts busy.
-  auto last_busy = std::chrono::steady_clock::now();
+  // Started for a new communicator: its ops come next, so the first wait is a busy one (an
+  // idle first wait left the benchmark's first 500 ops without a free slot).
+  bool first = true;
   while (!stop_) {
     const bool polling = busy();
     lock.unlock();
     if (polling) pending = PollOnce(&bound_device);
     CreateMissingEvents();
-    const auto now = std::chrono::steady_clock::now();
-    if (polling) last_busy = now;
-    const bool recently_busy = now - last_busy < std::chrono::milliseconds(kStayBusyMs);
     lock.lock();
-    wake_.wait_for(lock, std::chrono::milliseconds(recently_busy ? kBusyPollMs : kIdlePollMs), [this] { return stop_; });
+    const int wait_ms = polling || first ? kBusyPollMs : kIdlePollMs;
+    first = false;
+    wake_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return stop_; });
   }
   // One last look when stopped (at exit): a rank that synchronised before leaving publishes
   // the completions it waited for, so its exit evidence shows its true last completed #N.

@@ -13,8 +13,13 @@
 // (capture_watch.h) and a created stream, that is one call: cuEventRecord. The legacy stream
 // adds cuCtxGetCurrent; a capture in progress adds cuStreamIsCapturing; the runtime alone
 // costs cudaPeekAtLastError + cudaEventRecord (+ cudaStreamIsCapturing during captures).
-// The thread polls every kBusyPollMs while events are outstanding or were recorded in the
-// last kStayBusyMs, and wakes every kIdlePollMs otherwise. It binds to the first
+//
+// The thread polls every kBusyPollMs while events are outstanding or were recorded since its
+// last poll, and wakes every kIdlePollMs otherwise; it starts busy. A burst of more than
+// kEventsPerDevice ops within one idle wait finds the pool full, and the ops beyond it go
+// untracked (their completion unknown, never counted complete). Staying busy for 10 s after
+// the last event avoided that, but cost the tracker 0.23 % of a core per rank instead of
+// 0.14 % in the step-time benchmark (50 ms steps): not taken. The thread binds to the first
 // communicator's device before any CUDA call, sets its capture mode to ThreadLocal so its
 // queries never invalidate another thread's graph capture, and clears the NotReady error
 // its polling leaves on its own thread.
@@ -51,13 +56,7 @@ class Tracker {
   // 25 ms keeps timelines readable at under 0.2 % of a core per rank (2 ms cost 0.33 %).
   static constexpr int kBusyPollMs = 25;
   static constexpr int kIdlePollMs = 100;
-  // How long after its last recorded event the thread keeps waking every kBusyPollMs. A job
-  // pauses between bursts of ops (a forward pass, data loading, a checkpoint): had the thread
-  // slept kIdlePollMs after each 25 ms pause, a burst of more than kEventsPerDevice ops in
-  // that time found the pool full, and its ops went untracked (never counted complete). The
-  // scripts/bench hook section lost its first batches that way, after the start-up's idle
-  // wait. Waking every 25 ms is one futex wait and a flag check, about 40 a second.
-  static constexpr int kStayBusyMs = 10000;
+
   // A claim looks at this many slots at most: a full pool must not cost a full scan.
   static constexpr uint32_t kClaimProbes = 16;
 

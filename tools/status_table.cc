@@ -225,12 +225,18 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
                        {"last_completed_seq", c.last_completed_seq},
                        {"in_flight_seq", current ? nlohmann::json(current->seq) : nlohmann::json(nullptr)},
                        {"in_flight_op", current ? nlohmann::json(shm::OpName(current->op)) : nlohmann::json(nullptr)},
+                       {"in_flight_framework_seq", current && current->framework_seq
+                                                       ? nlohmann::json(current->framework_seq)
+                                                       : nlohmann::json(nullptr)},
                        {"in_flight_ns", current && now_ns > current->enqueue_ns
                                             ? nlohmann::json(now_ns - current->enqueue_ns)
                                             : nlohmann::json(nullptr)},
                        {"p2p_in_flight", p2p ? nlohmann::json{{"op", shm::OpName(p2p->op)},
                                                               {"peer", p2p->root_or_peer},
                                                               {"seq", p2p->seq},
+                                                              {"framework_seq", p2p->framework_seq
+                                                                                    ? nlohmann::json(p2p->framework_seq)
+                                                                                    : nlohmann::json(nullptr)},
                                                               {"in_flight_ns", now_ns > p2p->enqueue_ns
                                                                                    ? now_ns - p2p->enqueue_ns
                                                                                    : 0}}
@@ -260,6 +266,7 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
                          {"comm", v.comm_hash ? nlohmann::json(format::FormatHex(v.comm_hash)) : nlohmann::json(nullptr)},
                          {"comm_name", v.comm_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.comm_name)},
                          {"seq", v.seq},
+                         {"framework_seq", v.framework_seq ? nlohmann::json(v.framework_seq) : nlohmann::json(nullptr)},
                          {"op", v.op},
                          {"culprit_ranks", v.culprit_ranks},
                          {"other_ranks", v.other_ranks},

@@ -434,6 +434,7 @@ TEST_CASE("status shows a live job's communicators from shared memory", "[cli][s
   CHECK(comm["last_completed_seq"] == 2);
   CHECK(comm["in_flight_seq"] == 3);
   CHECK(comm["in_flight_op"] == "AllReduce");
+  CHECK(comm["in_flight_framework_seq"] == 3);  // three ungrouped collectives: one launch each
   CHECK(doc["jobs"][0]["gone"] == false);
 
   testing::ProcessResult none = Ncclwatch({"status", "--job", job + "-absent"});
