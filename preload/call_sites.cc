@@ -12,6 +12,7 @@
 #include "preload/comm_registry.h"
 #include "preload/log.h"
 #include "preload/python_frames_311.h"
+#include "preload/thread_heap.h"
 
 namespace ncclwatch::preload {
 
@@ -111,11 +112,7 @@ struct SiteCache {
 
 // The calling thread's call site, interned; 0 when unknown.
 uint32_t Capture() {
-  // On the heap, reached through a pointer: the library's static TLS must stay small enough
-  // for a dlopen'ed copy to load (preload_hot_layout allows 128 bytes; the cache is 400).
-  thread_local std::unique_ptr<SiteCache> cache_memory;
-  if (cache_memory == nullptr) cache_memory = std::make_unique<SiteCache>();
-  SiteCache& cache = *cache_memory;
+  SiteCache& cache = ThisThreadHeap<SiteCache>();
   const PythonFrameRef frame = g_python.InnermostUserFrame();
   if (frame.code == nullptr) return 0;
   const size_t slot = (reinterpret_cast<uintptr_t>(frame.instr) >> 1) % SiteCache::kSize;

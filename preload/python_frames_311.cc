@@ -4,11 +4,11 @@
 
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <string_view>
 
 #include "core/stacks/python_call_site.h"
 #include "preload/python_layout_311.h"
+#include "preload/thread_heap.h"
 
 namespace ncclwatch::preload {
 namespace {
@@ -76,10 +76,7 @@ struct UserCodeCache {
 }  // namespace
 
 PythonFrameRef PythonFrames311::InnermostUserFrame() const {
-  // On the heap, as call_sites.cc's cache: the library's static TLS stays within 128 bytes.
-  thread_local std::unique_ptr<UserCodeCache> cache_memory;
-  if (cache_memory == nullptr) cache_memory = std::make_unique<UserCodeCache>();
-  UserCodeCache& cache = *cache_memory;
+  UserCodeCache& cache = ThisThreadHeap<UserCodeCache>();
   const void* tstate = this_thread_state_();
   if (tstate == nullptr) return {};  // a native thread
   const void* cframe = At<const void*>(tstate, kThreadStateCFrame);
