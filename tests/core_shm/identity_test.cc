@@ -14,6 +14,7 @@ namespace ncclwatch::shm {
 namespace {
 
 using testing::OptionsForThisProcess;
+using testing::ScopedSegment;
 using testing::UniqueJobId;
 
 std::unique_ptr<SegmentWriter> Create(const SegmentOptions& options) {
@@ -137,15 +138,32 @@ TEST_CASE("a new run removes what earlier runs of its job id left, and nothing o
   RemoveStaleSegments(job);
 }
 
-TEST_CASE("an op its communicator's abort ended is not complete, and the seq does not advance", "[identity]") {
-  const std::string job = UniqueJobId("aborted");
-  auto writer = Create(OptionsForThisProcess(job, 16));
-  CommSlot slot = writer->ClaimCommSlot().value();
+// A communicator slot of `segment`, its init begun; and an 8-element AllReduce.
+CommSlot BegunSlot(ScopedSegment& segment) {
+  CommSlot slot = segment->ClaimCommSlot().value();
   REQUIRE(slot.valid());
   slot.BeginInit(0, 50);
+  return slot;
+}
+OpFingerprint AllReduce() {
   OpFingerprint op;
   op.op = Op::kAllReduce;
   op.count = 8;
+  return op;
+}
+
+// The records of the segment's one communicator, as a reader sees them.
+std::vector<RecordView> RecordsOf(ScopedSegment& segment) {
+  const std::optional<ProcessView> view = ReadSegment(segment->name().substr(1));
+  REQUIRE(view);
+  REQUIRE(view->comms.size() == 1);
+  return view->comms[0].records;
+}
+
+TEST_CASE("an op its communicator's abort ended is not complete, and the seq does not advance", "[identity]") {
+  ScopedSegment segment(UniqueJobId("aborted"), 16);
+  CommSlot slot = BegunSlot(segment);
+  const OpFingerprint op = AllReduce();
   const RecordRef done = slot.Append(op, 0, 100);
   slot.MarkCompleted(done, 150);
   const RecordRef pending = slot.Append(op, 0, 200);
@@ -155,28 +173,19 @@ TEST_CASE("an op its communicator's abort ended is not complete, and the seq doe
   // The abort tears the kernels down and the completion event fires.
   slot.MarkCompleted(pending, 300);
   CHECK(slot.header()->last_completed_seq.load() == 1);
-  const std::optional<ProcessView> view = ReadSegment(writer->name().substr(1));
-  REQUIRE(view);
-  REQUIRE(view->comms.size() == 1);
-  const std::vector<RecordView>& records = view->comms[0].records;
+  const std::vector<RecordView> records = RecordsOf(segment);
   REQUIRE(records.size() == 2);
   CHECK(records[0].complete_ns == 150);
   CHECK((records[0].flags & kRecordAborted) == 0);
   CHECK(records[1].complete_ns == 0);
   CHECK((records[1].flags & kRecordAborted) != 0);
   CHECK(CompletionUnknown(records[1].flags));
-  writer->CloseAndUnlink();
 }
 
 TEST_CASE("a simulated group's records are taken back: their seqs go to the next ops", "[identity]") {
-  const std::string job = UniqueJobId("retract");
-  auto writer = Create(OptionsForThisProcess(job, 16));
-  CommSlot slot = writer->ClaimCommSlot().value();
-  REQUIRE(slot.valid());
-  slot.BeginInit(0, 50);
-  OpFingerprint all_reduce;
-  all_reduce.op = Op::kAllReduce;
-  all_reduce.count = 8;
+  ScopedSegment segment(UniqueJobId("retract"), 16);
+  CommSlot slot = BegunSlot(segment);
+  const OpFingerprint all_reduce = AllReduce();
   OpFingerprint send = all_reduce;
   send.op = Op::kSend;
   send.root_or_peer = 1;
@@ -208,14 +217,10 @@ TEST_CASE("a simulated group's records are taken back: their seqs go to the next
   // Nothing older was touched; a range that is not the newest is left alone.
   slot.Retract(kept.ring_index + 100);
   CHECK(slot.header()->records_written.load() == next.ring_index + 3);
-  const std::optional<ProcessView> view = ReadSegment(writer->name().substr(1));
-  REQUIRE(view);
-  REQUIRE(view->comms.size() == 1);
-  const std::vector<RecordView>& records = view->comms[0].records;
+  const std::vector<RecordView> records = RecordsOf(segment);
   REQUIRE(records.size() == 5);
   for (const RecordView& r : records) CHECK((r.flags & kRecordNotLaunched) == 0);
   CHECK(records[2].enqueue_ns == 300);
-  writer->CloseAndUnlink();
 }
 
 }  // namespace
