@@ -63,8 +63,8 @@ bool BeginObserved(Activation activation, const char* where, Body&& body) noexce
 // success, deferral while a nonblocking enqueue is in progress, the failed flag otherwise;
 // for each of a group's (communicator, stream) ranges.
 void SettleAll(Runtime* rt, const StreamRange* ranges, size_t count, ncclResult_t result);
-// A grouped op NCCL queued (nccl_observer_groups.cc): its record, with the group's serial,
-// and its range, settled at the group's outermost end.
+// A grouped op NCCL queued (nccl_observer_groups.cc): its record, with the group's key, and
+// its range, settled at the group's outermost end.
 void PublishGroupedOp(OpCall* call);
 // Records the completion events deferred while `entry`'s enqueue was in progress.
 void FlushDeferred(Runtime* rt, CommEntry* entry);

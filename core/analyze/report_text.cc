@@ -96,8 +96,9 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
           << '\n';
     } else if (v.seq) {
       out << "  collective #" << v.seq << ' ' << Esc(v.op) << format::FrameworkSeqNote(v.framework_seq, false) << '\n';
+    } else if (!v.op.empty()) {
+      out << "  op " << Esc(v.op) << '\n';
     }
-    else if (!v.op.empty()) out << "  op " << Esc(v.op) << '\n';
     out << "  " << format::Agree(v.ranks.size(), "culprit", "culprits") << ": " << FormatRanks(v.ranks)
         << (v.kind == detect::VerdictKind::kSyncStuck ? " (global)" : GlobalRanksNote(a)) << '\n';
   }

@@ -128,8 +128,9 @@ __attribute__((hot)) RecordRef CommSlot::Append(const OpFingerprint& op, uint32_
   } else {
     ref.collective = true;
     ref.seq = BumpSingleWriter(h.last_enqueued_seq) + 1;
-    // A group's collectives on this communicator are appended one after another at its
-    // outermost GroupEnd and share one launch: only the first of them takes a new one.
+    // A group's collectives on this communicator share one launch: only the first of them
+    // takes a new one. They come one after another as the caller issues them (P2P ops of the
+    // group may come between: they leave last_group_key_ alone).
     if (group_key == 0 || group_key != last_group_key_) {
       launch = BumpSingleWriter(h.collective_launches) + 1;
     } else {

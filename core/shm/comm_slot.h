@@ -65,10 +65,11 @@ class CommSlot {
   RecordRef Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns, uint64_t group_key = 0);
   // Takes back the newest records, [first_ring_index, head): a group that
   // ncclGroupSimulateEnd ended, which NCCL never launched. Their collective and per-peer seqs
-  // and launch numbers are given back, for the next ops to take as if these had never been appended, and each is
-  // flagged kRecordNotLaunched first, for a reader that copied it meanwhile. Only for the
-  // appending thread, and only while nothing else was appended since (NCCL's rule that one
-  // communicator's calls never run concurrently guarantees it inside an open group).
+  // and launch numbers are given back, for the next ops to take as if these had never been
+  // appended, and each is flagged kRecordNotLaunched first, for a reader that copied it
+  // meanwhile. Only for the appending thread, and only while nothing else was appended since
+  // (NCCL's rule that one communicator's calls never run concurrently guarantees it inside an
+  // open group).
   void Retract(uint64_t first_ring_index);
   // Adds flags to a record this thread appended (e.g. kRecordFailed after the call); the
   // first kRecordUntracked on a record counts it in untracked_ops.
