@@ -1,12 +1,17 @@
 #include "last_error.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <algorithm>
-#include <cstring>
-#include <mutex>
+#include <pthread.h>
+#include <strings.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
 
 namespace ncclsim {
 namespace {
@@ -28,32 +33,70 @@ const char* LastError() {
   return t_copy.c_str();
 }
 
-bool DebugInfoEnabled() {
-  const char* v = std::getenv("NCCL_DEBUG");
-  return v != nullptr && (strcasecmp(v, "INFO") == 0 || strcasecmp(v, "TRACE") == 0);
-}
+namespace {
 
-bool DebugSubsysEnabled(const char* subsys) {
-  if (!DebugInfoEnabled()) return false;
+// NCCL_DEBUG and NCCL_DEBUG_SUBSYS, read once per process as real NCCL does (ncclDebugInit):
+// the sim asks on every op, and a getenv per op scanned the whole environment, whose length
+// then set part of every op's cost (one more variable, such as LD_PRELOAD, cost a group of
+// one op about 4 ns: scripts/bench --only hooks, issue 23). A forked child reads them afresh
+// (the tests set NCCL_DEBUG in a child before its first call).
+struct DebugConfig {
+  bool info = false;
+  bool warn = false;
+  bool subsys_inverted = false;
+  std::vector<std::string> subsys;  // NCCL_DEBUG_SUBSYS's items, '^' removed
+};
+
+DebugConfig ReadDebugConfig() {
+  DebugConfig config;
+  const char* level = std::getenv("NCCL_DEBUG");
+  config.info = level != nullptr && (strcasecmp(level, "INFO") == 0 || strcasecmp(level, "TRACE") == 0);
+  config.warn = config.info || (level != nullptr && strcasecmp(level, "WARN") == 0);
   const char* env = std::getenv("NCCL_DEBUG_SUBSYS");
   std::string list = env != nullptr ? env : "INIT,BOOTSTRAP,ENV";
-  const bool invert = !list.empty() && list[0] == '^';
-  if (invert) list.erase(0, 1);
-  bool listed = false;
+  config.subsys_inverted = !list.empty() && list[0] == '^';
+  if (config.subsys_inverted) list.erase(0, 1);
   size_t start = 0;
   while (start <= list.size()) {
     const size_t end = std::min(list.find(',', start), list.size());
-    const std::string item = list.substr(start, end - start);
-    if (strcasecmp(item.c_str(), subsys) == 0 || strcasecmp(item.c_str(), "ALL") == 0) listed = true;
+    config.subsys.push_back(list.substr(start, end - start));
     start = end + 1;
   }
-  return listed != invert;
+  return config;
 }
 
-bool DebugWarnEnabled() {
-  const char* v = std::getenv("NCCL_DEBUG");
-  return DebugInfoEnabled() || (v != nullptr && strcasecmp(v, "WARN") == 0);
+std::atomic<const DebugConfig*> g_debug_config{nullptr};
+std::once_flag g_debug_atfork;
+
+const DebugConfig& Debug() {
+  const DebugConfig* config = g_debug_config.load(std::memory_order_acquire);
+  if (config != nullptr) [[likely]] return *config;
+  std::call_once(g_debug_atfork, [] {
+    // The parent's copy stays with the parent (a child that never asks leaks nothing).
+    pthread_atfork(nullptr, nullptr, [] { g_debug_config.store(nullptr, std::memory_order_relaxed); });
+  });
+  const DebugConfig* fresh = new DebugConfig(ReadDebugConfig());
+  const DebugConfig* expected = nullptr;
+  if (g_debug_config.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;
+  return *expected;
 }
+
+}  // namespace
+
+bool DebugInfoEnabled() { return Debug().info; }
+
+bool DebugSubsysEnabled(const char* subsys) {
+  const DebugConfig& config = Debug();
+  if (!config.info) return false;
+  bool listed = false;
+  for (const std::string& item : config.subsys) {
+    if (strcasecmp(item.c_str(), subsys) == 0 || strcasecmp(item.c_str(), "ALL") == 0) listed = true;
+  }
+  return listed != config.subsys_inverted;
+}
+
+bool DebugWarnEnabled() { return Debug().warn; }
 
 namespace {
 

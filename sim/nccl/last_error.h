@@ -9,6 +9,8 @@ namespace ncclsim {
 void SetLastError(const std::string& message);
 const char* LastError();
 
+// The NCCL_DEBUG settings are read at the first question, once per process (a forked child
+// reads them again), as real NCCL reads them once.
 // True when NCCL_DEBUG is INFO (or TRACE), as in real NCCL.
 bool DebugInfoEnabled();
 // True when NCCL_DEBUG is INFO (or TRACE) and NCCL_DEBUG_SUBSYS selects `subsys` (e.g. "COLL").
