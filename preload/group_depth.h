@@ -46,16 +46,22 @@ inline bool EnterGroupEnd(bool* outermost) noexcept {
 }
 
 // After the real end. NCCL leaves the group level even when the end fails. The outermost end
-// settles what the group published (EndOutermostGroup, nccl_observer_groups.cc), if anything.
+// settles what the group published, if anything: a launched group on one communicator and
+// stream with SettleGroupRange (one completion event), anything else with EndOutermostGroup.
 inline void LeaveGroupEnd(GroupEndKind kind, bool outermost, ncclResult_t result) noexcept {
   HookDepths& depths = ThisThreadDepths();
   --depths.reentry;
   if (depths.group > 0) --depths.group;
   if (!outermost) return;
   depths.group_key = 0;
-  if (!depths.group_has_work) return;
-  depths.group_has_work = false;
-  EndOutermostGroup(kind, result);
+  const GroupWork work = depths.group_work;
+  if (work == GroupWork::kNone) return;
+  depths.group_work = GroupWork::kNone;
+  if (work == GroupWork::kOneRange && kind == GroupEndKind::kLaunch) [[likely]] {
+    SettleGroupRange(result);
+  } else {
+    EndOutermostGroup(kind, result);
+  }
 }
 
 }  // namespace ncclwatch::preload

@@ -21,16 +21,17 @@ struct ThreadState;
 struct CommEntry;
 
 // ---- Collectives and point-to-point.
+// The hook fills `op`; BeginOp sets the rest when it returns true (only then does the hook
+// call EndOp): left uninitialised, they cost the hook no stores on the paths that forward only.
 struct OpCall {
-  Runtime* runtime = nullptr;
-  ThreadState* thread = nullptr;
-  CommEntry* comm = nullptr;
   shm::OpFingerprint op;
-  uint64_t enqueue_ns = 0;
+  Runtime* runtime;
+  ThreadState* thread;
+  CommEntry* comm;  // null: a communicator ncclwatch does not know (no record)
+  uint64_t enqueue_ns;
   shm::RecordRef record;
-  bool published = false;
 };
-bool BeginOp(ncclComm_t comm, const shm::OpFingerprint& op, OpCall* call) noexcept;
+bool BeginOp(ncclComm_t comm, OpCall* call) noexcept;
 void EndOp(OpCall* call, ncclResult_t result) noexcept;
 
 // ---- Groups (the depth counting is inline, in group_depth.h).
@@ -38,6 +39,9 @@ enum class GroupEndKind { kLaunch, kSimulate };
 // The outermost end of a group that published records or buffered inits, after the real
 // call: completion events (kLaunch), or its records taken back (kSimulate); and the inits.
 void EndOutermostGroup(GroupEndKind kind, ncclResult_t result) noexcept;
+// The same for a launched group whose records are on one communicator and stream
+// (GroupWork::kOneRange): one completion event, as for an op outside a group.
+void SettleGroupRange(ncclResult_t result) noexcept;
 
 // ---- Communicator creation.
 enum class InitKind { kRoot, kAll, kSplit, kShrink };

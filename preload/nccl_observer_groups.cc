@@ -1,50 +1,35 @@
-// Ops issued inside ncclGroupStart/End: published when issued, settled at the outermost end.
+// Ops issued inside ncclGroupStart/End: settled at the outermost end.
 //
-// Each grouped op's record is appended as soon as NCCL has queued the op (PublishGroupedOp,
-// from the op's hook), with the group's key, and its (communicator, stream) range is kept for
-// the thread. The outermost ncclGroupEnd, which launches the group, records their completion
-// events after it returned; ncclGroupSimulateEnd launches nothing, and its records are taken
-// back (CommSlot::Retract): their seqs go to the next ops, as if never issued. The group's
-// ends themselves only count depth (group_depth.h) unless the group published something.
+// Each grouped op's record is appended before the real call, with the group's key, as an
+// ungrouped op's is (BeginOp, nccl_observer_ops.cc); once NCCL has queued the op, its
+// (communicator, stream) range joins the thread's open group (JoinGroup). The outermost
+// ncclGroupEnd, which launches the group, records their completion events after it returned:
+// SettleGroupRange (ops.cc) for a group on one communicator and stream, EndOutermostGroup
+// (here) for more. ncclGroupSimulateEnd launches nothing, and its records are taken back
+// (CommSlot::Retract): their seqs go to the next ops, as if never issued. The group's ends
+// themselves only count depth (group_depth.h) unless the group has work.
 //
-// Before 2026-11-26 the ops were buffered and published by the outermost GroupEnd: a group of
-// one op then cost 117 ns of our own time against 67 for the same op ungrouped, and its end
-// alone about 30 ns with nothing to publish (scripts/bench --only hooks; issue 23). Published
-// when issued, the records are the same; only a rank stopped between queueing grouped ops and
-// the group's end now shows them as joined, as a rank stopped inside GroupEnd already did.
+// History (scripts/bench --only hooks, our own time per group of one op; issue 23):
+//  - before 2026-11-26 the ops were buffered and published by the outermost GroupEnd: 117 ns
+//    against 67 for the same op ungrouped, the end alone about 30 ns with nothing to publish;
+//  - then each op published its record after NCCL queued it, from its own hook, and the end
+//    settled a vector of ranges: 112-116 ns;
+//  - now the record is appended before the call, like any op's, and a group on one
+//    communicator and stream keeps its one range beside the vector, settled without it.
+// A rank stopped inside a grouped call, or between queueing its ops and the group's end,
+// shows them as joined, as a rank stopped inside an ungrouped call always did.
 #include <algorithm>
 #include <atomic>
 #include <vector>
 
-#include "preload/call_sites.h"
 #include "preload/group_depth.h"
 #include "preload/hot_path.h"
+#include "preload/keep_errno.h"
 #include "preload/nccl_observer.h"
 #include "preload/nccl_observer_internal.h"
 
 namespace ncclwatch::preload {
 namespace {
-
-// Adds `ref` to the range of its (communicator, stream): a group's records on one stream
-// complete together.
-NCCLWATCH_HOT void AddToRanges(std::vector<StreamRange>* ranges, CommEntry* comm, uint64_t stream, const shm::RecordRef& ref) {
-  for (StreamRange& records : *ranges) {
-    if (records.comm == comm && records.stream == stream) {
-      records.range.Extend(ref);
-      return;
-    }
-  }
-  ranges->push_back({comm, stream, RecordRange::Of(ref)});
-}
-
-// Which outermost group a record belongs to: 1, 2, ... never repeating (CommSlot::Append's
-// group_key, which counts a group's collectives on a communicator as one launch).
-NCCLWATCH_HOT uint64_t NextGroupKey() {
-  static std::atomic<uint64_t> launched{0};
-  return launched.fetch_add(1, std::memory_order_relaxed) + 1;
-}
-// Its serial in the record's flags: 1..65535, wrapping (layout.h, kRecordGroupShift).
-inline uint32_t GroupSerialOfKey(uint64_t key) { return static_cast<uint32_t>((key - 1) % 0xffffu) + 1; }
 
 // A simulated group's records, taken back: per communicator they are its newest, from the
 // first of its ranges (one per stream) on.
@@ -62,22 +47,30 @@ void RetractAll(const std::vector<StreamRange>& ranges) {
 
 }  // namespace
 
-NCCLWATCH_HOT void PublishGroupedOp(OpCall* call) {
-  HookDepths& depths = ThisThreadDepths();
-  if (depths.group_key == 0) depths.group_key = NextGroupKey();
-  const uint32_t flags = shm::kRecordInGroup | shm::RecordGroupBits(GroupSerialOfKey(depths.group_key));
-  const shm::RecordRef ref = call->comm->slot.Append(call->op, flags, call->enqueue_ns, depths.group_key);
-  if (call->comm->call_sites != nullptr) [[unlikely]] call_sites::Note(call->comm->call_sites, ref, call->op.root_or_peer);
-  AddToRanges(&call->thread->group_ranges, call->comm, call->op.stream, ref);
-  depths.group_has_work = true;
+uint64_t NextGroupKey() {
+  static std::atomic<uint64_t> launched{0};
+  return launched.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+void AddGroupRange(ThreadState* ts, const StreamRange& records) {
+  for (StreamRange& range : ts->group_ranges) {
+    if (range.comm == records.comm && range.stream == records.stream) {
+      range.range.Extend(records.range);
+      return;
+    }
+  }
+  ts->group_ranges.push_back(records);
 }
 
 NCCLWATCH_HOT void EndOutermostGroup(GroupEndKind kind, ncclResult_t result) noexcept {
+  const KeepErrno keep;  // the group end's hook keeps none (nccl_tracking.h)
   // A communicator created inside the group may have activated ncclwatch meanwhile.
   Runtime* rt = ActiveRuntime();
   if (rt == nullptr || PassThroughOnly()) return;
   Guarded("EndOutermostGroup", [&] {
     ThreadState* ts = ThisThread(rt->generation);
+    if (ts->group_range.comm != nullptr) ts->group_ranges.push_back(ts->group_range);
+    ts->group_range.comm = nullptr;
     if (kind == GroupEndKind::kLaunch) {
       SettleAll(rt, ts->group_ranges.data(), ts->group_ranges.size(), result);
     } else {

@@ -191,7 +191,7 @@ void EndSingleInit(InitCall* call, ncclResult_t result, ncclComm_t comm) {
   Register(call->runtime, entry, comm);
   if (ThisThreadDepths().group > 0) {  // NCCL initialises it at the outermost GroupEnd
     call->thread->grouped_inits.push_back(entry);
-    ThisThreadDepths().group_has_work = true;
+    ThisThreadDepths().group_work = GroupWork::kMore;
     return;
   }
   if (result == ncclInProgress) {

@@ -63,9 +63,34 @@ bool BeginObserved(Activation activation, const char* where, Body&& body) noexce
 // success, deferral while a nonblocking enqueue is in progress, the failed flag otherwise;
 // for each of a group's (communicator, stream) ranges.
 void SettleAll(Runtime* rt, const StreamRange* ranges, size_t count, ncclResult_t result);
-// A grouped op NCCL queued (nccl_observer_groups.cc): its record, with the group's key, and
-// its range, settled at the group's outermost end.
-void PublishGroupedOp(OpCall* call);
+
+// ---- Groups (nccl_observer_groups.cc).
+// Which outermost group a record belongs to: 1, 2, ... never repeating, taken by the group's
+// first op (CommSlot::Append's group_key, which counts a group's collectives on a
+// communicator as one launch).
+uint64_t NextGroupKey();
+// A grouped record's flags: in a group, and the group's serial, 1..65535, wrapping (layout.h,
+// kRecordGroupShift).
+inline uint32_t GroupedRecordFlags(uint64_t group_key) {
+  return shm::kRecordInGroup | shm::RecordGroupBits(static_cast<uint32_t>((group_key - 1) % 0xffffu) + 1);
+}
+// Records of a grouped op NCCL queued, on a (communicator, stream) other than the group's
+// first: added to ThreadState::group_ranges.
+void AddGroupRange(ThreadState* ts, const StreamRange& records);
+// Records of a grouped op NCCL queued join the open group's ranges, settled at its outermost
+// end. Inline: the first range is the common case, a group on one communicator and stream.
+inline void JoinGroup(ThreadState* ts, HookDepths* depths, const StreamRange& records) {
+  StreamRange& first = ts->group_range;
+  if (first.comm == nullptr) {
+    first = records;
+    if (depths->group_work == GroupWork::kNone) depths->group_work = GroupWork::kOneRange;
+  } else if (first.comm == records.comm && first.stream == records.stream) {
+    first.range.Extend(records.range);
+  } else {
+    AddGroupRange(ts, records);
+    depths->group_work = GroupWork::kMore;
+  }
+}
 // Records the completion events deferred while `entry`'s enqueue was in progress.
 void FlushDeferred(Runtime* rt, CommEntry* entry);
 

@@ -1,20 +1,29 @@
 // Collectives, P2P and one-sided ops: one ring record each, and its completion.
+//
+// Every op's record is appended before the real call (BeginOp), a grouped one with its group's
+// key. After the call (EndOp) an op outside a group is settled: a completion event if NCCL
+// accepted it, deferral while a nonblocking enqueue is in progress, the failed flag otherwise.
+// A grouped op NCCL accepted joins its group's ranges instead, settled at the group's
+// outermost end (SettleGroupRange here, EndOutermostGroup in nccl_observer_groups.cc); one it
+// refused is flagged failed at once, and a range spanning it never marks it complete.
 #include <mutex>
 #include <vector>
 
 #include "core/shm/hook_clock.h"
 #include "preload/call_sites.h"
 #include "preload/hot_path.h"
+#include "preload/keep_errno.h"
 #include "preload/nccl_observer.h"
 #include "preload/nccl_observer_internal.h"
+#include "preload/tracker_record.h"
 
 namespace ncclwatch::preload {
 namespace {
 
-// AddFlags, TrackCompletion and SettleRecords are inlined into EndOp (one op) and SettleAll
-// (a group's ranges): as a chain of calls EndOp -> Settle -> TrackCompletion their prologues and
-// epilogues cost about 30 of the 420 instructions of a hooked collective (callgrind; issue 23).
-#define NCCLWATCH_HOT_INLINE NCCLWATCH_HOT inline __attribute__((always_inline))
+// AddFlags, TrackCompletion and SettleRecords are inlined into EndOp (one op), SettleGroupRange
+// and SettleAll (a group's ranges): as a chain of calls EndOp -> Settle -> TrackCompletion their
+// prologues and epilogues cost about 30 of the 420 instructions of a hooked collective
+// (callgrind; issue 23).
 
 NCCLWATCH_HOT_INLINE void AddFlags(const StreamRange& records, uint32_t flags) {
   if (flags == 0) return;
@@ -61,30 +70,54 @@ void FlushDeferred(Runtime* rt, CommEntry* entry) {
   entry->deferred.clear();
 }
 
-NCCLWATCH_HOT bool BeginOp(ncclComm_t comm, const shm::OpFingerprint& op, OpCall* call) noexcept {
+NCCLWATCH_HOT bool BeginOp(ncclComm_t comm, OpCall* call) noexcept {
   return BeginObserved(Activation::kIfActive, "BeginOp", [&](Runtime* rt, ThreadState* ts) {
     call->runtime = rt;
     call->thread = ts;
-    call->op = op;
     call->comm = rt->comms.Find(Handle(comm));
     call->enqueue_ns = shm::HookClockNowNs();
-    if (call->comm != nullptr && ThisThreadDepths().group == 0) {
-      call->record = call->comm->slot.Append(op, 0, call->enqueue_ns);
-      call->published = true;
-      if (call->comm->call_sites != nullptr) [[unlikely]] call_sites::Note(call->comm->call_sites, call->record, op.root_or_peer);
+    if (call->comm == nullptr) return;
+    HookDepths& depths = ThisThreadDepths();
+    uint32_t flags = 0;
+    uint64_t group_key = 0;
+    if (depths.group > 0) {
+      if (depths.group_key == 0) depths.group_key = NextGroupKey();
+      group_key = depths.group_key;
+      flags = GroupedRecordFlags(group_key);
+    }
+    call->record = call->comm->slot.Append(call->op, flags, call->enqueue_ns, group_key);
+    if (call->comm->call_sites != nullptr) [[unlikely]] {
+      call_sites::Note(call->comm->call_sites, call->record, call->op.root_or_peer);
     }
   });
 }
 
 NCCLWATCH_HOT void EndOp(OpCall* call, ncclResult_t result) noexcept {
-  --ThisThreadDepths().reentry;
+  HookDepths& depths = ThisThreadDepths();
+  --depths.reentry;
   if (call->comm == nullptr) return;
   Guarded("EndOp", [&] {
-    if (!call->published) {  // inside a group: NCCL queued it, to launch at the outermost end
-      if (result == ncclSuccess || result == ncclInProgress) PublishGroupedOp(call);
-      return;
+    const StreamRange records{call->comm, call->op.stream, RecordRange::Of(call->record)};
+    if (depths.group == 0) [[likely]] {
+      SettleRecords(call->runtime, records, result);
+    } else if (result == ncclSuccess || result == ncclInProgress) {
+      JoinGroup(call->thread, &depths, records);  // NCCL queued it, to launch at the outermost end
+    } else {
+      AddFlags(records, shm::kRecordFailed);
     }
-    SettleRecords(call->runtime, {call->comm, call->op.stream, RecordRange::Of(call->record)}, result);
+  });
+}
+
+NCCLWATCH_HOT void SettleGroupRange(ncclResult_t result) noexcept {
+  const KeepErrno keep;  // the group end's hook keeps none (nccl_tracking.h)
+  // A communicator created inside the group may have activated ncclwatch meanwhile.
+  Runtime* rt = ActiveRuntime();
+  if (rt == nullptr || PassThroughOnly()) return;
+  Guarded("SettleGroupRange", [&] {
+    ThreadState* ts = ThisThread(rt->generation);
+    const StreamRange records = ts->group_range;
+    ts->group_range.comm = nullptr;
+    if (records.comm != nullptr) SettleRecords(rt, records, result);  // null: a fork since the op
   });
 }
 

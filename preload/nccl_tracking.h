@@ -38,21 +38,25 @@ class OpTracking : public NoNewComms {
  public:
   OpTracking(Op op, size_t count, ncclDataType_t type, int redop, int root_or_peer, ncclComm_t comm,
              cudaStream_t stream)
-      : comm_(comm),
-        op_{op, static_cast<uint8_t>(type), static_cast<uint8_t>(redop), count, root_or_peer,
-            reinterpret_cast<uint64_t>(stream)} {}
+      : comm_(comm) {
+    call_.op = {op, static_cast<uint8_t>(type), static_cast<uint8_t>(redop), count, root_or_peer,
+                reinterpret_cast<uint64_t>(stream)};
+  }
   ncclComm_t Comm() const { return comm_; }
-  bool Begin() { return BeginOp(comm_, op_, &call_); }
+  bool Begin() { return BeginOp(comm_, &call_); }
   void End(ncclResult_t result) { EndOp(&call_, result); }
 
  private:
   ncclComm_t comm_;
-  shm::OpFingerprint op_;
   OpCall call_;
 };
 
+// The group ends count depth in TLS and create no communicator: errno is kept only inside the
+// calls that settle a group (SettleGroupRange, EndOutermostGroup), not around every end
+// (nccl_hook.h, kTrackingKeepsErrno).
 class GroupStartTracking : public NoNewComms {
  public:
+  static constexpr bool kKeepsErrno = true;
   ncclComm_t Comm() const { return nullptr; }
   bool Begin() { return EnterGroupStart(); }
   void End(ncclResult_t result) { LeaveGroupStart(result); }
@@ -60,6 +64,7 @@ class GroupStartTracking : public NoNewComms {
 
 class GroupEndTracking : public NoNewComms {
  public:
+  static constexpr bool kKeepsErrno = true;
   explicit GroupEndTracking(GroupEndKind kind) : kind_(kind) {}
   ncclComm_t Comm() const { return nullptr; }
   bool Begin() { return EnterGroupEnd(&outermost_); }

@@ -21,16 +21,16 @@ struct RecordRange {
   static RecordRange Of(const shm::RecordRef& ref) {
     return {ref.ring_index, ref.ring_index, ref.collective ? ref.seq : 0};
   }
-  // Appends the next record of the same communicator.
-  void Extend(const shm::RecordRef& ref) {
-    last_ring_index = ref.ring_index;
-    if (ref.collective) max_collective_seq = ref.seq;
+  // Appends the next records of the same communicator.
+  void Extend(const RecordRange& next) {
+    last_ring_index = next.last_ring_index;
+    if (next.max_collective_seq != 0) max_collective_seq = next.max_collective_seq;
   }
 };
 
 // Records of `comm` enqueued on `stream`, done when that stream's work so far is done. Held
-// between a group's outermost GroupEnd and its return (ThreadState::group_ranges), and
-// while a nonblocking communicator's enqueue is in progress (CommEntry::deferred).
+// while a group is open (ThreadState::group_range and group_ranges), and while a nonblocking
+// communicator's enqueue is in progress (CommEntry::deferred).
 struct StreamRange {
   CommEntry* comm = nullptr;
   uint64_t stream = 0;

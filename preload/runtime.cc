@@ -119,7 +119,10 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
 
 }  // namespace
 
-bool runtime_detail::ResolvePassThrough() { return ResolveInitialMode() == Mode::kPassThrough; }
+bool runtime_detail::ResolvePassThrough() {
+  const KeepErrno keep;  // the group ends' hooks keep no errno around this first question
+  return ResolveInitialMode() == Mode::kPassThrough;
+}
 
 Runtime* ActivateForNewCommunicator() {
   if (PassThroughOnly()) return nullptr;

@@ -22,8 +22,10 @@ struct ThreadState {
   uint64_t generation = 0;
   int pid = 0;  // the process that created this state (a forked child inherits it)
   int tid = 0;
-  // The open group's published records, per (communicator, stream): settled at its outermost
-  // end (nccl_observer_groups.cc).
+  // The open group's records, per (communicator, stream), settled at its outermost end: the
+  // first range here (comm null when none), the others in group_ranges (nccl_observer_groups.cc).
+  // A group on one communicator and stream, the common case, never touches the vector.
+  StreamRange group_range;
   std::vector<StreamRange> group_ranges;
   // Communicators created inside a group: NCCL initialises them at the outermost GroupEnd.
   std::vector<CommEntry*> grouped_inits;
@@ -43,14 +45,18 @@ struct ThreadState {
 //   group_key: the open group's key (nccl_observer_groups.cc NextGroupKey; its serial goes
 //            in the records' flags), taken by its first published op; 0 until then and
 //            after the outermost end.
-//   group_has_work: the open group published records or buffered inits, which its outermost
-//            end settles (ThreadState::group_ranges, grouped_inits); an end without work
-//            touches nothing else.
+//   group_work: what the open group's outermost end settles (GroupWork); an end without
+//            work touches nothing else.
+enum class GroupWork : uint8_t {
+  kNone,
+  kOneRange,  // records on one (communicator, stream): ThreadState::group_range only
+  kMore,      // more ranges (group_ranges) or buffered inits (grouped_inits)
+};
 struct HookDepths {
   int reentry = 0;
   int group = 0;
   uint64_t group_key = 0;
-  bool group_has_work = false;
+  GroupWork group_work = GroupWork::kNone;
 };
 
 // Inline, with the variables visible here, so that a hook reads them with one %fs-relative

@@ -9,8 +9,8 @@
 #include "core/shm/process_info.h"
 #include "preload/bounded_stop.h"
 #include "preload/capture_watch.h"
-#include "preload/hot_path.h"
 #include "preload/log.h"
+#include "preload/tracker_record.h"
 
 namespace ncclwatch::preload {
 
@@ -35,18 +35,6 @@ void Tracker::Start(int device) {
 
 void Tracker::Stop() { StopWithin(thread_, mu_, wake_, stop_, stopped_, std::chrono::seconds(1)); }
 
-// PoolFor, Claim, Record and DriverRecord are inlined into RecordCompletion, their one caller
-// per op: as calls, their prologues and epilogues were a fifth of the tracker's 130
-// instructions per op (callgrind; issue 23). Their rare paths stay out of line.
-#define NCCLWATCH_HOT_INLINE NCCLWATCH_HOT inline __attribute__((always_inline))
-
-NCCLWATCH_HOT_INLINE Tracker::DevicePool* Tracker::PoolFor(int device) {
-  if (device < 0 || device >= kMaxDevices) return nullptr;
-  DevicePool* pool = pools_[device].load(std::memory_order_acquire);
-  if (pool != nullptr) [[likely]] return pool;
-  return NewPool(device);
-}
-
 Tracker::DevicePool* Tracker::NewPool(int device) {
   // Once per device: not on the steady-state path.
   DevicePool* pool = nullptr;
@@ -54,28 +42,6 @@ Tracker::DevicePool* Tracker::NewPool(int device) {
   if (pools_[device].compare_exchange_strong(pool, fresh, std::memory_order_acq_rel)) return fresh;
   delete fresh;
   return pool;
-}
-
-NCCLWATCH_HOT_INLINE Tracker::EventSlot* Tracker::Claim(DevicePool* pool) {
-  // Slots are claimed in cursor order and mostly freed in the same order, so the slot at
-  // the cursor is usually free. The cursor is a hint (a load and a store, no read-modify-write
-  // on the hot path): threads racing for one slot are told apart by the slot's CAS. A full
-  // pool costs kClaimProbes relaxed loads.
-  const uint32_t start = pool->cursor.load(std::memory_order_relaxed);
-  for (uint32_t i = 0; i < kClaimProbes; ++i) {
-    const uint32_t index = (start + i) % kEventsPerDevice;
-    EventSlot& slot = pool->slots[index];
-    uint32_t expected = kFree;
-    if (slot.state.load(std::memory_order_relaxed) == kFree &&
-        slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
-      pool->cursor.store(index + 1, std::memory_order_relaxed);
-      // The slot the next claim looks at first: in a burst of ops its line is then in
-      // cache (its state load was the costliest instruction of the claim; issue 23).
-      __builtin_prefetch(&pool->slots[(index + 1) % kEventsPerDevice], 1);
-      return &slot;
-    }
-  }
-  return nullptr;
 }
 
 void Tracker::Release(DevicePool* pool, EventSlot* slot) {
@@ -113,57 +79,12 @@ uint32_t Tracker::DriverCaptureFlags(cudaStream_t stream) {
   return capture != CU_STREAM_CAPTURE_STATUS_NONE ? shm::kRecordCaptured : 0;
 }
 
-NCCLWATCH_HOT_INLINE bool Tracker::Record(DevicePool* pool, EventSlot* slot, uint64_t stream) {
-  if (driver_ != nullptr) return DriverRecord(pool, slot->event, stream);
-  if (cuda_.EventRecord(slot->event, reinterpret_cast<cudaStream_t>(stream)) == cudaSuccess) return true;
-  cuda_.GetLastError();  // only reached with no error pending before
-  return false;
-}
-
-// A created stream carries its own context: the event is recorded on it directly, whatever
-// context is current (one call). The legacy and per-thread default streams are the current
-// context's: those are recorded with the event's context current (cuCtxGetCurrent, and a push
-// and pop when it differs). Should a driver refuse the direct record where the pushed one
-// works, the device's pool records the pushed way from then on.
-NCCLWATCH_HOT_INLINE bool Tracker::DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream) {
-  const bool default_stream = stream == 0 || stream == reinterpret_cast<uint64_t>(CU_STREAM_LEGACY) ||
-                              stream == reinterpret_cast<uint64_t>(CU_STREAM_PER_THREAD);
-  if (!default_stream && pool->direct_record.load(std::memory_order_relaxed)) {
-    if (driver_->EventRecord(reinterpret_cast<CUevent>(event), DriverStream(stream)) == CUDA_SUCCESS) return true;
-    if (!PushedRecord(pool, event, stream)) return false;
-    pool->direct_record.store(false, std::memory_order_relaxed);
-    Log(LogLevel::kInfo, "the driver refused an event record outside the stream's context; recording with it pushed");
-    return true;
-  }
-  return PushedRecord(pool, event, stream);
-}
-
-NCCLWATCH_HOT uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const CompletionTarget& target) {
-  if (events_disabled_.load(std::memory_order_relaxed) || !started_.load(std::memory_order_relaxed)) {
-    return shm::kRecordUntracked;
-  }
-  // The common case, with the driver and no capture in progress: cuEventRecord, nothing else.
-  if (driver_ == nullptr && cuda_.PeekAtLastError() != cudaSuccess) return shm::kRecordUntracked;
-  if (CaptureQueryNeeded()) {
-    const uint32_t capture = CaptureFlags(reinterpret_cast<cudaStream_t>(stream));
-    if (capture != 0) return capture;
-  }
-
-  DevicePool* pool = PoolFor(device);
-  EventSlot* slot = pool == nullptr ? nullptr : Claim(pool);
-  if (slot == nullptr) return shm::kRecordUntracked;
-  if ((slot->event == nullptr && !CreateEvent(device, pool, &slot->event)) || !Record(pool, slot, stream)) {
-    Release(pool, slot);
-    return shm::kRecordUntracked;
-  }
-  slot->target = target;
-  slot->target.generation = target.slot->generation();
-  target.slot->EventRecorded();
-  slot->state.store(kPending, std::memory_order_release);
-  // Tells the tracker to poll: a plain store (no read-modify-write). Released after the
-  // slot's state, and taken down by the tracker's exchange, which then sees the slot pending.
-  recorded_since_poll_.store(true, std::memory_order_release);
-  return 0;
+// The direct record failed: recorded with the context pushed, and so from then on if that works.
+bool Tracker::DirectRecordRefused(DevicePool* pool, cudaEvent_t event, uint64_t stream) {
+  if (!PushedRecord(pool, event, stream)) return false;
+  pool->direct_record.store(false, std::memory_order_relaxed);
+  Log(LogLevel::kInfo, "the driver refused an event record outside the stream's context; recording with it pushed");
+  return true;
 }
 
 bool Tracker::PushedRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream) {

@@ -73,7 +73,7 @@ class Tracker {
 
   // Records a completion event on `stream` for `target`, on `device`, leaving the caller's
   // current device and last CUDA error as they were. Returns the shm::kRecord* flags to add
-  // to the target's records (0 when tracked).
+  // to the target's records (0 when tracked). Inline: defined in tracker_record.h.
   uint32_t RecordCompletion(int device, uint64_t stream, const CompletionTarget& target);
 
  private:
@@ -111,6 +111,7 @@ class Tracker {
   bool Record(DevicePool* pool, EventSlot* slot, uint64_t stream);
   bool DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   bool PushedRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
+  bool DirectRecordRefused(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   cudaError_t Query(cudaEvent_t event);
   void Bind(int device, DevicePool* pool, int* bound_device);
   static void Finish(EventSlot* slot, bool completed, uint64_t now_ns);

@@ -237,10 +237,12 @@ void CommSlot::MarkRangeCompleted(uint64_t first_ring_index, uint64_t last_ring_
   for (uint64_t index = first_ring_index; index <= last_ring_index; ++index) {
     RingRecord& r = ring_[index & mask_];
     if (r.ring_index.load(std::memory_order_acquire) != index || r.complete_ns.load(kRelaxed) != 0) continue;
-    if ((UnpackPeerAndFlags(r.peer_and_flags.load(std::memory_order_acquire)).flags & kRecordAborted) != 0) {
+    const uint32_t flags = UnpackPeerAndFlags(r.peer_and_flags.load(std::memory_order_acquire)).flags;
+    if ((flags & kRecordAborted) != 0) {
       aborted = true;
       continue;
     }
+    if ((flags & kRecordFailed) != 0) continue;  // refused by NCCL inside a group: never runs
     r.complete_ns.store(now_ns, std::memory_order_release);
   }
   CommSlotHeader& h = *header_;

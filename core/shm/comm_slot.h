@@ -85,7 +85,8 @@ class CommSlot {
   void MarkCompleted(const RecordRef& ref, uint64_t now_ns);
   // Marks records [first, last] (absolute ring indices) complete and advances the
   // completed collective seq to `max_collective_seq` (0: no collective among them). Aborted
-  // records stay incomplete, and then the seq does not advance.
+  // records stay incomplete, and then the seq does not advance. Failed records (an op NCCL
+  // refused between grouped ops it queued) stay incomplete: they never run.
   void MarkRangeCompleted(uint64_t first_ring_index, uint64_t last_ring_index, uint64_t max_collective_seq,
                           uint64_t now_ns);
 

@@ -182,6 +182,25 @@ TEST_CASE("an op its communicator's abort ended is not complete, and the seq doe
   CHECK(CompletionUnknown(records[1].flags));
 }
 
+TEST_CASE("a group's range completes around an op NCCL refused inside it", "[identity]") {
+  ScopedSegment segment(UniqueJobId("refused"), 16);
+  CommSlot slot = BegunSlot(segment);
+  const OpFingerprint op = AllReduce();
+  const RecordRef queued = slot.Append(op, kRecordInGroup, 100, /*group_key=*/3);
+  const RecordRef refused = slot.Append(op, kRecordInGroup, 110, 3);
+  slot.AddFlags(refused, kRecordFailed);
+  const RecordRef last = slot.Append(op, kRecordInGroup, 120, 3);
+  // The group's one completion event covers its range, the refused op's record within it.
+  slot.MarkRangeCompleted(queued.ring_index, last.ring_index, last.seq, 500);
+  CHECK(slot.header()->last_completed_seq.load() == 3);
+  const std::vector<RecordView> records = RecordsOf(segment);
+  REQUIRE(records.size() == 3);
+  CHECK(records[0].complete_ns == 500);
+  CHECK(records[1].complete_ns == 0);
+  CHECK((records[1].flags & kRecordFailed) != 0);
+  CHECK(records[2].complete_ns == 500);
+}
+
 TEST_CASE("a simulated group's records are taken back: their seqs go to the next ops", "[identity]") {
   ScopedSegment segment(UniqueJobId("retract"), 16);
   CommSlot slot = BegunSlot(segment);

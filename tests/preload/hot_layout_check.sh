@@ -8,15 +8,14 @@
 set -u
 lib=$1
 fail=0
-# RealNccl (the common case), the tracker's Claim and DriverRecord, and the hooks' clock are
-# inlined into these since 2026-11-26, and the group ends' depth count (group_depth.h) too, so
-# they are no symbols of their own.
+# RealNccl (the common case), the tracker's RecordCompletion (tracker_record.h) with its Claim
+# and DriverRecord, and the hooks' clock are inlined into these since 2026-11-26, and the group
+# ends' depth count (group_depth.h) too, so they are no symbols of their own.
 hot='^(ncclAllReduce|ncclSend|ncclGroupStart|ncclGroupEnd|cudaStreamSynchronize)$
-^ncclwatch::preload::(BeginOp|EndOp|SettleAll|BeginSync|PublishGroupedOp|EndOutermostGroup)\(
-^ncclwatch::preload::Tracker::RecordCompletion\(
+^ncclwatch::preload::(BeginOp|EndOp|SettleAll|BeginSync|SettleGroupRange|EndOutermostGroup)\(
 ^ncclwatch::preload::CommRegistry::Find\(
 ^ncclwatch::shm::CommSlot::Append\('
-expected=14
+expected=13
 # address, size, name of every defined text symbol (cold clones are the point of the split: not counted)
 symbols=$(nm -C --defined-only -S "$lib" | awk '$3 ~ /^[tT]$/ { name = $4; for (i = 5; i <= NF; ++i) name = name " " $i; print $1, $2, name }' | grep -v '\[clone \.cold\]')
 found=0; lo=; hi=
