@@ -1,6 +1,6 @@
 // The tracking of ncclGroupStart and of the group's ends: the calling thread's group depth.
-// Ops issued inside a group publish their own records (nccl_observer_groups.cc), so the start
-// has nothing to publish and an end only settles what its group published.
+// Ops issued inside a group publish their own records (BeginOp, nccl_observer_ops.cc), so the
+// start has nothing to publish and an end only settles what its group published.
 //
 // Inline and call-free in the common case: a group costs three hooked calls (start, op, end).
 // Out of line, the start's two calls, the runtime load and the TLS reloads were about 40 of a

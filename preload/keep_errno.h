@@ -9,8 +9,9 @@ namespace ncclwatch::preload {
 
 namespace keep_errno_detail {
 // The calling thread's errno, as __errno_location() gives it (fixed for the thread's life,
-// and kept by a forked child, whose thread has the same TLS address). Every hook saves and
-// restores errno twice (around its work before and after the real call); through libc that
+// and kept by a forked child, whose thread has the same TLS address). A hook saves and
+// restores errno twice (around its work before and after the real call; the group ends' hooks,
+// which only count depth, keep it inside the rare calls that do more); through libc that
 // was a PLT call per access, about three per group after the compiler merged some, now one
 // per thread. Initial-exec, like thread_state.h's variables: 8 bytes of the library's static
 // TLS.

@@ -6,6 +6,8 @@
 
 #include <nccl.h>
 
+#include <type_traits>
+
 #include "preload/keep_errno.h"
 #include "preload/nccl_real.h"
 #include "preload/nccl_tracking.h"
@@ -22,6 +24,8 @@ inline constexpr bool kTrackingKeepsErrno = requires { requires Tracking::kKeeps
 template <typename Tracking, typename Call>
 ncclResult_t Observe(Tracking& tracking, int slot, Call&& call) {
   if constexpr (kTrackingKeepsErrno<Tracking>) {
+    // This path remembers no library: a tracking that can create communicators keeps errno here.
+    static_assert(std::is_base_of_v<tracking::NoNewComms, Tracking>);
     const bool observing = tracking.Begin();
     const ncclResult_t result = call();
     if (observing) tracking.End(result);

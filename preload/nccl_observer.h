@@ -21,14 +21,14 @@ struct ThreadState;
 struct CommEntry;
 
 // ---- Collectives and point-to-point.
-// The hook fills `op`; BeginOp sets the rest when it returns true (only then does the hook
-// call EndOp): left uninitialised, they cost the hook no stores on the paths that forward only.
+// The hook builds `op` in place (no copy); BeginOp sets the rest when it returns true, and
+// only then does the hook call EndOp. The pointers are left uninitialised: no stores for
+// them on every op.
 struct OpCall {
   shm::OpFingerprint op;
   Runtime* runtime;
   ThreadState* thread;
   CommEntry* comm;  // null: a communicator ncclwatch does not know (no record)
-  uint64_t enqueue_ns;
   shm::RecordRef record;
 };
 bool BeginOp(ncclComm_t comm, OpCall* call) noexcept;

@@ -22,7 +22,6 @@
 #include <atomic>
 #include <vector>
 
-#include "preload/group_depth.h"
 #include "preload/hot_path.h"
 #include "preload/keep_errno.h"
 #include "preload/nccl_observer.h"
@@ -47,7 +46,7 @@ void RetractAll(const std::vector<StreamRange>& ranges) {
 
 }  // namespace
 
-uint64_t NextGroupKey() {
+NCCLWATCH_HOT uint64_t NextGroupKey() {
   static std::atomic<uint64_t> launched{0};
   return launched.fetch_add(1, std::memory_order_relaxed) + 1;
 }

@@ -74,11 +74,12 @@ uint64_t NextGroupKey();
 inline uint32_t GroupedRecordFlags(uint64_t group_key) {
   return shm::kRecordInGroup | shm::RecordGroupBits(static_cast<uint32_t>((group_key - 1) % 0xffffu) + 1);
 }
-// Records of a grouped op NCCL queued, on a (communicator, stream) other than the group's
-// first: added to ThreadState::group_ranges.
+// Records of a grouped op on a (communicator, stream) other than the group's first: added to
+// ThreadState::group_ranges.
 void AddGroupRange(ThreadState* ts, const StreamRange& records);
-// Records of a grouped op NCCL queued join the open group's ranges, settled at its outermost
-// end. Inline: the first range is the common case, a group on one communicator and stream.
+// Records of a grouped op join the open group's ranges, settled (or, for a simulated end,
+// taken back) at its outermost end. Inline: the first range is the common case, a group on
+// one communicator and stream.
 inline void JoinGroup(ThreadState* ts, HookDepths* depths, const StreamRange& records) {
   StreamRange& first = ts->group_range;
   if (first.comm == nullptr) {

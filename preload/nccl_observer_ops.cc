@@ -3,9 +3,9 @@
 // Every op's record is appended before the real call (BeginOp), a grouped one with its group's
 // key. After the call (EndOp) an op outside a group is settled: a completion event if NCCL
 // accepted it, deferral while a nonblocking enqueue is in progress, the failed flag otherwise.
-// A grouped op NCCL accepted joins its group's ranges instead, settled at the group's
-// outermost end (SettleGroupRange here, EndOutermostGroup in nccl_observer_groups.cc); one it
-// refused is flagged failed at once, and a range spanning it never marks it complete.
+// A grouped op joins its group's ranges instead, settled at the group's outermost end
+// (SettleGroupRange here, EndOutermostGroup in nccl_observer_groups.cc); one NCCL refused is
+// flagged failed at once, and its group's settle never marks it complete or untracked.
 #include <mutex>
 #include <vector>
 
@@ -75,7 +75,7 @@ NCCLWATCH_HOT bool BeginOp(ncclComm_t comm, OpCall* call) noexcept {
     call->runtime = rt;
     call->thread = ts;
     call->comm = rt->comms.Find(Handle(comm));
-    call->enqueue_ns = shm::HookClockNowNs();
+    const uint64_t enqueue_ns = shm::HookClockNowNs();
     if (call->comm == nullptr) return;
     HookDepths& depths = ThisThreadDepths();
     uint32_t flags = 0;
@@ -85,7 +85,7 @@ NCCLWATCH_HOT bool BeginOp(ncclComm_t comm, OpCall* call) noexcept {
       group_key = depths.group_key;
       flags = GroupedRecordFlags(group_key);
     }
-    call->record = call->comm->slot.Append(call->op, flags, call->enqueue_ns, group_key);
+    call->record = call->comm->slot.Append(call->op, flags, enqueue_ns, group_key);
     if (call->comm->call_sites != nullptr) [[unlikely]] {
       call_sites::Note(call->comm->call_sites, call->record, call->op.root_or_peer);
     }
@@ -100,11 +100,13 @@ NCCLWATCH_HOT void EndOp(OpCall* call, ncclResult_t result) noexcept {
     const StreamRange records{call->comm, call->op.stream, RecordRange::Of(call->record)};
     if (depths.group == 0) [[likely]] {
       SettleRecords(call->runtime, records, result);
-    } else if (result == ncclSuccess || result == ncclInProgress) {
-      JoinGroup(call->thread, &depths, records);  // NCCL queued it, to launch at the outermost end
-    } else {
-      AddFlags(records, shm::kRecordFailed);
+      return;
     }
+    // NCCL queued it, to launch at the outermost end. One it refused joins the group's ranges
+    // too, flagged failed: a simulated end takes it back with the rest, and a launch never
+    // marks it complete (CommSlot::MarkRangeCompleted).
+    if (result != ncclSuccess && result != ncclInProgress) AddFlags(records, shm::kRecordFailed);
+    JoinGroup(call->thread, &depths, records);
   });
 }
 

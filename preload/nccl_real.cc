@@ -8,6 +8,7 @@
 #include <string>
 
 #include "preload/hot_path.h"
+#include "preload/keep_errno.h"
 #include "preload/real_dl.h"
 #include "preload/resolver.h"
 
@@ -130,6 +131,8 @@ int NcclApiIndex(const char* name) noexcept {
 }
 
 void* RealNcclSlowPath(NcclApi api, int slot, ncclComm_t comm, const void* caller) noexcept {
+  // Runs before the hook's errno guard (nccl_hook.h): a first lookup may dlopen and log.
+  const KeepErrno keep;
   if (slot == 0) slot = CommSlot(comm);
   if (slot == 0) return GlobalFunction(api, caller);
   void* fn = g_libraries[slot].functions[static_cast<int>(api)].load(std::memory_order_relaxed);

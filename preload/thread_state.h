@@ -1,5 +1,6 @@
-// Per-thread state of the hooks once active: the ops and communicator inits buffered
-// inside a group, and the thread's sync slot (the nesting counters are in HookDepths).
+// Per-thread state of the hooks once active: the open group's record ranges and the
+// communicator inits buffered inside it, and the thread's sync slot (the nesting counters are
+// in HookDepths).
 //
 // Reached through an initial-exec TLS pointer (one load); allocated on the thread's first
 // observed call and freed at thread exit. A state created before a fork belongs to the
@@ -43,7 +44,7 @@ struct ThreadState {
 //            (ncclBcast -> ncclBroadcast) count once.
 //   group:   the application's ncclGroupStart nesting.
 //   group_key: the open group's key (nccl_observer_groups.cc NextGroupKey; its serial goes
-//            in the records' flags), taken by its first published op; 0 until then and
+//            in the records' flags), taken by its first observed op (BeginOp, before the real call); 0 until then and
 //            after the outermost end.
 //   group_work: what the open group's outermost end settles (GroupWork); an end without
 //            work touches nothing else.

@@ -177,7 +177,7 @@ void Tracker::Finish(EventSlot* slot, bool completed, uint64_t now_ns) {
     if (completed) {
       t.slot->MarkRangeCompleted(r.first_ring_index, r.last_ring_index, r.max_collective_seq, now_ns);
     } else {
-      t.slot->CountUntracked(r.last_ring_index - r.first_ring_index + 1);
+      t.slot->CountRangeUntracked(r.first_ring_index, r.last_ring_index);
     }
   }
   t.slot->EventReleased();

@@ -74,7 +74,7 @@ class Tracker {
   // Records a completion event on `stream` for `target`, on `device`, leaving the caller's
   // current device and last CUDA error as they were. Returns the shm::kRecord* flags to add
   // to the target's records (0 when tracked). Inline: defined in tracker_record.h.
-  uint32_t RecordCompletion(int device, uint64_t stream, const CompletionTarget& target);
+  inline uint32_t RecordCompletion(int device, uint64_t stream, const CompletionTarget& target);
 
  private:
   enum SlotState : uint32_t { kFree = 0, kClaimed = 1, kPending = 2 };
@@ -96,9 +96,9 @@ class Tracker {
     EventSlot slots[kEventsPerDevice];
   };
 
-  DevicePool* PoolFor(int device);
+  inline DevicePool* PoolFor(int device);  // inline ones: tracker_record.h
   DevicePool* NewPool(int device);
-  EventSlot* Claim(DevicePool* pool);
+  inline EventSlot* Claim(DevicePool* pool);
   static void Release(DevicePool* pool, EventSlot* slot);
   // Creates a disable-timing event on `device`, restoring the current device / context.
   bool CreateEvent(int device, DevicePool* pool, cudaEvent_t* event);
@@ -108,8 +108,8 @@ class Tracker {
   // kRecordCaptured when `stream` is capturing, 0 when not, kRecordUntracked when unknown.
   uint32_t CaptureFlags(cudaStream_t stream);
   uint32_t DriverCaptureFlags(cudaStream_t stream);
-  bool Record(DevicePool* pool, EventSlot* slot, uint64_t stream);
-  bool DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
+  inline bool Record(DevicePool* pool, EventSlot* slot, uint64_t stream);
+  inline bool DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   bool PushedRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   bool DirectRecordRefused(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   cudaError_t Query(cudaEvent_t event);

@@ -187,6 +187,10 @@ void CommSlot::AddFlags(const RecordRef& ref, uint32_t flags) {
   RingRecord& r = ring_[ref.ring_index & mask_];
   if (r.ring_index.load(kRelaxed) != ref.ring_index) return;
   const PeerAndFlags before = UnpackPeerAndFlags(r.peer_and_flags.load(kRelaxed));
+  // A failed op owes no completion: a group's settle that could not track its range, or
+  // deferred it, says nothing of the refused op inside it.
+  if ((before.flags & kRecordFailed) != 0) flags &= ~(kRecordUntracked | kRecordInProgress);
+  if (flags == 0) return;
   if ((flags & kRecordUntracked) != 0 && (before.flags & kRecordUntracked) == 0) CountUntracked(1);
   const uint32_t v = SeqlockWriteBegin(r.version);
   r.peer_and_flags.store(PackPeerAndFlags(before.root_or_peer, before.flags | flags), kRelaxed);
@@ -227,6 +231,17 @@ uint64_t CommSlot::OldestPendingEnqueueNs() const {
 
 void CommSlot::MarkCompleted(const RecordRef& ref, uint64_t now_ns) {
   MarkRangeCompleted(ref.ring_index, ref.ring_index, ref.collective ? ref.seq : 0, now_ns);
+}
+
+void CommSlot::CountRangeUntracked(uint64_t first_ring_index, uint64_t last_ring_index) {
+  if (last_ring_index - first_ring_index > mask_) first_ring_index = last_ring_index - mask_;
+  uint64_t owed = last_ring_index - first_ring_index + 1;
+  for (uint64_t index = first_ring_index; index <= last_ring_index; ++index) {
+    const RingRecord& r = ring_[index & mask_];
+    if (r.ring_index.load(std::memory_order_acquire) != index) continue;  // overwritten: counted
+    if ((UnpackPeerAndFlags(r.peer_and_flags.load(kRelaxed)).flags & kRecordFailed) != 0) --owed;
+  }
+  if (owed > 0) CountUntracked(owed);
 }
 
 void CommSlot::MarkRangeCompleted(uint64_t first_ring_index, uint64_t last_ring_index, uint64_t max_collective_seq,

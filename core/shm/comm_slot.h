@@ -61,7 +61,7 @@ class CommSlot {
   // 0 for an op outside a group, else an id of the outermost ncclGroupEnd that launched it,
   // unique in the process (a 64-bit count, unlike the flags' 16-bit serial, never repeats):
   // consecutive collectives of one key share a launch (a group's, published as its ops are
-  // issued: nccl_observer_groups.cc).
+  // issued: BeginOp in nccl_observer_ops.cc).
   RecordRef Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns, uint64_t group_key = 0);
   // Takes back the newest records, [first_ring_index, head): a group that
   // ncclGroupSimulateEnd ended, which NCCL never launched. Their collective and per-peer seqs
@@ -72,7 +72,8 @@ class CommSlot {
   // open group).
   void Retract(uint64_t first_ring_index);
   // Adds flags to a record this thread appended (e.g. kRecordFailed after the call); the
-  // first kRecordUntracked on a record counts it in untracked_ops.
+  // first kRecordUntracked on a record counts it in untracked_ops. A failed record takes no
+  // kRecordUntracked or kRecordInProgress: it owes no completion.
   void AddFlags(const RecordRef& ref, uint32_t flags);
   // Before the communicator is aborted or revoked: every record still pending (not complete,
   // owing a completion) is flagged kRecordAborted, so that the completion its event reports
@@ -98,6 +99,9 @@ class CommSlot {
   void EventReleased() { header_->events_pending.fetch_sub(1, std::memory_order_acq_rel); }
   // `ops` records will never be seen complete (no event, or a failed one).
   void CountUntracked(uint64_t ops) { header_->untracked_ops.fetch_add(ops, std::memory_order_relaxed); }
+  // Tracker only: records [first, last] will never be seen complete (their event failed);
+  // counts them in untracked_ops, but for the failed ones, which owed no completion.
+  void CountRangeUntracked(uint64_t first_ring_index, uint64_t last_ring_index);
 
  private:
   PeerCounters* FindOrClaimPeer(int32_t peer);

@@ -10,6 +10,7 @@
 #include "last_error.h"
 #include "nccl_api_232.h"
 
+using ncclsim::ResetDebugConfig;
 using ncclsim::SetLastError;
 
 namespace {
@@ -63,9 +64,9 @@ NCCLSIM_API(const char*, ncclGetLastError, ncclComm_t comm) {
   return ncclsim::LastError();
 }
 
-NCCLSIM_API(void, ncclResetDebugInit) {}
+NCCLSIM_API(void, ncclResetDebugInit) { ResetDebugConfig(); }
 
-extern "C" __attribute__((visibility("default"))) void ncclResetDebugInitInternal() {}
+extern "C" __attribute__((visibility("default"))) void ncclResetDebugInitInternal() { ResetDebugConfig(); }
 
 NCCLSIM_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
   if (ptr == nullptr) {

@@ -35,11 +35,12 @@ const char* LastError() {
 
 namespace {
 
-// NCCL_DEBUG and NCCL_DEBUG_SUBSYS, read once per process as real NCCL does (ncclDebugInit):
-// the sim asks on every op, and a getenv per op scanned the whole environment, whose length
-// then set part of every op's cost (one more variable, such as LD_PRELOAD, cost a group of
-// one op about 4 ns: scripts/bench --only hooks, issue 23). A forked child reads them afresh
-// (the tests set NCCL_DEBUG in a child before its first call).
+// NCCL_DEBUG and NCCL_DEBUG_SUBSYS, read once as real NCCL does (ncclDebugInit), and again
+// after ncclResetDebugInit: the sim asks on every op, and a getenv per op scanned the whole
+// environment, whose length then set part of every op's cost (one more variable, such as
+// LD_PRELOAD, cost a group of one op about 4 ns: scripts/bench --only hooks, issue 23).
+// Unlike NCCL, a forked child reads them afresh: the tests set NCCL_DEBUG in a forked child
+// before its first call, or in the parent just before forking its ranks.
 struct DebugConfig {
   bool info = false;
   bool warn = false;
@@ -83,6 +84,8 @@ const DebugConfig& Debug() {
 }
 
 }  // namespace
+
+void ResetDebugConfig() { g_debug_config.store(nullptr, std::memory_order_release); }
 
 bool DebugInfoEnabled() { return Debug().info; }
 

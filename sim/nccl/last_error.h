@@ -9,8 +9,9 @@ namespace ncclsim {
 void SetLastError(const std::string& message);
 const char* LastError();
 
-// The NCCL_DEBUG settings are read at the first question, once per process (a forked child
-// reads them again), as real NCCL reads them once.
+// The NCCL_DEBUG settings are read at the first question and kept, as real NCCL keeps them,
+// until ResetDebugConfig (ncclResetDebugInit); unlike NCCL, a forked child reads them again.
+void ResetDebugConfig();
 // True when NCCL_DEBUG is INFO (or TRACE), as in real NCCL.
 bool DebugInfoEnabled();
 // True when NCCL_DEBUG is INFO (or TRACE) and NCCL_DEBUG_SUBSYS selects `subsys` (e.g. "COLL").

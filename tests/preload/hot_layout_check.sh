@@ -12,10 +12,10 @@ fail=0
 # and DriverRecord, and the hooks' clock are inlined into these since 2026-11-26, and the group
 # ends' depth count (group_depth.h) too, so they are no symbols of their own.
 hot='^(ncclAllReduce|ncclSend|ncclGroupStart|ncclGroupEnd|cudaStreamSynchronize)$
-^ncclwatch::preload::(BeginOp|EndOp|SettleAll|BeginSync|SettleGroupRange|EndOutermostGroup)\(
+^ncclwatch::preload::(BeginOp|EndOp|SettleAll|BeginSync|SettleGroupRange|EndOutermostGroup|NextGroupKey)\(
 ^ncclwatch::preload::CommRegistry::Find\(
 ^ncclwatch::shm::CommSlot::Append\('
-expected=13
+expected=14
 # address, size, name of every defined text symbol (cold clones are the point of the split: not counted)
 symbols=$(nm -C --defined-only -S "$lib" | awk '$3 ~ /^[tT]$/ { name = $4; for (i = 5; i <= NF; ++i) name = name " " $i; print $1, $2, name }' | grep -v '\[clone \.cold\]')
 found=0; lo=; hi=

@@ -127,9 +127,14 @@ void RunCollectives(int rank, int nranks) {
   REQUIRE_OK(ncclSend(b.send, 20, ncclFloat, peer, comm, s));
   REQUIRE_OK(ncclRecv(b.recv + 1024, 20, ncclFloat, peer, comm, s));
   REQUIRE_OK(ncclGroupEnd());
-  // Simulated only: launches nothing, so it must not count.
+  // Simulated only: launches nothing, so it must not count, nor the op NCCL refuses in it
+  // (no such datatype), whose record comes first.
   ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
   REQUIRE_OK(ncclGroupStart());
+  if (ncclAllReduce(b.send, b.recv, 24, ncclNumTypes, ncclSum, comm, s) != ncclInvalidArgument) {
+    std::fprintf(stderr, "rank: an AllReduce of no datatype was not refused\n");
+    std::exit(1);
+  }
   REQUIRE_OK(ncclAllReduce(b.send, b.recv, 21, ncclFloat, ncclSum, comm, s));
   REQUIRE_OK(ncclGroupSimulateEnd(&sim));
   REQUIRE_OK(ncclGroupStart());
