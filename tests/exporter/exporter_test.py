@@ -453,7 +453,9 @@ def plant(job, source, pid, ticks, data=None, mode=0o600, owner=None, truncate=N
         raw = raw[:truncate]
     path = f"/dev/shm/ncclwatch.{os.getuid()}.{job.job_id}.{pid}.{ticks}"
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, mode)
-    os.write(fd, raw)
+    left = memoryview(bytes(raw))
+    while left:  # one write(2) may write less
+        left = left[os.write(fd, left):]
     os.fchmod(fd, mode)
     if owner is not None:
         os.fchown(fd, owner, owner)
