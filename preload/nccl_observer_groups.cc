@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "preload/hot_path.h"
-#include "preload/keep_errno.h"
 #include "preload/nccl_observer.h"
 #include "preload/nccl_observer_internal.h"
 
@@ -62,12 +61,7 @@ void AddGroupRange(ThreadState* ts, const StreamRange& records) {
 }
 
 NCCLWATCH_HOT void EndOutermostGroup(GroupEndKind kind, ncclResult_t result) noexcept {
-  const KeepErrno keep;  // the group end's hook keeps none (nccl_tracking.h)
-  // A communicator created inside the group may have activated ncclwatch meanwhile.
-  Runtime* rt = ActiveRuntime();
-  if (rt == nullptr || PassThroughOnly()) return;
-  Guarded("EndOutermostGroup", [&] {
-    ThreadState* ts = ThisThread(rt->generation);
+  AtOutermostGroupEnd("EndOutermostGroup", [&](Runtime* rt, ThreadState* ts) {
     if (ts->group_range.comm != nullptr) ts->group_ranges.push_back(ts->group_range);
     ts->group_range.comm = nullptr;
     if (kind == GroupEndKind::kLaunch) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "preload/comm_registry.h"
+#include "preload/keep_errno.h"
 #include "preload/record_range.h"
 #include "preload/runtime.h"
 #include "preload/thread_state.h"
@@ -56,6 +57,18 @@ bool BeginObserved(Activation activation, const char* where, Body&& body) noexce
     ++depths.reentry;
     return true;
   });
+}
+
+// The start of the outermost end of a group that has work (group_depth.h), after the real
+// call: runs `body(runtime, thread)` with errno kept (the group end's hook keeps none,
+// nccl_tracking.h), once ncclwatch is active. A communicator created inside the group may have
+// activated it meanwhile.
+template <typename Body>
+void AtOutermostGroupEnd(const char* where, Body&& body) noexcept {
+  const KeepErrno keep;
+  Runtime* rt = ActiveRuntime();
+  if (rt == nullptr || PassThroughOnly()) return;
+  Guarded(where, [&] { body(rt, ThisThread(rt->generation)); });
 }
 
 // ---- Completion of published records (nccl_observer_ops.cc).

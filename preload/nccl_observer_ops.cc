@@ -12,7 +12,6 @@
 #include "core/shm/hook_clock.h"
 #include "preload/call_sites.h"
 #include "preload/hot_path.h"
-#include "preload/keep_errno.h"
 #include "preload/nccl_observer.h"
 #include "preload/nccl_observer_internal.h"
 #include "preload/tracker_record.h"
@@ -111,12 +110,7 @@ NCCLWATCH_HOT void EndOp(OpCall* call, ncclResult_t result) noexcept {
 }
 
 NCCLWATCH_HOT void SettleGroupRange(ncclResult_t result) noexcept {
-  const KeepErrno keep;  // the group end's hook keeps none (nccl_tracking.h)
-  // A communicator created inside the group may have activated ncclwatch meanwhile.
-  Runtime* rt = ActiveRuntime();
-  if (rt == nullptr || PassThroughOnly()) return;
-  Guarded("SettleGroupRange", [&] {
-    ThreadState* ts = ThisThread(rt->generation);
+  AtOutermostGroupEnd("SettleGroupRange", [&](Runtime* rt, ThreadState* ts) {
     const StreamRange records = ts->group_range;
     ts->group_range.comm = nullptr;
     if (records.comm != nullptr) SettleRecords(rt, records, result);  // null: a fork since the op
