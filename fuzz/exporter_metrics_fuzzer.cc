@@ -1,4 +1,4 @@
-// Fuzz target: `ncclwatch exporter`'s metrics (tools/metrics_families.h) over whatever the
+// Fuzz target: `ncclwatch exporter`'s metrics (tools/exporter/metrics_families.h) over whatever the
 // reader accepts from a forged segment, serialized as the exporter serves them. Seeds: those of
 // shm_segment (a segment image, fuzz/shm_image.h).
 //
@@ -16,8 +16,8 @@
 #include "core/shm/reader.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/shm_image.h"
-#include "tools/openmetrics_serializer.h"
-#include "tools/metrics_families.h"
+#include "tools/exporter/openmetrics_serializer.h"
+#include "tools/exporter/metrics_families.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ncclwatch;

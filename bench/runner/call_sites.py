@@ -2,7 +2,7 @@
 torch does) over the sim in no-op mode, per call, three ways in alternating rounds: without the
 preload, with it (call sites off, the default), and with NCCLWATCH_CALL_SITES=1. The setting's
 cost is the third minus the second. It grows with the library frames the walk passes before the
-user's (preload/python_frames_311.h), so the call is made below 4 frames of library code (about
+user's (preload/call_sites/python_frames_311.h), so the call is made below 4 frames of library code (about
 torch's c10d wrappers over a collective) and below 32.
 """
 

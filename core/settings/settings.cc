@@ -164,7 +164,7 @@ std::vector<Row> MakeRows() {
   add("NCCLWATCH_ADAPTIVE", "`1`: threshold from each communicator's cadence (see core/detect/README.md)", "0",
       "0 or 1", [](std::string_view v, Settings* s) { return ParseChoice(v, "0", "1", &s->adaptive); });
   add("NCCLWATCH_CAPTURE_QUERY",
-      "`always`: ask CUDA about stream capture on every op, even with no capture seen to begin (preload/capture_watch.h)",
+      "`always`: ask CUDA about stream capture on every op, even with no capture seen to begin (preload/observe/capture_watch.h)",
       "auto", "auto or always",
       [](std::string_view v, Settings* s) { return ParseChoice(v, "auto", "always", &s->capture_query_always); });
   add("NCCLWATCH_STACK_TIMEOUT_MS", "how long a dump waits for threads to answer", "300",

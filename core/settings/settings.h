@@ -99,7 +99,7 @@ struct Settings {
   // Python fallback.
   bool faulthandler_python = false;
   // NCCLWATCH_CALL_SITES (0 | 1, default 0): 1 records, for each collective and P2P op, the
-  // innermost user Python frame that issued it ("train.py:88 in step"; preload/call_sites.h),
+  // innermost user Python frame that issued it ("train.py:88 in step"; preload/call_sites/call_sites.h),
   // shown in dumps and by analyze. Off by default: it adds about 0.1-0.2 us per op, beyond
   // the hook budget of 100 ns (BENCHMARKS.md, "call sites").
   bool call_sites = false;

@@ -1,5 +1,5 @@
 // The "call site" of a collective: the innermost user frame of the Python stack that issued it
-// (NCCLWATCH_CALL_SITES, preload/call_sites.h), as "file:line in function".
+// (NCCLWATCH_CALL_SITES, preload/call_sites/call_sites.h), as "file:line in function".
 //
 // The rule for "user frame", innermost first, the first frame that is none of:
 //   * the interpreter's own pseudo-files: "<frozen importlib._bootstrap>", "<string>", ...

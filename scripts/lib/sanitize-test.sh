@@ -7,7 +7,7 @@
 #    (the sim ranks, examples/ddp_loop and dlsym_rank, the preload probes) run sanitized. Two
 #    things make that work. (1) A sanitizer runtime resolves its interceptors with
 #    dlsym(RTLD_NEXT, ...) while it initializes; with libncclwatch.so ahead of the runtime in the
-#    global scope that lookup reaches the preload's dlsym hook. preload/dlsym_hook.cc and
+#    global scope that lookup reaches the preload's dlsym hook. preload/hooks/dlsym_hook.cc and
 #    real_dl.cc are therefore built without instrumentation, and every name not starting with
 #    "nccl" goes straight to glibc's dlsym (before that fix: TSan SIGSEGV in __tsan_func_entry).
 #    (2) verify_asan_link_order=0: LD_PRELOAD puts libncclwatch.so ahead of the libasan.so the

@@ -1,7 +1,7 @@
 // How many CUDA calls the calling thread made: the sim's way for a test or a benchmark to
 // check what a watcher's hook costs in CUDA calls ("one call per op"), without a GPU.
 //
-// Counted: every entry point the preload itself calls (preload/cuda_api.h, preload/driver_api.h):
+// Counted: every entry point the preload itself calls (preload/real/cuda_api.h, preload/real/driver_api.h):
 // the runtime's cudaGetDevice, cudaSetDevice, cudaGetLastError, cudaPeekAtLastError,
 // cudaEventCreateWithFlags, cudaEventRecord, cudaEventQuery, cudaStreamIsCapturing,
 // cudaThreadExchangeStreamCaptureMode, and the driver's cuDeviceGet, cuDevicePrimaryCtxRetain,

@@ -16,7 +16,7 @@
 #include "core/shm/reader.h"
 #include "core/shm/segment_writer.h"
 #include "tests/analyze/crafted_job.h"
-#include "tools/status_table.h"
+#include "tools/cli/status_table.h"
 #include "tests/cli/run_process.h"
 #include "tests/cli/running_app.h"
 #include "tests/dump/temp_dir.h"

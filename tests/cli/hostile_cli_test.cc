@@ -17,7 +17,7 @@
 #include "tests/analyze/hostile_job.h"
 #include "tests/cli/run_process.h"
 #include "tests/dump/temp_dir.h"
-#include "tools/status_table.h"
+#include "tools/cli/status_table.h"
 
 using namespace ncclwatch;
 using nlohmann::json;

@@ -1,4 +1,4 @@
-// tools/dump_census.h: dumps and incidents counted from a dump directory.
+// tools/exporter/dump_census.h: dumps and incidents counted from a dump directory.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include "core/dump/dump_json.h"
 #include "tests/analyze/crafted_job.h"
 #include "tests/dump/temp_dir.h"
-#include "tools/dump_census.h"
+#include "tools/exporter/dump_census.h"
 
 namespace ncclwatch::tools {
 namespace {

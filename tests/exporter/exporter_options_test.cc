@@ -1,10 +1,10 @@
-// tools/exporter_options.h: --listen validation and the civetweb limits.
+// tools/exporter/exporter_options.h: --listen validation and the civetweb limits.
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
-#include "tools/exporter_options.h"
+#include "tools/exporter/exporter_options.h"
 
 namespace ncclwatch::tools {
 namespace {

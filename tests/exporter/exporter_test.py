@@ -61,7 +61,7 @@ PROMTOOL = os.environ.get("PROMTOOL") or shutil.which("promtool")
 PROMETHEUS = os.environ.get("PROMETHEUS") or shutil.which("prometheus")
 STALL_SEC = st.STALL_SEC  # the jobs' NCCLWATCH_STALL_SEC (2 s)
 # 1000 idle connections: each holds one of the 256 workers until the 1 s request timeout, so the
-# backlog drains at ~256/s: ~4 s (tools/exporter_options.h). The bound is Prometheus' default
+# backlog drains at ~256/s: ~4 s (tools/exporter/exporter_options.h). The bound is Prometheus' default
 # scrape timeout, 10 s, less 2 s of slack for the 2 shared cores.
 SCRAPE_UNDER_IDLE_SEC = 8.0
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')

@@ -1,7 +1,7 @@
-// tools/exposition_negotiation.h: the format and encoding a scraper's headers ask for.
+// tools/exporter/exposition_negotiation.h: the format and encoding a scraper's headers ask for.
 #include <catch2/catch.hpp>
 
-#include "tools/exposition_negotiation.h"
+#include "tools/exporter/exposition_negotiation.h"
 
 namespace ncclwatch::tools {
 

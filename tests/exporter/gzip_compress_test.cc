@@ -1,11 +1,11 @@
-// tools/gzip_compress.h: a gzip member that inflates back to the input.
+// tools/exporter/gzip_compress.h: a gzip member that inflates back to the input.
 #include <zlib.h>
 
 #include <string>
 
 #include <catch2/catch.hpp>
 
-#include "tools/gzip_compress.h"
+#include "tools/exporter/gzip_compress.h"
 
 namespace ncclwatch::tools {
 namespace {

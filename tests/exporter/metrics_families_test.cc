@@ -1,11 +1,11 @@
-// tools/metrics_families.h: snapshots in, metric families out.
+// tools/exporter/metrics_families.h: snapshots in, metric families out.
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
-#include "tools/metrics_families.h"
+#include "tools/exporter/metrics_families.h"
 
 namespace ncclwatch::tools {
 namespace {
@@ -254,7 +254,7 @@ TEST_CASE("dump and incident counts are counters labelled job, host (and kind)")
 }
 
 TEST_CASE("every counter is named _total, no other family is: both formats name the same series") {
-  // OpenMetrics names a counter's sample <family>_total (tools/openmetrics_serializer.h).
+  // OpenMetrics names a counter's sample <family>_total (tools/exporter/openmetrics_serializer.h).
   MetricsInput in = Input({Process(0, 100, {Comm(0x1f, 0, 2, 5, 4)})});
   DumpCounts counts;
   counts.dumps = 1;

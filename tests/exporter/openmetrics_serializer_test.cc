@@ -1,4 +1,4 @@
-// tools/openmetrics_serializer.h: OpenMetrics 1.0 text from prometheus-cpp's metric families.
+// tools/exporter/openmetrics_serializer.h: OpenMetrics 1.0 text from prometheus-cpp's metric families.
 #include <cmath>
 #include <limits>
 #include <set>
@@ -10,7 +10,7 @@
 #include <catch2/catch.hpp>
 #include <prometheus/text_serializer.h>
 
-#include "tools/openmetrics_serializer.h"
+#include "tools/exporter/openmetrics_serializer.h"
 
 namespace ncclwatch::tools {
 namespace {

@@ -1,13 +1,13 @@
 // Compiled (never run) by abi_232_check.sh against the real NCCL 2.32.3 headers: every row of
-// preload/nccl_api_table.h has exactly nccl.h's signature, and the types the preload
-// declares itself (preload/nccl_abi_232.h) have the real layout.
+// preload/hooks/nccl_api_table.h has exactly nccl.h's signature, and the types the preload
+// declares itself (preload/hooks/nccl_abi_232.h) have the real layout.
 #include <nccl.h>
 #include <nccl_device/host.h>
 
 #include <cstddef>
 #include <type_traits>
 
-#include "preload/nccl_api_table.h"
+#include "preload/hooks/nccl_api_table.h"
 
 static_assert(NCCL_VERSION_CODE >= 23203, "compile against the 2.32.3 headers");
 

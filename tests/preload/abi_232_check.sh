@@ -11,7 +11,7 @@ if [[ ! -f "$header" ]]; then
 fi
 if ! "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$(dirname "$header")" -I"$source" \
      -isystem "$cuda_include" "$(dirname "$0")/abi_232_check.cc"; then
-  echo "FAIL: preload/nccl_api_table.h or nccl_abi_232.h does not match $header"
+  echo "FAIL: preload/hooks/nccl_api_table.h or nccl_abi_232.h does not match $header"
   exit 1
 fi
 echo "ok: the preload's NCCL table and 2.29+ declarations match $header"

@@ -1,6 +1,6 @@
 // preload::CommNameOfConfig: ncclConfig_t.commName read from a caller's config of any NCCL
 // header generation, never faulting and never writing to it.
-#include "preload/config_comm_name.h"
+#include "preload/observe/config_comm_name.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/format/comm_label.h"
-#include "preload/nccl_abi_232.h"
+#include "preload/hooks/nccl_abi_232.h"
 
 using ncclwatch::nccl_abi::ConfigPrefix;
 using ncclwatch::preload::CommNameOfConfig;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hook's hot path stays compact (issue 23, preload/hot_path.h): the functions every
+# The hook's hot path stays compact (issue 23, preload/hooks/hot_path.h): the functions every
 # collective, group, P2P call and host sync runs through lie in one span of at most 16 KB
 # (four pages; spread over the library they were ~10 pages, each a cold miss after a compute
 # phase), and the library's initial-exec TLS stays small enough for a dlopen'ed copy to load

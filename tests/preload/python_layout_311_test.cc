@@ -1,4 +1,4 @@
-// The CPython 3.11 offsets the call-site walk reads (preload/python_layout_311.h), checked
+// The CPython 3.11 offsets the call-site walk reads (preload/call_sites/python_layout_311.h), checked
 // against the installed 3.11 headers (libpython3.11-dev): a wrong one fails the build here.
 #define Py_BUILD_CORE 1
 #include <Python.h>
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "preload/python_layout_311.h"
+#include "preload/call_sites/python_layout_311.h"
 
 namespace l = ncclwatch::preload::python311;
 
@@ -47,6 +47,6 @@ int main() {
                 l::kStateCompact, ascii_bits, l::kStateAscii);
     return 1;
   }
-  std::printf("PASS: CPython 3.11 layout as preload/python_layout_311.h has it\n");
+  std::printf("PASS: CPython 3.11 layout as preload/call_sites/python_layout_311.h has it\n");
   return 0;
 }

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "preload/nccl_abi_232.h"
+#include "preload/hooks/nccl_abi_232.h"
 
 // NCCL 2.29-2.31 entry points (the sim exports them; nccl.h 2.28.9 does not declare them).
 extern "C" {

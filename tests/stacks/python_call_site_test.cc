@@ -31,7 +31,7 @@ TEST_CASE("the job's files and third-party libraries are user code", "[call-site
   CHECK_FALSE(IsLibraryPythonFile("/home/me/lib/pythonic/train.py"));
 }
 
-// The walk (preload/python_frames_311.cc) takes the first frame, innermost first, that is not
+// The walk (preload/call_sites/python_frames_311.cc) takes the first frame, innermost first, that is not
 // library code.
 std::string FirstUserFile(const std::vector<std::string>& innermost_first) {
   for (const std::string& file : innermost_first) {

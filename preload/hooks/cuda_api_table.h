@@ -1,0 +1,73 @@
+// Every CUDA runtime and driver entry point the preload hooks, once. Adding one is a row:
+//
+//   X(kind, library, result, name, (parameters), (arguments), missing, tracking)
+//
+// kind:     sync (a host sync: hot, the thread is published as blocked) or capture (a call
+//           that begins or ends a stream capture, capture_watch.h);
+// library:  kCudart or kDriver (resolver.h);
+// missing:  what the hook returns when that library lacks the function;
+// tracking: an expression building the tracking from the parameters (cuda_tracking.h).
+//
+// Exported unversioned, so they interpose libcudart's versioned (@@libcudart.so.13)
+// references too. cuda.h maps some names to their _v2/_ptsz forms by macro; each exported
+// name is hooked under its own name (the macros are undone where the table is expanded).
+// cuStreamBeginCapture is the CUDA 10.0 ABI, whose only argument was the stream: the mode
+// register is forwarded as it came, and the real function ignores it.
+//
+// Not hooked: cudaThreadExchangeStreamCaptureMode and its driver twin. A thread's capture
+// mode decides which calls are illegal during a capture, not whether one is in progress,
+// and while one is, every op asks CUDA anyway (the tracker's own thread runs in
+// cudaStreamCaptureModeThreadLocal, tracker.h).
+#ifndef NCCLWATCH_PRELOAD_HOOKS_CUDA_API_TABLE_H_
+#define NCCLWATCH_PRELOAD_HOOKS_CUDA_API_TABLE_H_
+
+#define NCCLWATCH_CUDA_RT_BEGIN_CAPTURE(X, name, ptsz)                                                   \
+  X(capture, kCudart, cudaError_t, name, (cudaStream_t stream, cudaStreamCaptureMode mode), (stream, mode), \
+    kCudartMissing, cuda_tracking::CaptureBegin<cudaError_t>({CaptureKey(stream, ptsz), cudaSuccess}))
+#define NCCLWATCH_CUDA_RT_BEGIN_CAPTURE_TO_GRAPH(X, name, ptsz)                                           \
+  X(capture, kCudart, cudaError_t, name,                                                                  \
+    (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* deps, const cudaGraphEdgeData* edges,  \
+     size_t count, cudaStreamCaptureMode mode), (stream, graph, deps, edges, count, mode),                 \
+    kCudartMissing, cuda_tracking::CaptureBegin<cudaError_t>({CaptureKey(stream, ptsz), cudaSuccess}))
+#define NCCLWATCH_CUDA_RT_END_CAPTURE(X, name, ptsz)                                                     \
+  X(capture, kCudart, cudaError_t, name, (cudaStream_t stream, cudaGraph_t * graph), (stream, graph),    \
+    kCudartMissing, cuda_tracking::CaptureEnd<cudaError_t>(                                               \
+        {CaptureKey(stream, ptsz), cudaSuccess, cudaErrorStreamCaptureInvalidated}))
+#define NCCLWATCH_CUDA_DRV_BEGIN_CAPTURE(X, name, ptsz)                                                  \
+  X(capture, kDriver, CUresult, name, (CUstream stream, CUstreamCaptureMode mode), (stream, mode),         \
+    kDriverMissing, cuda_tracking::CaptureBegin<CUresult>({CaptureKey(stream, ptsz), CUDA_SUCCESS}))
+#define NCCLWATCH_CUDA_DRV_BEGIN_CAPTURE_TO_GRAPH(X, name, ptsz)                                          \
+  X(capture, kDriver, CUresult, name,                                                                     \
+    (CUstream stream, CUgraph graph, const CUgraphNode* deps, const CUgraphEdgeData* edges, size_t count,  \
+     CUstreamCaptureMode mode), (stream, graph, deps, edges, count, mode),                                 \
+    kDriverMissing, cuda_tracking::CaptureBegin<CUresult>({CaptureKey(stream, ptsz), CUDA_SUCCESS}))
+#define NCCLWATCH_CUDA_DRV_END_CAPTURE(X, name, ptsz)                                                    \
+  X(capture, kDriver, CUresult, name, (CUstream stream, CUgraph * graph), (stream, graph), kDriverMissing, \
+    cuda_tracking::CaptureEnd<CUresult>(                                                                  \
+        {CaptureKey(stream, ptsz), CUDA_SUCCESS, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED}))
+
+#define NCCLWATCH_CUDA_API(X)                                                                            \
+  X(sync, kCudart, cudaError_t, cudaStreamSynchronize, (cudaStream_t stream), (stream), kCudartMissing,    \
+    cuda_tracking::Sync({::ncclwatch::shm::SyncKind::kStream, stream}))                                                \
+  X(sync, kCudart, cudaError_t, cudaStreamSynchronize_ptsz, (cudaStream_t stream), (stream),              \
+    kCudartMissing, cuda_tracking::Sync({::ncclwatch::shm::SyncKind::kStream, stream}))                                \
+  X(sync, kCudart, cudaError_t, cudaDeviceSynchronize, (void), (), kCudartMissing,                        \
+    cuda_tracking::Sync({::ncclwatch::shm::SyncKind::kDevice, nullptr}))                                               \
+  X(sync, kCudart, cudaError_t, cudaEventSynchronize, (cudaEvent_t event), (event), kCudartMissing,       \
+    cuda_tracking::Sync({::ncclwatch::shm::SyncKind::kEvent, event}))                                                  \
+  NCCLWATCH_CUDA_RT_BEGIN_CAPTURE(X, cudaStreamBeginCapture, false)                                       \
+  NCCLWATCH_CUDA_RT_BEGIN_CAPTURE(X, cudaStreamBeginCapture_ptsz, true)                                   \
+  NCCLWATCH_CUDA_RT_BEGIN_CAPTURE_TO_GRAPH(X, cudaStreamBeginCaptureToGraph, false)                       \
+  NCCLWATCH_CUDA_RT_BEGIN_CAPTURE_TO_GRAPH(X, cudaStreamBeginCaptureToGraph_ptsz, true)                   \
+  NCCLWATCH_CUDA_RT_END_CAPTURE(X, cudaStreamEndCapture, false)                                           \
+  NCCLWATCH_CUDA_RT_END_CAPTURE(X, cudaStreamEndCapture_ptsz, true)                                       \
+  NCCLWATCH_CUDA_DRV_BEGIN_CAPTURE(X, cuStreamBeginCapture, false)                                        \
+  NCCLWATCH_CUDA_DRV_BEGIN_CAPTURE(X, cuStreamBeginCapture_ptsz, true)                                    \
+  NCCLWATCH_CUDA_DRV_BEGIN_CAPTURE(X, cuStreamBeginCapture_v2, false)                                     \
+  NCCLWATCH_CUDA_DRV_BEGIN_CAPTURE(X, cuStreamBeginCapture_v2_ptsz, true)                                 \
+  NCCLWATCH_CUDA_DRV_BEGIN_CAPTURE_TO_GRAPH(X, cuStreamBeginCaptureToGraph, false)                        \
+  NCCLWATCH_CUDA_DRV_BEGIN_CAPTURE_TO_GRAPH(X, cuStreamBeginCaptureToGraph_ptsz, true)                    \
+  NCCLWATCH_CUDA_DRV_END_CAPTURE(X, cuStreamEndCapture, false)                                            \
+  NCCLWATCH_CUDA_DRV_END_CAPTURE(X, cuStreamEndCapture_ptsz, true)
+
+#endif  // NCCLWATCH_PRELOAD_HOOKS_CUDA_API_TABLE_H_

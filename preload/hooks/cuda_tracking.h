@@ -1,0 +1,63 @@
+// What each kind of hooked CUDA call does around the real call (the table is
+// cuda_api_table.h, the guard cuda_hook.h). One shape for all: `Begin()` before the call
+// (false: nothing to do after it), `End(result)` after it, with errno kept around `End`.
+// None of them changes an argument, the result, the CUDA last error or the current device.
+#ifndef NCCLWATCH_PRELOAD_HOOKS_CUDA_TRACKING_H_
+#define NCCLWATCH_PRELOAD_HOOKS_CUDA_TRACKING_H_
+
+#include <cstdint>
+
+#include "core/shm/sync_slot.h"
+#include "preload/observe/capture_watch.h"
+#include "preload/observe/sync_observer.h"
+
+namespace ncclwatch::preload::cuda_tracking {
+
+// A host sync: the calling thread is published as blocked on `target` while the call runs.
+struct Sync {
+  shm::SyncKind kind;
+  const void* target;
+  shm::SyncSlot* slot = nullptr;
+
+  bool Begin() noexcept {
+    slot = BeginSync(kind, reinterpret_cast<uint64_t>(target));
+    return slot != nullptr;
+  }
+  template <typename Result>
+  void End(Result) noexcept {
+    EndSync(slot);
+  }
+};
+
+// A call that may begin a capture on the stream `key` (CaptureKey): ops on it ask CUDA from
+// before the call, and keep asking if it succeeded (`ok`: the API's success code).
+template <typename Result>
+struct CaptureBegin {
+  uint64_t key;
+  Result ok;
+
+  bool Begin() noexcept {
+    CaptureBeginning(key);
+    return true;
+  }
+  void End(Result result) noexcept { CaptureBegun(key, result == ok); }
+};
+
+// A call that ends the capture on `key`: over when it succeeded or reported the capture
+// invalidated (cudaErrorStreamCaptureInvalidated and CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+// both 901).
+template <typename Result>
+struct CaptureEnd {
+  uint64_t key;
+  Result ok;
+  Result invalidated;
+
+  bool Begin() noexcept { return true; }
+  void End(Result result) noexcept {
+    if (result == ok || result == invalidated) CaptureEnded(key);
+  }
+};
+
+}  // namespace ncclwatch::preload::cuda_tracking
+
+#endif  // NCCLWATCH_PRELOAD_HOOKS_CUDA_TRACKING_H_

@@ -1,0 +1,26 @@
+// The CUDA hooks, generated from cuda_api_table.h: one exported, unversioned function per row.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "preload/hooks/cuda_api_table.h"
+#include "preload/hooks/cuda_hook.h"
+#include "preload/hooks/hook_macros.h"
+#include "preload/hooks/hot_path.h"
+
+// Each exported name is its own hook: undo cuda.h's and cuda_runtime_api.h's renaming macros.
+#undef cuStreamBeginCapture
+#undef cuStreamBeginCaptureToGraph
+#undef cuStreamEndCapture
+#undef cudaStreamBeginCapture
+#undef cudaStreamBeginCaptureToGraph
+#undef cudaStreamEndCapture
+
+// A host sync sits on the step's path with the ops (hot_path.h); captures are rare.
+#define NCCLWATCH_CUDA_KIND_ATTRIBUTES_sync NCCLWATCH_HOT
+#define NCCLWATCH_CUDA_KIND_ATTRIBUTES_capture
+#define NCCLWATCH_DEFINE_CUDA_EXPORT(kind, library, result, name, params, args, missing, track) \
+  NCCLWATCH_EXPORT NCCLWATCH_CUDA_KIND_ATTRIBUTES_##kind result name params {                   \
+    NCCLWATCH_CUDA_HOOK_BODY(library, result, name, params, args, missing, track);             \
+  }
+NCCLWATCH_CUDA_API(NCCLWATCH_DEFINE_CUDA_EXPORT)
+#undef NCCLWATCH_DEFINE_CUDA_EXPORT

@@ -1,0 +1,140 @@
+// GPU completion tracking: a pool of CUDA events recorded after NCCL work, and the
+// tracker thread that polls them and publishes completion times.
+//
+// With the driver (libcuda.so.1 found, driver_api.h) events are created, recorded and
+// polled with cuEvent*, which never read or change the runtime's last error: a job that
+// leaves cudaErrorNotReady pending is tracked like any other, and reads the same error after
+// our hooks. Without it, the runtime is used and an op is only tracked while the job has no
+// pending error (we could neither keep nor restore it). An op that is not tracked is counted
+// in its communicator's untracked_ops and is never marked complete.
+//
+// Application threads call RecordCompletion() right after NCCL enqueued work (lock-free:
+// a CAS on a pool slot, plus the CUDA calls). With the driver, no capture in progress
+// (capture_watch.h) and a created stream, that is one call: cuEventRecord. The legacy stream
+// adds cuCtxGetCurrent; a capture in progress adds cuStreamIsCapturing; the runtime alone
+// costs cudaPeekAtLastError + cudaEventRecord (+ cudaStreamIsCapturing during captures).
+//
+// The thread polls every kBusyPollMs while events are outstanding or were recorded since its
+// last poll, and wakes every kIdlePollMs otherwise; it starts busy. A burst of more than
+// kEventsPerDevice ops within one idle wait finds the pool full, and the ops beyond it go
+// untracked (their completion unknown, never counted complete). Staying busy for 10 s after
+// the last event avoided that, but cost the tracker 0.23 % of a core per rank instead of
+// 0.14 % in the step-time benchmark (50 ms steps): not taken. The thread binds to the first
+// communicator's device before any CUDA call, sets its capture mode to ThreadLocal so its
+// queries never invalidate another thread's graph capture, and clears the NotReady error
+// its polling leaves on its own thread.
+#ifndef NCCLWATCH_PRELOAD_TRACKER_TRACKER_H_
+#define NCCLWATCH_PRELOAD_TRACKER_TRACKER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "core/shm/comm_slot.h"
+#include "preload/observe/record_range.h"
+#include "preload/real/cuda_api.h"
+#include "preload/real/driver_api.h"
+
+namespace ncclwatch::preload {
+
+// Records [first, last] of one communicator, done when the event completes. `slot` is the
+// CommEntry's (entries are never freed, their slot view never changes). `generation` is the
+// slot's generation when recorded: a later communicator in the slot is never marked.
+struct CompletionTarget {
+  shm::CommSlot* slot = nullptr;
+  RecordRange range;
+  uint32_t generation = 0;
+};
+
+class Tracker {
+ public:
+  static constexpr int kMaxDevices = 64;
+  static constexpr uint32_t kEventsPerDevice = 512;
+  // Completion times are known to within one busy poll. PyTorch's watchdog polls every 100 ms;
+  // 25 ms keeps timelines readable at under 0.2 % of a core per rank (2 ms cost 0.33 %).
+  static constexpr int kBusyPollMs = 25;
+  static constexpr int kIdlePollMs = 100;
+
+  // A claim looks at this many slots at most: a full pool must not cost a full scan.
+  static constexpr uint32_t kClaimProbes = 16;
+
+  // `driver` may be null (runtime events only); both outlive the tracker.
+  Tracker(const CudaApi& cuda, const DriverApi* driver) : cuda_(cuda), driver_(driver) {}
+  ~Tracker();
+  Tracker(const Tracker&) = delete;
+  Tracker& operator=(const Tracker&) = delete;
+
+  // Starts the thread, bound to `device`. Idempotent.
+  void Start(int device);
+  // Stops the thread, waiting at most ~1 s (it may be stuck in the driver).
+  void Stop();
+
+  // Records a completion event on `stream` for `target`, on `device`, leaving the caller's
+  // current device and last CUDA error as they were. Returns the shm::kRecord* flags to add
+  // to the target's records (0 when tracked). Inline: defined in tracker_record.h.
+  inline uint32_t RecordCompletion(int device, uint64_t stream, const CompletionTarget& target);
+
+ private:
+  enum SlotState : uint32_t { kFree = 0, kClaimed = 1, kPending = 2 };
+  // One cache line: a hook claims a new slot per op, so the slot is a line the op touches
+  // cold (the tracker freed it on another poll). With four targets (never more than one was
+  // used) a slot was 256 bytes, the pool 128 KB, and every poll's scan evicted the job's
+  // caches on the tracker's core.
+  struct alignas(64) EventSlot {
+    std::atomic<uint32_t> state{kFree};
+    cudaEvent_t event = nullptr;
+    CompletionTarget target;
+  };
+  static_assert(sizeof(EventSlot) == 64);
+  struct DevicePool {
+    std::atomic<uint32_t> cursor{0};  // where the next claim looks first (a hint)
+    std::atomic<CUcontext> context{nullptr};  // the device's primary context (driver only)
+    std::atomic<bool> direct_record{true};    // created streams recorded without a context push
+    std::atomic<bool> all_created{false};     // every slot has its event (CreateMissingEvents)
+    EventSlot slots[kEventsPerDevice];
+  };
+
+  inline DevicePool* PoolFor(int device);  // inline ones: tracker_record.h
+  DevicePool* NewPool(int device);
+  inline EventSlot* Claim(DevicePool* pool);
+  static void Release(DevicePool* pool, EventSlot* slot);
+  // Creates a disable-timing event on `device`, restoring the current device / context.
+  bool CreateEvent(int device, DevicePool* pool, cudaEvent_t* event);
+  bool CreateRuntimeEvent(int device, cudaEvent_t* event);
+  bool CreateDriverEvent(int device, DevicePool* pool, cudaEvent_t* event);
+  CUcontext DriverContext(int device, DevicePool* pool);
+  // kRecordCaptured when `stream` is capturing, 0 when not, kRecordUntracked when unknown.
+  uint32_t CaptureFlags(cudaStream_t stream);
+  uint32_t DriverCaptureFlags(cudaStream_t stream);
+  inline bool Record(DevicePool* pool, EventSlot* slot, uint64_t stream);
+  inline bool DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
+  bool PushedRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
+  bool DirectRecordRefused(DevicePool* pool, cudaEvent_t event, uint64_t stream);
+  cudaError_t Query(cudaEvent_t event);
+  void Bind(int device, DevicePool* pool, int* bound_device);
+  static void Finish(EventSlot* slot, bool completed, uint64_t now_ns);
+  void DisableEvents(cudaError_t error);
+  void Run(int device);
+  // Returns how many events are still not ready.
+  int PollOnce(int* bound_device);
+  void CreateMissingEvents();
+
+  const CudaApi& cuda_;
+  const DriverApi* driver_;
+  std::atomic<DevicePool*> pools_[kMaxDevices] = {};
+  std::atomic<bool> recorded_since_poll_{false};  // raised by RecordCompletion
+  std::atomic<bool> events_disabled_{false};
+  std::atomic<bool> started_{false};
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;     // guarded by mu_
+  bool stopped_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace ncclwatch::preload
+
+#endif  // NCCLWATCH_PRELOAD_TRACKER_TRACKER_H_

@@ -1,0 +1,537 @@
+#include "preload/watchdog/watchdog.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/detect/detector.h"
+#include "core/detect/incident_tracker.h"
+#include "core/dump/dump_dir.h"
+#include "core/dump/dump_writer.h"
+#include "core/dump/process_facts.h"
+#include "core/dump/resolution.h"
+#include "core/format/comm_label.h"
+#include "core/format/duration.h"
+#include "core/format/hex.h"
+#include "core/shm/process_info.h"
+#include "core/shm/reader.h"
+#include "core/shm/run_identity.h"
+#include "core/shm/segment_gc.h"
+#include "core/shm/segment_name.h"
+#include "core/stacks/native_sampler.h"
+#include "core/stacks/process_stacks.h"
+#include "core/status/status.h"
+#include "core/watch/dump_builder.h"
+#include "preload/call_sites/call_sites.h"
+#include "core/watch/dump_policy.h"
+#include "core/watch/dump_rate_limit.h"
+#include "core/watch/facts_from_snapshot.h"
+#include "core/watch/incident_grouping.h"
+#include "core/watch/incident_id.h"
+#include "core/watch/incident_line.h"
+#include "core/watch/incident_resolution.h"
+#include "core/watch/trigger_file.h"
+#include "preload/lifecycle/bounded_stop.h"
+#include "preload/lifecycle/last_gasp.h"
+#include "preload/lifecycle/log.h"
+#include "preload/real/resolver.h"
+
+namespace ncclwatch::preload {
+namespace {
+
+struct LibraryVersions {
+  int cuda_driver = 0;
+  int cuda_runtime = 0;
+  int nccl = 0;
+};
+
+// Asked once at start: neither the driver nor NCCL is called once a hang is under way.
+LibraryVersions QueryLibraryVersions() {
+  LibraryVersions v;
+  using IntQuery = int(int*);  // cudaError_t / ncclResult_t are int-sized enums
+  if (auto* fn = reinterpret_cast<IntQuery*>(ResolveNext(Library::kCudart, "cudaRuntimeGetVersion", nullptr))) {
+    if (fn(&v.cuda_runtime) != 0) v.cuda_runtime = 0;
+  }
+  if (auto* fn = reinterpret_cast<IntQuery*>(ResolveNext(Library::kCudart, "cudaDriverGetVersion", nullptr))) {
+    if (fn(&v.cuda_driver) != 0) v.cuda_driver = 0;
+  }
+  if (auto* fn = reinterpret_cast<IntQuery*>(ResolveNext(Library::kNccl, "ncclGetVersion", nullptr))) {
+    if (fn(&v.nccl) != 0) v.nccl = 0;
+  }
+  return v;
+}
+
+constexpr uint32_t kTriggerDumpsBurst = 1;
+constexpr uint32_t kAllDumpsBurst = 4;
+constexpr uint64_t kRefillNs = 60ull * 1000 * 1000 * 1000;
+// Incidents dumped and awaiting completion. Dumps are rate-limited to 4 a minute, and an
+// incident that never resolves is a real hang; past this many the oldest is forgotten.
+constexpr size_t kMaxOpenIncidents = 64;
+// At exit the tracker may not have published the last completions yet: it polls events
+// every 25 ms, so 4 looks 25 ms apart catch a collective that finished just before exit.
+constexpr int kFinalResolutionLooks = 4;
+constexpr auto kFinalResolutionInterval = std::chrono::milliseconds(25);
+// A last gasp adds no dump to one written this recently (see Poller::LastGasp).
+constexpr uint64_t kFreshDumpNs = 2ull * 1000 * 1000 * 1000;
+
+// An incident this process dumped for, until its key completes (core/watch/incident_resolution.h).
+struct OpenIncident {
+  watch::IncidentKey key;
+  dump::Resolution note;             // identity and detection time; stamped when it resolves
+  watch::ResolvedIncident resolved;  // what its resolved line names (note path: next to the dump)
+};
+
+// One poll's worth of state, owned by the watchdog thread only.
+class Poller {
+ public:
+  explicit Poller(const WatchdogSettings& settings)
+      : settings_(settings), triggers_(settings.dump_dir, settings.trigger_job_id), versions_(QueryLibraryVersions()) {}
+
+  void PollOnce() {
+    ReadOwnRun();
+    const detect::JobFacts view = watch::FactsFromSnapshot(snapshot_);
+    const std::vector<detect::Verdict> verdicts = detect::Classify(view, settings_.detect, shm::MonotonicNowNs());
+    watch::GroupedVerdicts grouped = grouper_.Group(incidents_.Observe(verdicts), shm::MonotonicNowNs());
+    for (const watch::IncidentVerdicts& incident : grouped.incidents) OnLocalIncident(incident);
+    for (const detect::Verdict& v : grouped.late_related) {
+      policy_.Claim(watch::IncidentIdOf(v));
+      Log(LogLevel::kInfo, "related to the last incident: " + v.summary);
+    }
+    PollTriggers();
+    ResolveOpenIncidents();
+  }
+
+  // Teardown asked for a last look (last_gasp.h): the usual poll, then a dump of our own when
+  // nothing else dumped and this process has waited longer than the floor or has an
+  // incident open, with a trigger file so that its peers dump too.
+  void LastGasp(int cause, uint64_t teardown_ns) {
+    // No verdicts of our own now: peers going down in this same teardown would read as ranks
+    // that left. Triggers are answered (a peer's last gasp asks for our stacks), and what this
+    // process waited on is dumped below; analyze judges it all afterwards.
+    teardown_ns_ = teardown_ns;
+    ReadOwnRun();
+    PollTriggers();
+    const uint64_t now = shm::MonotonicNowNs();
+    // A dump of this process from the last 2 s (this poll's, or the one that was under way
+    // when the teardown began) already holds what a last gasp would.
+    if (last_dump_ns_ != 0 && now - last_dump_ns_ < kFreshDumpNs) return;
+    std::string waiting = OwnLongestWait(now);
+    if (waiting.empty() && open_.empty()) return;
+    if (waiting.empty()) waiting = "an incident open";
+    const std::string id = "last_gasp-" + std::to_string(getpid()) + "-" + std::to_string(now);
+    policy_.Claim(id);
+    dump::LocalVerdict verdict;
+    verdict.summary = std::string("last gasp: torn down by ") + LastGaspCauseName(cause) + " with " + waiting;
+    const bool written = WriteRankDump(id, "last-gasp", verdict);
+    watch::Trigger trigger = TriggerOf(id, detect::Verdict{});
+    trigger.verdict = verdict;
+    if (written) ReportIfFailed(watch::WriteTriggerFile(settings_.dump_dir, trigger));
+    if (LogEnabled(LogLevel::kWarn)) {
+      LogRawLine(LogLevel::kWarn, watch::LinePrefix(Origin(), "WARN") + verdict.summary +
+                                      watch::DumpsAndNextStep(settings_.dump_dir, written));
+    }
+  }
+
+  // At exit (the watchdog stops before the tracker and the segment): a collective that
+  // completed just before the job ended is still recorded as resolved.
+  void FinalResolutionCheck() {
+    for (int look = 0; look < kFinalResolutionLooks && !open_.empty(); ++look) {
+      if (look > 0) std::this_thread::sleep_for(kFinalResolutionInterval);
+      ReadOwnRun();
+      ResolveOpenIncidents();
+    }
+  }
+
+ private:
+  // The segments of this process's run only: the job id may be shared by other runs
+  // (core/shm/run_identity.h).
+  void ReadOwnRun() {
+    snapshot_ = shm::ReadJobSnapshot(settings_.job_id, getuid(), watch::kRecordsPerCommInDump);
+    shm::KeepRunOf(getpid(), &snapshot_);
+  }
+
+  const shm::ProcessView* OwnView() const {
+    for (const shm::ProcessView& p : snapshot_.processes) {
+      if (p.pid == getpid()) return &p;
+    }
+    return nullptr;
+  }
+
+  // What this process has waited on longest, when longer than the last-gasp floor: "#12
+  // AllReduce on comm 0x... pending 8.0 s"; "" when nothing.
+  std::string OwnLongestWait(uint64_t now) const {
+    const shm::ProcessView* own = OwnView();
+    if (own == nullptr) return "";
+    uint64_t oldest = now;
+    std::string what;
+    const auto consider = [&](uint64_t since, const std::string& text) {
+      if (since == 0 || since >= oldest || now - since < settings_.last_gasp_floor_ns) return;
+      oldest = since;
+      what = text;
+    };
+    for (const shm::CommView& c : own->comms) {
+      const std::string comm = "comm " + format::CommLabelUnescaped(c.comm_hash, c.name);
+      if (c.state == shm::CommState::kInitializing) consider(c.init_start_ns, "the init of " + comm);
+      if (c.state != shm::CommState::kReady) continue;
+      for (const shm::RecordView& r : c.records) {
+        if (r.complete_ns != 0 || shm::OwesNoCompletion(r.flags) || shm::CompletionUnknown(r.flags)) continue;
+        consider(r.enqueue_ns, "#" + std::to_string(r.seq) + " " + shm::OpName(r.op) + " on " + comm);
+      }
+    }
+    for (const shm::SyncView& sync : own->sync_slots) consider(sync.blocked_since_ns, "a host sync");
+    return what.empty() ? "" : what + " pending " + format::FormatDuration(now - oldest);
+  }
+
+  bool DumpedOp(uint64_t comm_hash, uint64_t seq) const {
+    return comm_hash != 0 && dumped_ops_.count({comm_hash, seq}) != 0;
+  }
+
+  std::set<uint64_t> OwnCommHashes() const {
+    std::set<uint64_t> hashes;
+    if (const shm::ProcessView* own = OwnView()) {
+      for (const shm::CommView& c : own->comms) {
+        if (shm::HashKnown(c)) hashes.insert(c.comm_hash);
+      }
+    }
+    return hashes;
+  }
+
+  // Trigger files ask for dumps on behalf of other ranks; the directory may be shared, so
+  // they are validated (TriggerWatcher) and rate-limited, and what is dropped is said in
+  // one line per poll at most.
+  void PollTriggers() {
+    size_t limited = 0;
+    const std::set<uint64_t> own_comms = OwnCommHashes();
+    for (const watch::Trigger& t : triggers_.PollNew()) {
+      if (policy_.Dumped(t.incident_id)) continue;
+      // Another run under our job id (or a run that ended): not ours to answer, nor to mention.
+      if (!watch::TriggerIsOfOurRun(t, settings_.host, settings_.run_key, own_comms)) continue;
+      // The same collective, dumped already under this host's own view of it: that dump serves.
+      if (DumpedOp(t.verdict.comm_hash, t.verdict.seq)) {
+        policy_.Claim(t.incident_id);
+        continue;
+      }
+      const uint64_t now = shm::MonotonicNowNs();
+      if (!trigger_dumps_.Available(now) || !all_dumps_.Available(now)) {
+        ++limited;
+        continue;
+      }
+      trigger_dumps_.TryTake(now);
+      all_dumps_.TryTake(now);
+      policy_.Claim(t.incident_id);
+      WriteRankDump(t.incident_id, "trigger-file", watch::ToLocalVerdict(t));
+    }
+    const size_t rejected = triggers_.rejected_in_last_poll();
+    if (rejected + limited == 0) return;
+    Log(LogLevel::kWarn, "dropped " + std::to_string(rejected + limited) + " trigger files in " + settings_.dump_dir +
+                             " (" + std::to_string(rejected) + " not valid triggers of this job and user, " +
+                             std::to_string(limited) + " over the rate limit of 1 dump per minute)");
+  }
+
+  void OnLocalIncident(const watch::IncidentVerdicts& incident) {
+    const detect::Verdict& v = incident.primary;
+    for (const detect::Verdict& r : incident.related) policy_.Claim(watch::IncidentIdOf(r));
+    const std::string id = watch::IncidentIdOf(v);
+    if (policy_.Dumped(id)) return;
+    if (!all_dumps_.TryTake(shm::MonotonicNowNs())) {
+      Log(LogLevel::kWarn, "not dumping " + id + ": over the limit of " + std::to_string(kAllDumpsBurst) +
+                               " dumps per minute");
+      policy_.Claim(id);
+      return;
+    }
+    policy_.Claim(id);
+    // One dump per collective: hosts judge one hang each by what they see (the straggler's host
+    // a straggler, the others a wait on remote ranks), and their trigger files cross. The first
+    // dump of this process for the collective serves; analyze classifies the dumps anew anyway.
+    if (DumpedOp(v.comm_hash, v.seq)) {
+      LogIncident(v, watch::RelatedText(incident.related), true);
+      return;
+    }
+    const bool lone = v.partial && v.ranks.size() == 1;
+    dump::LocalVerdict local = watch::ToLocalVerdict(v);
+    const std::string related = watch::RelatedText(incident.related);
+    if (!related.empty()) local.summary += "; " + related;
+    const bool written = WriteRankDump(id, lone ? "lone-rank" : "local", std::move(local));
+    if (written) ReportIfFailed(watch::WriteTriggerFile(settings_.dump_dir, TriggerOf(id, v)));
+    LogIncident(v, related, written);
+  }
+
+  watch::Trigger TriggerOf(const std::string& id, const detect::Verdict& v) const {
+    watch::Trigger t;
+    t.incident_id = id;
+    t.job_id = settings_.trigger_job_id;
+    t.verdict = watch::ToLocalVerdict(v);
+    t.host = settings_.host;
+    t.pid = static_cast<int32_t>(getpid());
+    t.run_key = settings_.run_key;
+    for (const uint64_t hash : OwnCommHashes()) {
+      if (t.comms.size() < watch::kMaxTriggerComms) t.comms.push_back(hash);
+    }
+    return t;
+  }
+
+  // Remembers a dumped incident until its key completes; kinds that never resolve are not kept.
+  void TrackIncident(const dump::RankDump& d) {
+    const std::optional<watch::IncidentKey> key = watch::IncidentKeyOf(d.verdict, d.incident.id);
+    if (!key) return;
+    if (open_.size() >= kMaxOpenIncidents) open_.erase(open_.begin());
+    open_.push_back(OpenIncident{*key, dump::ResolutionOf(d),
+                                 {detect::ToString(d.verdict.kind), d.verdict.comm_hash, d.verdict.seq, d.verdict.op,
+                                  dump::ResolutionPathFor(d, settings_.dump_dir), CommNameIn(d, d.verdict.comm_hash)}});
+  }
+
+  // The name of the dump's communicator `hash`, as the incident line showed it.
+  static std::string CommNameIn(const dump::RankDump& d, uint64_t hash) {
+    for (const detect::CommFacts& comm : d.comms) {
+      if (comm.comm_hash == hash) return comm.name;
+    }
+    return "";
+  }
+
+  // Every rank that dumped records, next to its dump, that the incident completed after all.
+  void ResolveOpenIncidents() {
+    const pid_t self = getpid();
+    for (auto it = open_.begin(); it != open_.end();) {
+      if (!watch::IncidentKeyResolved(it->key, snapshot_, self)) {
+        ++it;
+        continue;
+      }
+      dump::Resolution stamped = it->note;
+      dump::StampResolutionTime(&stamped);
+      const dump::WriteResult result = dump::WriteResolution(stamped, it->resolved.note_path);
+      if (!result.ok()) ReportIoFailure(result.message);
+      LogResolved(*it, stamped);
+      it = open_.erase(it);
+    }
+  }
+
+  bool WriteRankDump(const std::string& id, const char* trigger, dump::LocalVerdict verdict) {
+    dump::RankDump d;
+    dump::StampDetectionTime(&d.incident);
+    d.incident.id = id;
+    d.incident.trigger = trigger;
+    d.incident.job_id = settings_.job_id;
+    d.verdict = std::move(verdict);
+    dump::FillProcessFacts(settings_.nccl_env, &d);
+    d.environment.cuda_driver_version = versions_.cuda_driver;
+    d.environment.cuda_runtime_version = versions_.cuda_runtime;
+    d.environment.nccl_version = versions_.nccl;
+    for (const shm::ProcessView& p : snapshot_.processes) {
+      if (p.pid == getpid()) watch::AddPublishedState(p, watch::kRecordsPerCommInDump, &d);
+    }
+    call_sites::AnnotateDump(&d);
+    watch::AddStacks(CaptureProcessStacks(settings_.capture), &d);
+    const dump::DumpDirStatus dir = dump::PrepareDumpDirectory(settings_.dump_dir, settings_.dump_dir_named_by_user);
+    if (!dir.usable) {
+      ReportIoFailure(dir.error);
+      return false;
+    }
+    if (!dir.warning.empty() && !dir_warning_logged_) {
+      dir_warning_logged_ = true;
+      Log(LogLevel::kWarn, dir.warning);
+    }
+    // Through the directory fd that was checked, never the path again (a swapped directory
+    // cannot redirect the write).
+    const dump::WriteResult result = dump::WriteDump(d, dir.directory);
+    if (!result.ok()) ReportIoFailure(result.message);
+    if (result.ok()) last_dump_ns_ = shm::MonotonicNowNs();
+    if (result.ok() && d.verdict.comm_hash != 0) dumped_ops_.emplace(d.verdict.comm_hash, d.verdict.seq);
+    if (result.ok()) TrackIncident(d);
+    // The gone ranks' facts next to ours, so that analyze reaches rank_exited from the dumps.
+    if (result.ok()) WriteDumpsOfGoneProcesses(d, dir.directory);
+    return result.ok();
+  }
+
+  void WriteDumpsOfGoneProcesses(const dump::RankDump& own, const dump::DumpDirectory& dir) {
+    for (const dump::RankDump& gone : watch::DumpsOfGoneProcesses(snapshot_, own, watch::kRecordsPerCommInDump)) {
+      // A peer that left after our teardown began left with it, not before: its own last gasp
+      // is its evidence, and a dump of it as gone would make it the culprit.
+      if (teardown_ns_ != 0 && gone.process.exit.exit_ns >= teardown_ns_) continue;
+      // A rank that dumped for this incident itself before it went (its last gasp, which
+      // asked for this dump) left the better evidence, with its stacks: never replaced.
+      struct stat st {};
+      if (fstatat(dir.fd(), (dump::DumpFileStem(gone) + ".json").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) continue;
+      const dump::WriteResult written = dump::WriteDump(gone, dir);
+      if (!written.ok()) ReportIoFailure(written.message);
+    }
+  }
+
+  // NCCL's "<host>:<pid>:<tid> [rank R]" of this thread.
+  watch::LineOrigin Origin() const {
+    watch::LineOrigin origin{settings_.host, getpid(), static_cast<pid_t>(syscall(SYS_gettid)), -1};
+    for (const shm::ProcessView& p : snapshot_.processes) {
+      if (p.pid == origin.pid) origin.rank = p.global_rank;
+    }
+    return origin;
+  }
+
+  // Shown wherever the incident line was (warn level): whoever saw the alarm sees it end.
+  void LogResolved(const OpenIncident& incident, const dump::Resolution& stamped) {
+    if (!LogEnabled(LogLevel::kWarn)) return;
+    LogRawLine(LogLevel::kWarn, watch::ResolvedLine(Origin(), incident.resolved, dump::ResolvedAfterNs(stamped)));
+  }
+
+  void LogIncident(const detect::Verdict& v, const std::string& related, bool written) {
+    if (!LogEnabled(LogLevel::kWarn)) return;
+    LogRawLine(LogLevel::kWarn, watch::IncidentLine(Origin(), v, related, settings_.dump_dir, written));
+  }
+
+  void ReportIfFailed(const Status& status) {
+    if (!status.ok()) ReportIoFailure(status.message());
+  }
+
+  void ReportIoFailure(const std::string& message) {
+    if (io_failure_reported_) return;
+    io_failure_reported_ = true;
+    Log(LogLevel::kWarn, "hang dump not written: " + message + " (reported once; the job carries on)");
+  }
+
+  const WatchdogSettings& settings_;
+  shm::JobSnapshot snapshot_;
+  detect::IncidentTracker incidents_;
+  watch::IncidentGrouper grouper_;
+  watch::DumpPolicy policy_;
+  watch::TriggerWatcher triggers_;
+  // See core/watch/dump_rate_limit.h for why these numbers.
+  watch::DumpRateLimiter trigger_dumps_{kTriggerDumpsBurst, kRefillNs};
+  watch::DumpRateLimiter all_dumps_{kAllDumpsBurst, kRefillNs};
+  LibraryVersions versions_;
+  bool io_failure_reported_ = false;
+  bool dir_warning_logged_ = false;
+  uint64_t last_dump_ns_ = 0;  // CLOCK_MONOTONIC of this process's last dump written
+  uint64_t teardown_ns_ = 0;   // when this process's teardown began (last_gasp.h); 0: not torn down
+  std::set<std::pair<uint64_t, uint64_t>> dumped_ops_;  // (comm, seq) of every dump written
+  std::vector<OpenIncident> open_;
+};
+
+std::string DefaultDumpDir(const std::string& job_id) {
+  char cwd[4096];
+  const std::string base = ::getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) : std::string(".");
+  return base + "/ncclwatch-dumps/" + job_id;
+}
+
+}  // namespace
+
+WatchdogSettings WatchdogSettingsOf(const settings::Settings& config, const std::string& host) {
+  WatchdogSettings s;
+  s.job_id = config.job_id;
+  s.host = host;
+  s.trigger_job_id = config.trigger_job_id;
+  s.dump_dir_named_by_user = !config.dump_dir.empty();
+  s.dump_dir = s.dump_dir_named_by_user ? config.dump_dir : DefaultDumpDir(config.job_id);
+  s.detect = settings::DetectConfigOf(config);
+  s.last_gasp_floor_ns = config.last_gasp_floor_ns;
+  s.last_gasp_budget_ns = config.last_gasp_budget_ns;
+  s.capture = settings::CaptureOptionsOf(config);
+  s.nccl_env = config.nccl_env;
+  return s;
+}
+
+Watchdog::~Watchdog() { Stop(); }
+
+void Watchdog::Start() {
+  if (started_) return;
+  started_ = true;
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  try {
+    thread_ = std::thread([this] { Run(); });
+  } catch (...) {
+    Log(LogLevel::kWarn, "cannot start the watchdog thread; hangs will not be detected in this process");
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+void Watchdog::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  WakeWatchdog();  // it sleeps on its eventfd, not on wake_
+  StopWithin(thread_, mu_, wake_, stop_, stopped_, std::chrono::seconds(1));
+}
+
+namespace {
+
+// Sleeps until `until`, a wake-up (a last-gasp request or Stop) or `fallback` passes: on the
+// eventfd when there is one, else on the condition variable in slices (no eventfd: requests
+// are then seen within the 50 ms slice).
+void SleepUntil(std::chrono::steady_clock::time_point until, int wake_fd, std::unique_lock<std::mutex>& lock,
+                std::condition_variable& wake, bool& stop) {
+  const auto now = std::chrono::steady_clock::now();
+  if (until <= now) return;
+  if (wake_fd < 0) {
+    wake.wait_for(lock, std::min<std::chrono::nanoseconds>(until - now, std::chrono::milliseconds(50)),
+                  [&] { return stop; });
+    return;
+  }
+  lock.unlock();
+  pollfd p{wake_fd, POLLIN, 0};
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
+  if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(ms, 60'000))) > 0) DrainWatchdogWake();
+  lock.lock();
+}
+
+}  // namespace
+
+void Watchdog::Run() {
+  pthread_setname_np(pthread_self(), "ncclwatch-wd");
+  try {
+    const Status armed = ArmStackCapture(settings_.capture);
+    if (!armed.ok()) Log(LogLevel::kInfo, "stacks of other threads unavailable: " + armed.message());
+    const std::string signal_warning = stacks_internal::NativeSamplerWarning();
+    if (!signal_warning.empty()) Log(LogLevel::kWarn, signal_warning);
+    // Killed jobs cannot remove their segments; the next job of this user does, once none of
+    // their processes is alive (so /dev/shm does not fill up across jobs).
+    const int removed = shm::RemoveDeadJobs(settings_.job_id) + shm::RemoveDeadRuns(settings_.job_id, settings_.run_key);
+    if (removed > 0) Log(LogLevel::kInfo, "removed " + std::to_string(removed) + " segments of finished jobs");
+    Poller poller(settings_);
+    const auto interval = std::chrono::nanoseconds(settings_.detect.poll_interval_ns);
+    // It sleeps a whole poll interval on its eventfd; a last-gasp request or Stop wakes it at
+    // once (two wakeups a second at the default 500 ms poll, not the 20 of 50 ms slices).
+    const int wake_fd = LastGaspWakeFd();
+    auto next_poll = std::chrono::steady_clock::now() + interval;
+    ArmLastGasp(settings_.last_gasp_budget_ns, settings_.last_gasp_floor_ns);
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      lock.unlock();
+      if (const int cause = PendingLastGasp(); cause != 0) {
+        poller.LastGasp(cause, LastGaspRequestNs());
+        AnswerLastGasp();
+      } else if (std::chrono::steady_clock::now() >= next_poll) {
+        poller.PollOnce();
+        next_poll = std::chrono::steady_clock::now() + interval;
+      }
+      lock.lock();
+      if (!stop_ && PendingLastGasp() == 0) SleepUntil(next_poll, wake_fd, lock, wake_, stop_);
+    }
+    lock.unlock();
+    DisarmLastGasp();
+    poller.FinalResolutionCheck();
+  } catch (...) {
+    DisarmLastGasp();
+    Log(LogLevel::kWarn, "watchdog stopped after an internal error; the job carries on unwatched");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stopped_ = true;
+  wake_.notify_all();
+}
+
+}  // namespace ncclwatch::preload
