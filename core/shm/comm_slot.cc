@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/shm/record_flags.h"
 #include "core/shm/seqlock.h"
 
 namespace ncclwatch::shm {

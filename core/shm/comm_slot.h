@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "core/shm/layout.h"
+#include "core/shm/record_flags.h"
 
 namespace ncclwatch::shm {
 

@@ -41,24 +41,5 @@ SegmentGeometry GeometryOf(const SegmentHeader& h) {
   return {h.ring_capacity, h.comm_slot_bytes, h.sync_slots_offset, h.comm_slots_offset, h.segment_bytes};
 }
 
-const char* OpName(Op op) {
-  switch (op) {
-    case Op::kNone: return "None";
-    case Op::kAllReduce: return "AllReduce";
-    case Op::kBroadcast: return "Broadcast";
-    case Op::kReduce: return "Reduce";
-    case Op::kAllGather: return "AllGather";
-    case Op::kReduceScatter: return "ReduceScatter";
-    case Op::kAlltoAll: return "AlltoAll";
-    case Op::kGather: return "Gather";
-    case Op::kScatter: return "Scatter";
-    case Op::kSend: return "Send";
-    case Op::kRecv: return "Recv";
-    case Op::kPutSignal: return "PutSignal";
-    case Op::kSignal: return "Signal";
-    case Op::kWaitSignal: return "WaitSignal";
-  }
-  return "Unknown";
-}
 
 }  // namespace ncclwatch::shm

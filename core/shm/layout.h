@@ -36,8 +36,8 @@
 // communicator needs a slot past SegmentHeader::comms_reserved. A failed reservation costs
 // the communicator its watching (comms_unwatched), never a fault. With the default ring a
 // chunk is 4 x 66 KiB: a process with 1-4 communicators reserves 0.27 MiB, with 16 1.05 MiB,
-// with all 256 17 MiB. (Layout 5's 64-byte name grew a slot from 67,264 to 67,328 bytes: a
-// 1,792-byte CommSlotHeader, static_assert in layout.cc, + 64 KiB of ring; the figures hold.)
+// with all 256 17 MiB (a slot is a 1,792-byte CommSlotHeader, static_assert in layout.cc, and
+// 64 KiB of ring).
 //
 // Identity: a process is its pid, its start time (process_start_ticks) and the boot it ran
 // in (boot_id): a recycled pid or a segment of another boot reads as gone. Its run is
@@ -54,16 +54,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/shm/op_code.h"
+
 namespace ncclwatch::shm {
 
 inline constexpr uint64_t kMagic = 0x3168637461776e63ULL;  // "ncwatch1" little-endian
-// 2: 256 comm slots, generation, untracked counts. 3: exit evidence (kExited, exit_* fields).
-// 4: reservation (comms_reserved), boot_id, run_key, kRecordAborted.
-// 5: CommSlotHeader::name (ncclConfig_t.commName, issue 20): 64 bytes more per comm slot, so
-//    the ring (and every field after the identity) moves; a layout 4 reader would misread it.
-// 6: framework sequence numbers (issue 20): RingRecord::count_and_launch carries the low 24
-//    bits of the record's launch number beside a 40-bit count, CommSlotHeader counts
-//    collective_launches and p2p_launches; the peer table moves by 16 bytes.
 // A reader accepts only its own version and names the version of a segment it refuses.
 inline constexpr uint32_t kLayoutVersion = 6;
 inline constexpr uint32_t kHeaderBytes = 4096;
@@ -181,69 +176,7 @@ inline constexpr uint32_t kCommHashKnown = 1u << 1;
 inline constexpr uint32_t kCommFromSplit = 1u << 2;
 inline constexpr uint32_t kCommFromShrink = 1u << 3;
 
-// Op codes of RingRecord::op. Broadcast and Bcast are one op, as in NCCL.
-enum class Op : uint8_t {
-  kNone = 0,
-  kAllReduce = 1,
-  kBroadcast = 2,
-  kReduce = 3,
-  kAllGather = 4,
-  kReduceScatter = 5,
-  kAlltoAll = 6,
-  kGather = 7,
-  kScatter = 8,
-  kSend = 9,
-  kRecv = 10,
-  kPutSignal = 11,   // one-sided (NCCL 2.29): counted per peer like P2P, as sends
-  kSignal = 12,
-  kWaitSignal = 13,  // counted per peer as a recv
-};
-// Ops counted per peer (root_or_peer is the peer), outside the collective sequence.
-inline constexpr bool IsPointToPoint(Op op) {
-  return op == Op::kSend || op == Op::kRecv || op == Op::kPutSignal || op == Op::kSignal || op == Op::kWaitSignal;
-}
-// Of those, the ones counted as sends to the peer (the others count as receives).
-inline constexpr bool IsSendLike(Op op) { return op == Op::kSend || op == Op::kPutSignal || op == Op::kSignal; }
-// Whether a record's redop / root_or_peer field means a reduction op / a root for this op.
-inline constexpr bool HasRedOp(Op op) { return op == Op::kAllReduce || op == Op::kReduce || op == Op::kReduceScatter; }
-inline constexpr bool HasRoot(Op op) {
-  return op == Op::kBroadcast || op == Op::kReduce || op == Op::kGather || op == Op::kScatter;
-}
-const char* OpName(Op op);
 
-// RingRecord::flags bits.
-inline constexpr uint32_t kRecordInGroup = 1u << 0;     // issued inside ncclGroupStart/End
-inline constexpr uint32_t kRecordCaptured = 1u << 1;    // stream was capturing: no completion
-inline constexpr uint32_t kRecordFailed = 1u << 2;      // NCCL returned an error
-inline constexpr uint32_t kRecordUntracked = 1u << 3;   // no completion event could be recorded
-inline constexpr uint32_t kRecordInProgress = 1u << 4;  // nonblocking: enqueue still pending
-// Ended because its communicator was aborted, revoked or destroyed while it was pending: its
-// completion event may have fired (an abort completes the kernels), but the op did not
-// complete. Never resolves an incident.
-inline constexpr uint32_t kRecordAborted = 1u << 5;
-// Issued in a group that ncclGroupSimulateEnd ended: NCCL launched nothing. Owes no completion.
-inline constexpr uint32_t kRecordNotLaunched = 1u << 6;
-// Bits 16..31 of a grouped record's flags: the serial (1..65535, process-wide, wrapping) of the
-// outermost ncclGroupEnd that launched it, so that a reader tells one group's ops (they progress
-// together) from consecutive groups on one stream (they run in order: torch wraps each send and
-// each receive in a group of its own). 0: not grouped, or written before the serial existed.
-inline constexpr uint32_t kRecordGroupShift = 16;
-inline constexpr uint32_t RecordGroupBits(uint32_t serial) { return (serial & 0xffffu) << kRecordGroupShift; }
-inline constexpr uint32_t GroupSerialOf(uint32_t flags) { return flags >> kRecordGroupShift; }
-// What readers keep of a record's group: 0 when not grouped; its serial; a grouped record of a
-// writer without serials counts as one group with every other such record (0x10000).
-inline constexpr uint32_t RecordGroupOf(uint32_t flags) {
-  if ((flags & kRecordInGroup) == 0) return 0;
-  return GroupSerialOf(flags) != 0 ? GroupSerialOf(flags) : 0x10000u;
-}
-
-// What the flags say about a record's completion, for every reader (facts, dumps, status):
-// captured, failed or not launched owes no completion; untracked's completion is unknown, and
-// so is an aborted op's (it never completes).
-inline constexpr bool OwesNoCompletion(uint32_t flags) {
-  return (flags & (kRecordCaptured | kRecordFailed | kRecordNotLaunched)) != 0;
-}
-inline constexpr bool CompletionUnknown(uint32_t flags) { return (flags & (kRecordUntracked | kRecordAborted)) != 0; }
 
 struct alignas(64) RingRecord {
   std::atomic<uint32_t> version;

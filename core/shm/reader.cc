@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/shm/process_info.h"
+#include "core/shm/record_flags.h"
 #include "core/shm/segment_file.h"
 #include "core/shm/segment_name.h"
 #include "core/shm/shm_directory.h"

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/shm/record_flags.h"
 #include "preload/observe/comm_registry.h"
 #include "preload/hooks/keep_errno.h"
 #include "preload/observe/record_range.h"

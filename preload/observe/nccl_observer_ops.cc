@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/shm/hook_clock.h"
+#include "core/shm/record_flags.h"
 #include "preload/call_sites/call_sites.h"
 #include "preload/hooks/hot_path.h"
 #include "preload/observe/nccl_observer.h"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/shm/process_info.h"
+#include "core/shm/record_flags.h"
 #include "preload/lifecycle/bounded_stop.h"
 #include "preload/observe/capture_watch.h"
 #include "preload/lifecycle/log.h"

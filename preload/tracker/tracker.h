@@ -33,6 +33,7 @@
 #include <thread>
 
 #include "core/shm/comm_slot.h"
+#include "core/shm/record_flags.h"
 #include "preload/observe/record_range.h"
 #include "preload/real/cuda_api.h"
 #include "preload/real/driver_api.h"

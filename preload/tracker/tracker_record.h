@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "core/shm/layout.h"
+#include "core/shm/record_flags.h"
 #include "preload/observe/capture_watch.h"
 #include "preload/real/driver_api.h"
 #include "preload/hooks/hot_path.h"

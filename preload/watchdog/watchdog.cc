@@ -31,6 +31,7 @@
 #include "core/format/hex.h"
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
+#include "core/shm/record_flags.h"
 #include "core/shm/run_identity.h"
 #include "core/shm/segment_gc.h"
 #include "core/shm/segment_name.h"

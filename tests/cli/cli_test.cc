@@ -14,6 +14,7 @@
 #include "core/dump/dump_json.h"
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
+#include "core/shm/record_flags.h"
 #include "core/shm/segment_writer.h"
 #include "tests/analyze/crafted_job.h"
 #include "tools/cli/status_table.h"

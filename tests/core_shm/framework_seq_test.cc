@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/shm/reader.h"
+#include "core/shm/record_flags.h"
 #include "segment_test_util.h"
 
 namespace ncclwatch::shm {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/shm/reader.h"
+#include "core/shm/record_flags.h"
 #include "core/shm/segment_gc.h"
 #include "core/shm/run_identity.h"
 #include "segment_test_util.h"

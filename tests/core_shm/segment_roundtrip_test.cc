@@ -10,6 +10,7 @@
 #include "core/shm/comm_slot.h"
 #include "core/shm/reader.h"
 #include "segment_test_util.h"
+#include "core/shm/record_flags.h"
 #include "core/shm/sync_slot.h"
 
 namespace ncclwatch::shm {

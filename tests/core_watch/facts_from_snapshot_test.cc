@@ -1,3 +1,4 @@
+#include "core/shm/record_flags.h"
 #include "core/watch/facts_from_snapshot.h"
 
 #include <catch2/catch.hpp>

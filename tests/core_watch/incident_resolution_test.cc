@@ -1,3 +1,4 @@
+#include "core/shm/record_flags.h"
 #include "core/watch/incident_resolution.h"
 
 #include <catch2/catch.hpp>

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/shm/record_flags.h"
 #include "tools/exporter/metrics_families.h"
 
 namespace ncclwatch::tools {

@@ -17,6 +17,7 @@
 #include "core/detect/p2p_op.h"
 #include "core/dump/dump_json.h"
 #include "core/shm/layout.h"
+#include "core/shm/record_flags.h"
 #include "core/watch/dump_builder.h"
 #include "core/watch/facts_from_snapshot.h"
 #include "tests/analyze/analyze_dumps.h"

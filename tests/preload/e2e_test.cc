@@ -8,6 +8,7 @@
 
 #include "core/comm_id/comm_hash.h"
 #include "core/shm/reader.h"
+#include "core/shm/record_flags.h"
 #include "rank_job.h"
 
 namespace ncclwatch {

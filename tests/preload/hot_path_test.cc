@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/shm/reader.h"
+#include "core/shm/record_flags.h"
 #include "rank_job.h"
 
 namespace ncclwatch {

@@ -10,6 +10,7 @@
 #include "core/comm_id/comm_hash.h"
 #include "core/detect/detector.h"
 #include "core/shm/reader.h"
+#include "core/shm/record_flags.h"
 #include "core/watch/facts_from_snapshot.h"
 #include "rank_job.h"
 

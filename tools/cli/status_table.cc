@@ -10,6 +10,7 @@
 #include "core/format/duration.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
+#include "core/shm/record_flags.h"
 #include "core/watch/facts_from_snapshot.h"
 
 namespace ncclwatch::tools {

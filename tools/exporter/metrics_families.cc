@@ -10,6 +10,7 @@
 
 #include "core/format/escape.h"
 #include "core/format/hex.h"
+#include "core/shm/record_flags.h"
 
 namespace ncclwatch::tools {
 namespace {
