@@ -12,7 +12,7 @@
 
 #include <prometheus/text_serializer.h>
 
-#include "core/shm/process_info.h"
+#include "core/clock/monotonic.h"
 #include "core/shm/reader.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/shm_image.h"
@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     job.job_id = view->job_id;
     for (int i = 0; i < copies; ++i) job.processes.push_back(*view);
     input.jobs.push_back(std::move(job));
-    input.now_ns = shm::MonotonicNowNs();
+    input.now_ns = clock::MonotonicNowNs();
     const tools::MetricsOutput out = tools::BuildMetricFamilies(input);
     const prometheus::MetricFamily* issued = nullptr;
     const prometheus::MetricFamily* completed = nullptr;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/shm/comm_slot.h"
-#include "core/shm/process_info.h"
+#include "core/clock/monotonic.h"
 #include "core/shm/segment_writer.h"
 #include "tests/core_shm/segment_test_util.h"
 
@@ -43,7 +43,7 @@ int RunRank(const std::string& job, int rank, int nranks, int ncomms, int ready_
     return 1;
   }
   std::unique_ptr<SegmentWriter> segment = std::move(created).value();
-  const uint64_t now = MonotonicNowNs();
+  const uint64_t now = ncclwatch::clock::MonotonicNowNs();
   for (int c = 0; c < ncomms; ++c) {
     CommSlot comm = segment->ClaimCommSlot().value();
     if (!comm.valid()) break;

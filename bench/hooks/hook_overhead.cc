@@ -14,9 +14,9 @@
 // families: collective (ncclAllReduce), group (ncclGroupStart + ncclAllReduce + ncclGroupEnd,
 // per group), p2p (ncclSend), sync (cudaStreamSynchronize), and the floor: plt_empty (an
 // empty call into a shared object), clock_read (one clock_gettime(CLOCK_MONOTONIC)),
-// coarse_clock_read (CLOCK_MONOTONIC_COARSE, the hooks' clock) and
-// cuda_record (one cuEventRecord on the sim driver, the call the hook adds per op; only when
-// libcuda.so.1 is found). Per hooked family also, once per batch:
+// stamp_read (one clock::StampNowNs, the hooks' clock, calibrated here as the preload's tracker
+// does: refreshed in every pause) and cuda_record (one cuEventRecord on the sim driver, the call
+// the hook adds per op; only when libcuda.so.1 is found). Per hooked family also, once per batch:
 //
 //   calls <family> <CUDA calls per call>
 //
@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "bench/hooks/empty_call.h"
+#include "core/clock/stamp_clock.h"
 
 namespace {
 
@@ -136,12 +137,11 @@ std::vector<Family> Families(const Sim& sim) {
          clock_gettime(CLOCK_MONOTONIC, &ts);
          asm volatile("" : : "r"(&ts) : "memory");
        }},
-      // The hooks' clock (core/shm/hook_clock.h) reads this one, then one compare-and-swap.
-      {"coarse_clock_read",
+      // The hooks' clock (core/clock/stamp_clock.h).
+      {"stamp_read",
        [] {
-         timespec ts;
-         clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-         asm volatile("" : : "r"(&ts) : "memory");
+         const uint64_t stamp = ncclwatch::clock::StampNowNs();
+         asm volatile("" : : "r"(stamp) : "memory");
        }},
   };
   if (sim.event_record != nullptr) {
@@ -168,8 +168,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::vector<Family> families = Families(sim);
+  ncclwatch::clock::StartStampClock();
   const CallCounter count_calls = FindCallCounter();
-  for (const Family& f : families) TimeBatch(f.call);  // warm up: resolve symbols, fault pages
+  // Warm up: resolve symbols, fault pages, and let the stamp clock's first line come (10 ms).
+  for (const Family& f : families) TimeBatch(f.call);
+  std::this_thread::sleep_for(kPauseBetweenBatches);
+  ncclwatch::clock::RefreshStampClock();
   for (int b = 0; b < batches; ++b) {
     for (const Family& f : families) {
       const uint64_t calls_before = count_calls != nullptr ? count_calls() : 0;
@@ -181,6 +185,7 @@ int main(int argc, char** argv) {
         std::printf("calls %s %.3f\n", f.name.c_str(), calls);
       }
       std::this_thread::sleep_for(kPauseBetweenBatches);
+      ncclwatch::clock::RefreshStampClock();
     }
   }
   ncclCommDestroy(sim.comm);

@@ -11,9 +11,12 @@ for why pinning (the tracker thread's polls otherwise share the sim runtime's lo
 hook from the other core, which made earlier runs bimodal).
 
 Each batch's first call, after the program's 10 ms pause, is timed apart from the others
-(hook_overhead.cc says why): the goals apply to the others, the median call; the first call's
-added time is reported beside them, and so is the whole batch's per-call figure, first call
-included, as this section measured it before.
+(hook_overhead.cc says why): the warm goals apply to the others, the median call. The first
+call's added time is split the same way: its CUDA calls are costed cold, at the first
+cuda_record of a batch minus the first plt_empty of a batch (both after the same pause, timed
+the same way, so the difference is what a cold cuEventRecord of the driver adds), and ours is
+the rest; the cold goals apply to ours. The whole batch's per-call figure, first call included,
+as this section measured it before, is reported beside them.
 """
 
 import collections
@@ -25,13 +28,17 @@ from stats import median, percentile
 
 SECTION = "hook overhead"
 HOOKED = ("collective", "group", "p2p", "sync")
-FLOOR = ("plt_empty", "clock_read", "coarse_clock_read", "cuda_record")
+FLOOR = ("plt_empty", "clock_read", "stamp_read", "cuda_record")
 # 1 us per call keeps even 1,000 hooked calls per step under 1 ms, far below 1 % of a real step.
 # Issue 3: <= 100 ns median added per hooked NCCL call, <= 50 ns on the cudaStreamSynchronize
 # pass-through. Groups and P2P are held to the collective budget. Issue 23: the goals are for
 # our own time (the hook minus its CUDA calls), and at most one CUDA call per op.
 GOAL_OURS_NS = {"collective": 100.0, "group": 100.0, "p2p": 100.0, "sync": 50.0}
 GOAL_CALLS = {"collective": 1.0, "group": 1.0, "p2p": 1.0, "sync": 0.0}
+# Issue 33: most collectives of a training step come after a pause (compute) that leaves the
+# hook's code and data cold. Ours on the first call after 10 ms: median and p99 over the batches.
+GOAL_COLD_OURS_US = 1.0
+GOAL_COLD_OURS_P99_US = 5.0
 
 
 CALLS_PER_BATCH = 128  # bench/hooks/hook_overhead.cc kCallsPerBatch
@@ -82,6 +89,7 @@ def run(ctx, results):
     rounds, batches = (2, 20) if ctx.quick else (6, 40)
     plain = collections.defaultdict(list)
     hooked = collections.defaultdict(list)
+    hooked_first = collections.defaultdict(list)  # first calls of the runs with the preload
     diffs = collections.defaultdict(list)
     calls = collections.defaultdict(list)
     first_diffs = collections.defaultdict(list)
@@ -93,6 +101,7 @@ def run(ctx, results):
         for family in HOOKED + FLOOR:
             plain[family] += got[False][0][family]
             hooked[family] += got[True][0][family]
+            hooked_first[family] += got[True][2][family]
             diffs[family] += [h - p for p, h in zip(got[False][0][family], got[True][0][family])]
             first_diffs[family] += [h - p for p, h in zip(got[False][2][family], got[True][2][family])]
             batch_diffs[family] += [batch_ns(hf, hr) - batch_ns(pf, pr) for pf, pr, hf, hr in
@@ -104,6 +113,10 @@ def run(ctx, results):
     # The call's cost in the process with the preload, whose event pool makes the sim's event
     # registry as large as the hook finds it (about 90 ns more per record than without).
     record_ns = median(hooked["cuda_record"]) if hooked["cuda_record"] else None
+    # The same call after the pause: what a cold record adds over a cold empty call.
+    cold_record_ns = None
+    if hooked_first["cuda_record"] and hooked_first["plt_empty"]:
+        cold_record_ns = max(0.0, median(hooked_first["cuda_record"]) - median(hooked_first["plt_empty"]))
     print(f"  {rounds} rounds x {batches} batches x 128 calls, alternating plain/preload, pinned to CPU {pinned_cpu()}")
     for family in HOOKED:
         d = diffs[family]
@@ -126,14 +139,24 @@ def run(ctx, results):
                     ours <= goal and n_calls <= GOAL_CALLS[family] + 1e-9)
         first = first_diffs[family]
         batch_ours = median(batch_diffs[family]) - n_calls * record_ns
-        cold = (f"+{median(first) / 1000:.1f} us added to the first call after the pause "
-                f"(p99 +{percentile(first, 99) / 1000:.1f} us); a batch of {CALLS_PER_BATCH} with it: "
+        cold_calls_us = n_calls * (cold_record_ns or 0.0) / 1000
+        ours_us = median(first) / 1000 - cold_calls_us
+        ours_p99_us = percentile(first, 99) / 1000 - cold_calls_us
+        cold = (f"{ours_us:+.2f} us ours (p99 {ours_p99_us:+.1f} us) + {n_calls:.2f} CUDA calls x "
+                f"{(cold_record_ns or 0) / 1000:.2f} us cold (added +{median(first) / 1000:.2f} us, p99 "
+                f"+{percentile(first, 99) / 1000:.1f} us); a batch of {CALLS_PER_BATCH} with it: "
                 f"{batch_ours:+.0f} ns ours per call")
         print(f"  {family:10s} {cold}")
-        results.add(SECTION, f"{family}: cold (first call after 10 ms)", cold)
+        if cold_record_ns is None and n_calls > 0:
+            results.add(SECTION, f"{family}: cold (first call after 10 ms)", cold + " (no cold cuda_record)", "", False)
+            continue
+        results.add(SECTION, f"{family}: cold (first call after 10 ms)", cold,
+                    f"ours <= {GOAL_COLD_OURS_US:.0f} us, p99 <= {GOAL_COLD_OURS_P99_US:.0f} us",
+                    ours_us <= GOAL_COLD_OURS_US and ours_p99_us <= GOAL_COLD_OURS_P99_US)
     for family in FLOOR:
         if not plain[family]:
             continue
-        value = f"{median(plain[family]):.1f} ns/call (with preload {median(hooked[family]):.1f})"
+        value = (f"{median(plain[family]):.1f} ns/call (with preload {median(hooked[family]):.1f}); first call after "
+                 f"the pause {median(hooked_first[family]) / 1000:.2f} us")
         print(f"  {family:10s} {value}")
         results.add(SECTION, f"floor {family}", value)

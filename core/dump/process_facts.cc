@@ -1,7 +1,6 @@
 #include "core/dump/process_facts.h"
 
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -9,14 +8,10 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/clock/instant.h"
+
 namespace ncclwatch::dump {
 namespace {
-
-uint64_t Now(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -43,17 +38,6 @@ std::string FirstVersionToken(const std::string& text) {
 
 }  // namespace
 
-std::string FormatIso8601Utc(uint64_t unix_ns) {
-  time_t seconds = static_cast<time_t>(unix_ns / 1000000000ull);
-  tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09lluZ", utc.tm_year + 1900, utc.tm_mon + 1,
-                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<unsigned long long>(unix_ns % 1000000000ull));
-  return buf;
-}
-
 std::string ReadNvidiaDriverVersion(const std::string& path) noexcept {
   try {
     return FirstVersionToken(ReadFile(path));
@@ -62,19 +46,8 @@ std::string ReadNvidiaDriverVersion(const std::string& path) noexcept {
   }
 }
 
-Instant NowInstant() noexcept {
-  Instant now;
-  now.mono_ns = Now(CLOCK_MONOTONIC);
-  now.unix_ns = Now(CLOCK_REALTIME);
-  try {
-    now.iso = FormatIso8601Utc(now.unix_ns);
-  } catch (...) {
-  }
-  return now;
-}
-
 void StampDetectionTime(Incident* incident) noexcept {
-  Instant now = NowInstant();
+  clock::Instant now = clock::NowInstant();
   incident->detected_mono_ns = now.mono_ns;
   incident->detected_unix_ns = now.unix_ns;
   incident->detected_iso = std::move(now.iso);

@@ -17,20 +17,8 @@ namespace ncclwatch::dump {
 // reads no environment).
 void FillProcessFacts(const std::map<std::string, std::string>& nccl_env, RankDump* dump) noexcept;
 
-// One instant on the monotonic and the wall clock, and the wall clock's ISO-8601 form ("" when
-// out of memory): what a dump or a resolution note stamps.
-struct Instant {
-  uint64_t mono_ns = 0;
-  uint64_t unix_ns = 0;
-  std::string iso;
-};
-Instant NowInstant() noexcept;
-
-// Sets detected_mono_ns, detected_unix_ns and detected_iso to now.
+// Sets detected_mono_ns, detected_unix_ns and detected_iso to now (clock::NowInstant).
 void StampDetectionTime(Incident* incident) noexcept;
-
-// "2026-11-21T23:12:53.123456789Z".
-std::string FormatIso8601Utc(uint64_t unix_ns);
 
 // The kernel driver version in /proc/driver/nvidia/version (e.g. "545.23.08"); "" when
 // there is no NVIDIA driver. `path` is for tests.

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/clock/instant.h"
 #include "core/dump/checked_json.h"
-#include "core/dump/process_facts.h"
 
 namespace ncclwatch::dump {
 namespace {
@@ -85,7 +84,7 @@ Resolution ResolutionOf(const RankDump& dump) noexcept {
 }
 
 void StampResolutionTime(Resolution* r) noexcept {
-  Instant now = NowInstant();
+  clock::Instant now = clock::NowInstant();
   r->resolved_mono_ns = now.mono_ns;
   r->resolved_unix_ns = now.unix_ns;
   r->resolved_iso = std::move(now.iso);

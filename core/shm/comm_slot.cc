@@ -142,7 +142,8 @@ __attribute__((hot)) RecordRef CommSlot::Append(const OpFingerprint& op, uint32_
   ref.ring_index = BumpSingleWriter(h.records_written);
   // The next op's record: its line is then in cache when that op comes, in a burst of ops
   // (a DDP step's buckets, an FSDP layer's gathers) as in the benchmark.
-  __builtin_prefetch(&ring_[(ref.ring_index + 1) & mask_], 1);
+  next_record_ = &ring_[(ref.ring_index + 1) & mask_];
+  __builtin_prefetch(next_record_, 1);
   RingRecord& r = ring_[ref.ring_index & mask_];
   const uint32_t v = SeqlockWriteBegin(r.version);
   r.op_and_types.store(PackOpAndTypes(op.op, op.datatype, op.redop), kRelaxed);

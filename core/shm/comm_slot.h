@@ -43,7 +43,7 @@ class CommSlot {
  public:
   CommSlot() = default;
   CommSlot(CommSlotHeader* header, RingRecord* ring, uint32_t ring_capacity)
-      : header_(header), ring_(ring), mask_(ring_capacity - 1) {}
+      : header_(header), ring_(ring), mask_(ring_capacity - 1), next_record_(ring) {}
 
   bool valid() const { return header_ != nullptr; }
   CommSlotHeader* header() const { return header_; }
@@ -64,6 +64,14 @@ class CommSlot {
   // consecutive collectives of one key share a launch (a group's, published as its ops are
   // issued: BeginOp in nccl_observer_ops.cc).
   RecordRef Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns, uint64_t group_key = 0);
+  // Asks for the lines the next Append and its completion event touch (the header's counters and
+  // pins, the next record), so that after a pause their misses overlap the caller's other work
+  // instead of following one another. No load: the addresses are the slot's own.
+  void PrefetchForAppend() const {
+    __builtin_prefetch(&header_->last_enqueued_seq, 1);
+    __builtin_prefetch(&header_->generation, 1);
+    __builtin_prefetch(next_record_, 1);
+  }
   // Takes back the newest records, [first_ring_index, head): a group that
   // ncclGroupSimulateEnd ended, which NCCL never launched. Their collective and per-peer seqs
   // and launch numbers are given back, for the next ops to take as if these had never been
@@ -117,6 +125,8 @@ class CommSlot {
   // The group_key of the last collective appended (0: ungrouped): in-process only, written by
   // the appending thread like the counters (BumpSingleWriter's rule).
   uint64_t last_group_key_ = 0;
+  // Where the next Append writes (in-process, the appending thread's): PrefetchForAppend.
+  const RingRecord* next_record_ = nullptr;
 };
 
 }  // namespace ncclwatch::shm

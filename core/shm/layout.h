@@ -45,8 +45,8 @@
 // id says (torchrun's "none", a reused MASTER_PORT).
 //
 // Times are CLOCK_MONOTONIC nanoseconds, comparable between processes of one host. Those the
-// hooks stamp (enqueue, init, blocked syncs) are read from CLOCK_MONOTONIC_COARSE, kept
-// strictly increasing within the process (hook_clock.h): up to one kernel tick early.
+// hooks stamp (enqueue, init, blocked syncs) are read from the TSC through the writer's own
+// calibration (core/clock/stamp_clock.h), already converted: a reader needs no calibration.
 #ifndef NCCLWATCH_CORE_SHM_LAYOUT_H_
 #define NCCLWATCH_CORE_SHM_LAYOUT_H_
 

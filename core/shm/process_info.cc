@@ -1,9 +1,9 @@
 #include "core/shm/process_info.h"
 
 #include <fcntl.h>
-#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -31,11 +31,8 @@ const char* AfterCommandName(const char* stat) {
   return close_paren == nullptr ? nullptr : close_paren + 1;
 }
 
-}  // namespace
-
-uint64_t ProcessStartTicks(pid_t pid) {
-  char stat[1024];
-  if (!ReadProcStat(pid, stat, sizeof(stat))) return 0;
+// Field 22 (starttime) of a /proc/<pid>/stat text, 0 if absent.
+uint64_t StartTicksOf(const char* stat) {
   const char* cursor = AfterCommandName(stat);
   if (cursor == nullptr) return 0;
   // After ")" come fields 3 (state) .. 22 (starttime): skip 19 fields.
@@ -46,14 +43,37 @@ uint64_t ProcessStartTicks(pid_t pid) {
   return std::strtoull(cursor, nullptr, 10);
 }
 
-bool ProcessIsAlive(pid_t pid, uint64_t start_ticks) {
+}  // namespace
+
+uint64_t ProcessStartTicks(pid_t pid) {
   char stat[1024];
-  if (pid <= 0 || !ReadProcStat(pid, stat, sizeof(stat))) return false;
+  if (!ReadProcStat(pid, stat, sizeof(stat))) return 0;
+  return StartTicksOf(stat);
+}
+
+bool ProcessIsAlive(pid_t pid, uint64_t start_ticks) {
+  if (pid <= 0) return false;
+  // The caller itself runs: no /proc read. The watchdog asks this of every segment of its
+  // job at every poll, and a /proc/<pid>/stat read (the kernel formats 52 fields) was a fifth
+  // of its time; this process's start ticks are read once (a fork's child reads its own).
+  static std::atomic<pid_t> self_pid{0};
+  static std::atomic<uint64_t> self_start_ticks{0};
+  const pid_t self = getpid();
+  if (pid == self) {
+    if (self_pid.load(std::memory_order_acquire) != self) {
+      self_start_ticks.store(ProcessStartTicks(self), std::memory_order_relaxed);
+      self_pid.store(self, std::memory_order_release);
+    }
+    return self_start_ticks.load(std::memory_order_relaxed) == start_ticks;
+  }
+  // One read gives both the state and the start time.
+  char stat[1024];
+  if (!ReadProcStat(pid, stat, sizeof(stat))) return false;
   const char* cursor = AfterCommandName(stat);
   if (cursor == nullptr) return false;
   while (*cursor == ' ') ++cursor;
   if (*cursor == 'Z' || *cursor == 'X') return false;
-  return ProcessStartTicks(pid) == start_ticks;
+  return StartTicksOf(stat) == start_ticks;
 }
 
 std::string BootId() {
@@ -74,12 +94,6 @@ bool ProcessOfBootIsAlive(const char* boot_id, size_t boot_id_bytes, pid_t pid, 
   const std::string theirs(boot_id, strnlen(boot_id, boot_id_bytes));
   if (theirs.empty() || theirs != *kThisBoot) return false;
   return ProcessIsAlive(pid, start_ticks);
-}
-
-uint64_t MonotonicNowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 std::string HostName() {

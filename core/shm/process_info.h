@@ -26,10 +26,6 @@ std::string BootId();
 // a match) and ProcessIsAlive.
 bool ProcessOfBootIsAlive(const char* boot_id, size_t boot_id_bytes, pid_t pid, uint64_t start_ticks);
 
-// CLOCK_MONOTONIC in nanoseconds (vDSO, no system call). The hooks stamp with the cheaper
-// HookClockNowNs (hook_clock.h); everything else reads this.
-uint64_t MonotonicNowNs();
-
 std::string HostName();
 
 }  // namespace ncclwatch::shm

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/clock/monotonic.h"
 #include "core/shm/process_info.h"
 #include "core/shm/record_flags.h"
 #include "core/shm/segment_file.h"
@@ -272,7 +273,7 @@ std::optional<ProcessView> ReadSegment(const std::string& entry_name, size_t max
 JobSnapshot ReadJobSnapshot(const std::string& job_id, uid_t uid, size_t max_records_per_comm) {
   JobSnapshot snapshot;
   snapshot.job_id = SanitizeJobId(job_id);
-  snapshot.taken_ns = MonotonicNowNs();
+  snapshot.taken_ns = clock::MonotonicNowNs();
   for (const std::string& entry : ListShmEntries(JobEntryPrefix(uid, snapshot.job_id))) {
     ParsedSegmentName parsed;
     if (!ParseSegmentEntry(entry, uid, snapshot.job_id, &parsed)) continue;

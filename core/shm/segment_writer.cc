@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/clock/monotonic.h"
 #include "core/shm/process_info.h"
 #include "core/shm/segment_name.h"
 
@@ -37,7 +38,7 @@ void FillHeader(SegmentHeader* h, const SegmentOptions& options, const SegmentGe
   h->world_size = options.rank.world_size;
   h->process_start_ticks = options.process_start_ticks;
   h->stall_threshold_ms.store(options.stall_threshold_ms, std::memory_order_relaxed);
-  h->created_ns = MonotonicNowNs();
+  h->created_ns = clock::MonotonicNowNs();
   CopyString(h->host, sizeof(h->host), options.host);
   CopyString(h->job_id, sizeof(h->job_id), options.job_id);
   CopyString(h->boot_id, sizeof(h->boot_id), options.boot_id.empty() ? BootId() : options.boot_id);
@@ -237,7 +238,7 @@ void SegmentWriter::RecordExitIn(SegmentHeader* header, ExitHow how, int value) 
   } else {
     header->exit_status.store(value, std::memory_order_relaxed);
   }
-  header->exit_ns.store(MonotonicNowNs(), std::memory_order_relaxed);
+  header->exit_ns.store(clock::MonotonicNowNs(), std::memory_order_relaxed);
   // seq_cst: the exit protocol (segment_gc.h, RemoveJobIfEnded) is a store-then-scan by every
   // exiting process; at least one of two processes exiting together sees the other's mark.
   header->state.store(static_cast<uint32_t>(SegmentState::kExited), std::memory_order_seq_cst);

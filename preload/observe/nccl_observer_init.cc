@@ -5,8 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "core/clock/stamp_clock.h"
 #include "core/comm_id/comm_hash.h"
-#include "core/shm/hook_clock.h"
 #include "preload/call_sites/call_sites.h"
 #include "preload/observe/config_comm_name.h"
 #include "preload/lifecycle/log.h"
@@ -122,7 +122,7 @@ void StartCall(Runtime* rt, ThreadState* ts, InitKind kind, InitCall* call) {
   call->runtime = rt;
   call->thread = ts;
   call->kind = kind;
-  call->start_ns = shm::HookClockNowNs();
+  call->start_ns = clock::StampNowNs();
 }
 
 uint32_t NonblockingFlag(const ncclConfig_t* config) {
@@ -181,7 +181,7 @@ void EndSingleInit(InitCall* call, ncclResult_t result, ncclComm_t comm) {
   }
   if (entry == nullptr) return;
   if (comm == nullptr || (result != ncclSuccess && result != ncclInProgress)) {
-    entry->slot.FinishInit(false, result, shm::HookClockNowNs());
+    entry->slot.FinishInit(false, result, clock::StampNowNs());
     // Never registered, so nothing else holds it (registered entries are kept forever:
     // see comm_registry.h); the slot itself is reusable once kInitFailed.
     delete entry;
@@ -207,7 +207,7 @@ void CompleteInit(Runtime* rt, CommEntry* entry, ncclComm_t comm, bool adopt_ran
   shm::CommIdentity id = IdentityOf(*entry);
   QueryIdentity(comm, &id);
   Publish(entry, id);
-  entry->slot.FinishInit(true, ncclSuccess, shm::HookClockNowNs());
+  entry->slot.FinishInit(true, ncclSuccess, clock::StampNowNs());
   StartTrackerOnce(rt, id.device);
   if (adopt_rank && id.rank >= 0) rt->segment->AdoptRankFromCommunicator(id.rank);
 }
@@ -223,7 +223,7 @@ void SettleGroupedInit(Runtime* rt, CommEntry* entry, ncclResult_t result) {
   } else if (result == ncclInProgress) {
     MarkInitPending(entry);
   } else {
-    entry->slot.FinishInit(false, result, shm::HookClockNowNs());
+    entry->slot.FinishInit(false, result, clock::StampNowNs());
   }
 }
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/shm/hook_clock.h"
+#include "core/clock/stamp_clock.h"
 #include "core/shm/record_flags.h"
 #include "preload/call_sites/call_sites.h"
 #include "preload/hooks/hot_path.h"
@@ -75,8 +75,11 @@ NCCLWATCH_HOT bool BeginOp(ncclComm_t comm, OpCall* call) noexcept {
     call->runtime = rt;
     call->thread = ts;
     call->comm = rt->comms.Find(Handle(comm));
-    const uint64_t enqueue_ns = shm::HookClockNowNs();
     if (call->comm == nullptr) return;
+    // The lines Append and the settle's event record need, asked for before the work between.
+    call->comm->slot.PrefetchForAppend();
+    if (rt->tracker) rt->tracker->PrefetchForRecord(call->comm->device.load(std::memory_order_relaxed));
+    const uint64_t enqueue_ns = clock::StampNowNs();
     HookDepths& depths = ThisThreadDepths();
     uint32_t flags = 0;
     uint64_t group_key = 0;

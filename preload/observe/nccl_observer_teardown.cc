@@ -1,7 +1,7 @@
 // The communicator's state after Finalize, Destroy, Abort, Revoke, Suspend and Resume, and
 // what ncclCommGetAsyncError reports (which also completes nonblocking inits and enqueues).
-#include "core/shm/hook_clock.h"
-#include "core/shm/process_info.h"
+#include "core/clock/monotonic.h"
+#include "core/clock/stamp_clock.h"
 #include "preload/lifecycle/last_gasp.h"
 #include "preload/observe/nccl_observer.h"
 #include "preload/observe/nccl_observer_internal.h"
@@ -55,7 +55,7 @@ void ObserveTeardownStart(ncclComm_t comm, Teardown kind) noexcept {
   if (entry == nullptr) return;
   Guarded("ObserveTeardownStart", [&] {
     // The evidence first, while the ops still read as pending; then they are marked aborted.
-    if (LastGaspWorthy(entry->slot.OldestPendingEnqueueNs(), shm::MonotonicNowNs())) {
+    if (LastGaspWorthy(entry->slot.OldestPendingEnqueueNs(), clock::MonotonicNowNs())) {
       RunLastGasp(kind == Teardown::kAbort ? kLastGaspCommAbort : kLastGaspCommRevoke);
     }
     entry->slot.MarkPendingAborted();
@@ -70,13 +70,13 @@ void ObserveAsyncError(ncclComm_t comm, ncclResult_t call_result, const ncclResu
   if (entry == nullptr) return;
   Guarded("ObserveAsyncError", [&] {
     const ncclResult_t state = *async_error;
-    entry->slot.SetAsyncError(state, shm::HookClockNowNs());
+    entry->slot.SetAsyncError(state, clock::StampNowNs());
     if (state == ncclInProgress) return;
     if (entry->init_pending.exchange(false)) {
       if (state == ncclSuccess) {
         CompleteInit(rt, entry, comm, IsRootComm(*entry));
       } else {
-        entry->slot.FinishInit(false, state, shm::HookClockNowNs());
+        entry->slot.FinishInit(false, state, clock::StampNowNs());
       }
     }
     // Only now may CUDA work go on the communicator's streams.

@@ -1,6 +1,6 @@
 #include "preload/observe/sync_observer.h"
 
-#include "core/shm/hook_clock.h"
+#include "core/clock/stamp_clock.h"
 #include "core/shm/sync_slot.h"
 #include "preload/lifecycle/runtime.h"
 #include "preload/observe/thread_state.h"
@@ -18,10 +18,15 @@ NCCLWATCH_HOT shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noex
       ts->sync_slot_claimed = true;
       ts->sync_slot = rt->segment->ClaimSyncSlot(ts->tid);
     }
-    if (ts->sync_slot == nullptr) return nullptr;
+    shm::SyncSlot* const slot = ts->sync_slot;
+    if (slot == nullptr) return nullptr;
+    // After a pause the slot's line is cold: asked for before the stamp, whose own line's
+    // miss then overlaps it.
+    __builtin_prefetch(slot, 1);
+    const uint64_t now_ns = clock::StampNowNs();
     // The device is left unknown (-1): asking would add a CUDA call to every sync.
-    shm::MarkSyncBlocked(*ts->sync_slot, kind, target, -1, shm::HookClockNowNs());
-    return ts->sync_slot;
+    shm::MarkSyncBlocked(*slot, kind, target, -1, now_ns);
+    return slot;
   } catch (...) {
     DisableAfterInternalError("BeginSync");
     return nullptr;

@@ -6,7 +6,8 @@
 #include <chrono>
 #include <string>
 
-#include "core/shm/process_info.h"
+#include "core/clock/monotonic.h"
+#include "core/clock/stamp_clock.h"
 #include "core/shm/record_flags.h"
 #include "preload/lifecycle/bounded_stop.h"
 #include "preload/observe/capture_watch.h"
@@ -19,6 +20,8 @@ Tracker::~Tracker() { Stop(); }
 
 void Tracker::Start(int device) {
   if (started_.exchange(true)) return;
+  // The stamp clock's first pair: the thread below refreshes its calibration at every wake.
+  clock::StartStampClock();
   // The device's pool now, so that the thread's first pass creates its events before the
   // job's first ops: a hook that finds no event creates one itself (a context push, the
   // create and a pop besides the record), which the first 512 ops paid before.
@@ -209,29 +212,61 @@ void Tracker::CreateMissingEvents() {
   }
 }
 
-int Tracker::PollOnce(int* bound_device) {
+int Tracker::PollOnce(int* bound_device, uint64_t now_ns) {
   // Lowered before the scan by an exchange, which reads the last raise and so sees the slots
   // that raise published; a record made during the scan raises it again for the next poll.
   recorded_since_poll_.exchange(false, std::memory_order_acq_rel);
+  const bool full = ++polls_since_full_scan_ >= kFullScanPolls;
+  if (full) polls_since_full_scan_ = 0;
   int still_pending = 0;
   for (int device = 0; device < kMaxDevices; ++device) {
     DevicePool* pool = pools_[device].load(std::memory_order_acquire);
-    if (pool == nullptr) continue;
-    for (EventSlot& slot : pool->slots) {
-      if (slot.state.load(std::memory_order_acquire) != kPending) continue;
-      Bind(device, pool, bound_device);
-      const cudaError_t status = Query(slot.event);
-      if (status == cudaErrorNotReady) {
-        ++still_pending;
-        continue;
-      }
-      // Any other status: the event is unusable; its records never complete.
-      Finish(&slot, status == cudaSuccess, shm::MonotonicNowNs());
-      Release(pool, &slot);
-    }
+    if (pool != nullptr) still_pending += PollPool(device, pool, full, bound_device, now_ns);
   }
   // Runtime queries leave cudaErrorNotReady as this thread's (the tracker's own) last error.
   if (driver_ == nullptr) cuda_.GetLastError();
+  return still_pending;
+}
+
+// Scans the claims [scan_from, cursor + kScanSlack) in claim order, or the pool's last
+// kEventsPerDevice claims (all of it, oldest first): slots are claimed at the cursor, so every
+// slot claimed since the last poll, and every one still in use from before, lies in that window
+// unless more than a pool's worth of claims came in between, which the cursor's count shows.
+int Tracker::PollPool(int device, DevicePool* pool, bool full, int* bound_device, uint64_t now_ns) {
+  const uint32_t cursor = pool->cursor.load(std::memory_order_acquire);
+  uint32_t begin = pool->scan_from;
+  uint32_t count = cursor - begin + kScanSlack;
+  if (full || count > kEventsPerDevice) {
+    begin = cursor - kEventsPerDevice;
+    count = kEventsPerDevice;
+  }
+  int still_pending = 0;
+  bool in_use_seen = false;
+  uint32_t oldest_in_use = cursor;
+  for (uint32_t i = 0; i < count; ++i) {
+    EventSlot& slot = pool->slots[(begin + i) % kEventsPerDevice];
+    const uint32_t state = slot.state.load(std::memory_order_acquire);
+    if (state == kFree) continue;
+    if (state == kPending) {
+      Bind(device, pool, bound_device);
+      const cudaError_t status = Query(slot.event);
+      if (status != cudaErrorNotReady) {
+        // Any other status: the event is unusable; its records never complete.
+        Finish(&slot, status == cudaSuccess, now_ns);
+        Release(pool, &slot);
+        continue;
+      }
+      ++still_pending;
+    }
+    // Pending, or claimed by a hook that has not recorded yet: the next poll starts here.
+    if (!in_use_seen) {
+      in_use_seen = true;
+      oldest_in_use = begin + i;
+    }
+  }
+  // Never past a slot in use; never ahead of the cursor, where the next claims come.
+  if (!in_use_seen || static_cast<int32_t>(oldest_in_use - cursor) > 0) oldest_in_use = cursor;
+  pool->scan_from = oldest_in_use;
   return still_pending;
 }
 
@@ -252,10 +287,11 @@ void Tracker::Run(int device) {
   while (!stop_) {
     const bool polling = busy();
     lock.unlock();
-    if (polling) pending = PollOnce(&bound_device);
+    clock::RefreshStampClock();
+    if (polling) pending = PollOnce(&bound_device, clock::MonotonicNowNs());
     CreateMissingEvents();
     lock.lock();
-    const int wait_ms = polling || first ? kBusyPollMs : kIdlePollMs;
+    const int wait_ms = pending > kBurstPending ? kBurstPollMs : polling || first ? kBusyPollMs : kIdlePollMs;
     first = false;
     wake_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return stop_; });
   }
@@ -263,7 +299,7 @@ void Tracker::Run(int device) {
   // the completions it waited for, so its exit evidence shows its true last completed #N.
   if (busy()) {
     lock.unlock();
-    PollOnce(&bound_device);
+    PollOnce(&bound_device, clock::MonotonicNowNs());
     lock.lock();
   }
   stopped_ = true;

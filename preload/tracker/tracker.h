@@ -15,7 +15,8 @@
 // costs cudaPeekAtLastError + cudaEventRecord (+ cudaStreamIsCapturing during captures).
 //
 // The thread polls every kBusyPollMs while events are outstanding or were recorded since its
-// last poll, and wakes every kIdlePollMs otherwise; it starts busy. A burst of more than
+// last poll (every kBurstPollMs while many are), and wakes every kIdlePollMs otherwise; it
+// starts busy. A burst of more than
 // kEventsPerDevice ops within one idle wait finds the pool full, and the ops beyond it go
 // untracked (their completion unknown, never counted complete). Staying busy for 10 s after
 // the last event avoided that, but cost the tracker 0.23 % of a core per rank instead of
@@ -49,20 +50,35 @@ struct CompletionTarget {
   uint32_t generation = 0;
 };
 
-class Tracker {
+class alignas(64) Tracker {
  public:
   static constexpr int kMaxDevices = 64;
   static constexpr uint32_t kEventsPerDevice = 512;
-  // Completion times are known to within one busy poll. PyTorch's watchdog polls every 100 ms;
-  // 25 ms keeps timelines readable at under 0.2 % of a core per rank (2 ms cost 0.33 %).
-  static constexpr int kBusyPollMs = 25;
+  // Completion times are known to within one busy poll. PyTorch's watchdog polls every 100 ms.
+  // Each wake costs the thread about 10-30 us of a VM's CPU whatever it finds (the timer, the
+  // scheduler, the futex), so the cadence sets the tracker's cost: 0.28 % of a core per rank
+  // at 10 ms, 0.11-0.155 % at 25 ms, about 0.06 % at 50 ms (scripts/bench --only step). At
+  // 50 ms a completion is still seen within a tenth of the watchdog's 500 ms poll, and
+  // timelines stay readable. A poll that leaves more than a quarter of a pool pending (a burst
+  // of ops, which could fill the 512 slots before the next poll) comes back after kBurstPollMs.
+  static constexpr int kBusyPollMs = 50;
+  static constexpr int kBurstPollMs = 10;
+  static constexpr int kBurstPending = kEventsPerDevice / 4;
   static constexpr int kIdlePollMs = 100;
 
   // A claim looks at this many slots at most: a full pool must not cost a full scan.
   static constexpr uint32_t kClaimProbes = 16;
+  // A poll scans the pool from the oldest slot still in use to the claim cursor, plus this
+  // many (claims racing on one device may leave the cursor a few slots behind the newest), and
+  // the whole pool every kFullScanPolls polls (about 1 s busy) and whenever the cursor moved
+  // too far to tell: scanning all 512 slots (32 KB) every 25 ms cost the tracker most of its
+  // 0.155 % of a core per rank, and evicted the job's caches on its core.
+  static constexpr uint32_t kScanSlack = 2 * kClaimProbes;
+  static constexpr uint32_t kFullScanPolls = 40;
 
   // `driver` may be null (runtime events only); both outlive the tracker.
-  Tracker(const CudaApi& cuda, const DriverApi* driver) : cuda_(cuda), driver_(driver) {}
+  Tracker(const CudaApi& cuda, const DriverApi* driver)
+      : driver_(driver), driver_record_(driver != nullptr ? driver->EventRecord : nullptr), cuda_(cuda) {}
   ~Tracker();
   Tracker(const Tracker&) = delete;
   Tracker& operator=(const Tracker&) = delete;
@@ -76,6 +92,9 @@ class Tracker {
   // current device and last CUDA error as they were. Returns the shm::kRecord* flags to add
   // to the target's records (0 when tracked). Inline: defined in tracker_record.h.
   inline uint32_t RecordCompletion(int device, uint64_t stream, const CompletionTarget& target);
+  // Asks for the line RecordCompletion reads first on `device`'s pool (the claim cursor's), for
+  // a hook to call as early as it knows the device: after a pause it arrives meanwhile.
+  inline void PrefetchForRecord(int device) const;
 
  private:
   enum SlotState : uint32_t { kFree = 0, kClaimed = 1, kPending = 2 };
@@ -90,10 +109,14 @@ class Tracker {
   };
   static_assert(sizeof(EventSlot) == 64);
   struct DevicePool {
-    std::atomic<uint32_t> cursor{0};  // where the next claim looks first (a hint)
+    // Claims so far, counted past the pool's size (a hint, mod 2^32): the next claim looks first
+    // at slot cursor % kEventsPerDevice, and the tracker scans from the oldest slot in use up
+    // to it (PollPool).
+    std::atomic<uint32_t> cursor{0};
     std::atomic<CUcontext> context{nullptr};  // the device's primary context (driver only)
     std::atomic<bool> direct_record{true};    // created streams recorded without a context push
     std::atomic<bool> all_created{false};     // every slot has its event (CreateMissingEvents)
+    uint32_t scan_from = 0;  // the tracker's: the oldest claim it has not seen released
     EventSlot slots[kEventsPerDevice];
   };
 
@@ -118,16 +141,24 @@ class Tracker {
   static void Finish(EventSlot* slot, bool completed, uint64_t now_ns);
   void DisableEvents(cudaError_t error);
   void Run(int device);
-  // Returns how many events are still not ready.
-  int PollOnce(int* bound_device);
+  // Returns how many events are still not ready; `now_ns` is the completion time published.
+  int PollOnce(int* bound_device, uint64_t now_ns);
+  int PollPool(int device, DevicePool* pool, bool full, int* bound_device, uint64_t now_ns);
   void CreateMissingEvents();
 
+  // What every op reads, together in the object's first line (the class is 64-byte aligned):
+  // after a pause each distinct line an op touches is a cache miss of its own, about 100 ns
+  // on the developers' VM. The pools of devices 0-3 share it; the others take the next line.
+  const DriverApi* const driver_;
+  CUresult (*const driver_record_)(CUevent, CUstream);  // driver_->EventRecord, null without the driver
   const CudaApi& cuda_;
-  const DriverApi* driver_;
-  std::atomic<DevicePool*> pools_[kMaxDevices] = {};
-  std::atomic<bool> recorded_since_poll_{false};  // raised by RecordCompletion
   std::atomic<bool> events_disabled_{false};
   std::atomic<bool> started_{false};
+  std::atomic<DevicePool*> pools_[kMaxDevices] = {};
+  // Raised by every op, taken down by each poll: a line of its own, so that the tracker's
+  // writes never take the line above from the hooks' caches.
+  alignas(64) std::atomic<bool> recorded_since_poll_{false};
+  uint32_t polls_since_full_scan_ = 0;  // the tracker thread's
 
   std::mutex mu_;
   std::condition_variable wake_;

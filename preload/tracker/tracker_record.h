@@ -40,7 +40,7 @@ NCCLWATCH_HOT_INLINE Tracker::EventSlot* Tracker::Claim(DevicePool* pool) {
     uint32_t expected = kFree;
     if (slot.state.load(std::memory_order_relaxed) == kFree &&
         slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
-      pool->cursor.store(index + 1, std::memory_order_relaxed);
+      pool->cursor.store(start + i + 1, std::memory_order_release);
       // The slot the next claim looks at first: in a burst of ops its line is then in
       // cache (its state load was the costliest instruction of the claim; issue 23).
       __builtin_prefetch(&pool->slots[(index + 1) % kEventsPerDevice], 1);
@@ -66,12 +66,18 @@ NCCLWATCH_HOT_INLINE bool Tracker::DriverRecord(DevicePool* pool, cudaEvent_t ev
   const bool default_stream = stream == 0 || stream == reinterpret_cast<uint64_t>(CU_STREAM_LEGACY) ||
                               stream == reinterpret_cast<uint64_t>(CU_STREAM_PER_THREAD);
   if (!default_stream && pool->direct_record.load(std::memory_order_relaxed)) {
-    if (driver_->EventRecord(reinterpret_cast<CUevent>(event), DriverStream(stream)) == CUDA_SUCCESS) [[likely]] {
+    if (driver_record_(reinterpret_cast<CUevent>(event), DriverStream(stream)) == CUDA_SUCCESS) [[likely]] {
       return true;
     }
     return DirectRecordRefused(pool, event, stream);
   }
   return PushedRecord(pool, event, stream);
+}
+
+NCCLWATCH_HOT_INLINE void Tracker::PrefetchForRecord(int device) const {
+  if (device < 0 || device >= kMaxDevices) return;
+  const DevicePool* pool = pools_[device].load(std::memory_order_relaxed);
+  if (pool != nullptr) __builtin_prefetch(&pool->cursor, 1);
 }
 
 NCCLWATCH_HOT_INLINE uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const CompletionTarget& target) {

@@ -29,7 +29,7 @@
 #include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/format/hex.h"
-#include "core/shm/process_info.h"
+#include "core/clock/monotonic.h"
 #include "core/shm/reader.h"
 #include "core/shm/record_flags.h"
 #include "core/shm/run_identity.h"
@@ -107,8 +107,8 @@ class Poller {
   void PollOnce() {
     ReadOwnRun();
     const detect::JobFacts view = watch::FactsFromSnapshot(snapshot_);
-    const std::vector<detect::Verdict> verdicts = detect::Classify(view, settings_.detect, shm::MonotonicNowNs());
-    watch::GroupedVerdicts grouped = grouper_.Group(incidents_.Observe(verdicts), shm::MonotonicNowNs());
+    const std::vector<detect::Verdict> verdicts = detect::Classify(view, settings_.detect, clock::MonotonicNowNs());
+    watch::GroupedVerdicts grouped = grouper_.Group(incidents_.Observe(verdicts), clock::MonotonicNowNs());
     for (const watch::IncidentVerdicts& incident : grouped.incidents) OnLocalIncident(incident);
     for (const detect::Verdict& v : grouped.late_related) {
       policy_.Claim(watch::IncidentIdOf(v));
@@ -128,7 +128,7 @@ class Poller {
     teardown_ns_ = teardown_ns;
     ReadOwnRun();
     PollTriggers();
-    const uint64_t now = shm::MonotonicNowNs();
+    const uint64_t now = clock::MonotonicNowNs();
     // A dump of this process from the last 2 s (this poll's, or the one that was under way
     // when the teardown began) already holds what a last gasp would.
     if (last_dump_ns_ != 0 && now - last_dump_ns_ < kFreshDumpNs) return;
@@ -228,7 +228,7 @@ class Poller {
         policy_.Claim(t.incident_id);
         continue;
       }
-      const uint64_t now = shm::MonotonicNowNs();
+      const uint64_t now = clock::MonotonicNowNs();
       if (!trigger_dumps_.Available(now) || !all_dumps_.Available(now)) {
         ++limited;
         continue;
@@ -250,7 +250,7 @@ class Poller {
     for (const detect::Verdict& r : incident.related) policy_.Claim(watch::IncidentIdOf(r));
     const std::string id = watch::IncidentIdOf(v);
     if (policy_.Dumped(id)) return;
-    if (!all_dumps_.TryTake(shm::MonotonicNowNs())) {
+    if (!all_dumps_.TryTake(clock::MonotonicNowNs())) {
       Log(LogLevel::kWarn, "not dumping " + id + ": over the limit of " + std::to_string(kAllDumpsBurst) +
                                " dumps per minute");
       policy_.Claim(id);
@@ -351,7 +351,7 @@ class Poller {
     // cannot redirect the write).
     const dump::WriteResult result = dump::WriteDump(d, dir.directory);
     if (!result.ok()) ReportIoFailure(result.message);
-    if (result.ok()) last_dump_ns_ = shm::MonotonicNowNs();
+    if (result.ok()) last_dump_ns_ = clock::MonotonicNowNs();
     if (result.ok() && d.verdict.comm_hash != 0) dumped_ops_.emplace(d.verdict.comm_hash, d.verdict.seq);
     if (result.ok()) TrackIncident(d);
     // The gone ranks' facts next to ours, so that analyze reaches rank_exited from the dumps.

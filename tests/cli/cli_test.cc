@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/clock/monotonic.h"
 #include "core/dump/dump_json.h"
 #include "core/shm/process_info.h"
 #include "core/shm/reader.h"
@@ -375,7 +376,7 @@ class PublishedJob {
     if (!created.ok()) FAIL("cannot create segment: " + created.error().message());
     writer_ = std::move(created).value();
     shm::CommSlot slot = writer_->ClaimCommSlot().value();
-    uint64_t now = shm::MonotonicNowNs();
+    uint64_t now = clock::MonotonicNowNs();
     slot.BeginInit(0x1234, now);
     shm::CommIdentity id;
     id.comm_hash = testing::kWorldComm;

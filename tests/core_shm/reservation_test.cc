@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/clock/monotonic.h"
 #include "core/shm/reader.h"
 #include "segment_test_util.h"
 
@@ -101,11 +102,11 @@ int GrowInSmallShm() {
   if (refused.error().error_number() != ENOSPC) return 24;
   if (writer->header().comms_unwatched.load() != 1) return 23;
   for (CommSlot& slot : slots) {
-    slot.BeginInit(0, MonotonicNowNs());
+    slot.BeginInit(0, clock::MonotonicNowNs());
     OpFingerprint op;
     op.op = Op::kAllReduce;
     op.count = 1;
-    for (uint32_t r = 0; r < kDefaultRingCapacity; ++r) slot.Append(op, 0, MonotonicNowNs());
+    for (uint32_t r = 0; r < kDefaultRingCapacity; ++r) slot.Append(op, 0, clock::MonotonicNowNs());
   }
   const std::optional<ProcessView> view = ReadSegment(writer->name().substr(1));
   if (!view || view->comms.size() != slots.size() || view->comms_unwatched != 1) return 24;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/clock/instant.h"
 #include "core/dump/dump_json.h"
 #include "core/dump/dump_reader.h"
 #include "core/dump/dump_text.h"
@@ -171,12 +172,12 @@ TEST_CASE("process facts describe this process", "[dump][facts]") {
 }
 
 TEST_CASE("detection time is stamped on both clocks and in ISO-8601", "[dump][facts]") {
-  CHECK(dump::FormatIso8601Utc(1'700'000'000'123'456'789ull) == "2023-11-14T22:13:20.123456789Z");
+  CHECK(clock::FormatIso8601Utc(1'700'000'000'123'456'789ull) == "2023-11-14T22:13:20.123456789Z");
   dump::Incident incident;
   dump::StampDetectionTime(&incident);
   CHECK(incident.detected_mono_ns > 0);
   CHECK(incident.detected_unix_ns > 1'700'000'000'000'000'000ull);
-  CHECK(incident.detected_iso == dump::FormatIso8601Utc(incident.detected_unix_ns));
+  CHECK(incident.detected_iso == clock::FormatIso8601Utc(incident.detected_unix_ns));
 }
 
 TEST_CASE("the NVIDIA driver version is read from the proc file, or empty without a driver", "[dump][facts]") {

@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/shm/process_info.h"
+#include "core/clock/monotonic.h"
 #include "core/shm/reader.h"
 #include "core/shm/segment_gc.h"
 
@@ -23,7 +23,7 @@ extern char** environ;
 namespace ncclwatch::testing {
 namespace {
 
-uint64_t NowMs() { return shm::MonotonicNowNs() / 1000000; }
+uint64_t NowMs() { return clock::MonotonicNowNs() / 1000000; }
 
 // Polls every rank's pid with a blocking sleep between checks; true when it exited.
 bool WaitExit(pid_t pid, int* status, int timeout_ms) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/format/escape.h"
-#include "core/shm/process_info.h"
+#include "core/clock/monotonic.h"
 #include "core/shm/reader.h"
 #include "tools/cli/cli_checks.h"
 #include "tools/cli/commands.h"
@@ -41,9 +41,9 @@ std::string Render(const StatusOptions& options) {
     shm::JobSnapshot snapshot = shm::ReadJobSnapshot(job);
     if (snapshot.processes.empty()) continue;
     if (options.json) {
-      all.push_back(StatusJson(snapshot, shm::MonotonicNowNs()));
+      all.push_back(StatusJson(snapshot, clock::MonotonicNowNs()));
     } else {
-      out += RenderStatusTable(snapshot, shm::MonotonicNowNs()) + "\n";
+      out += RenderStatusTable(snapshot, clock::MonotonicNowNs()) + "\n";
     }
   }
   if (options.json && !all.empty()) {

@@ -21,7 +21,7 @@
 #include <prometheus/collectable.h>
 
 #include "core/format/escape.h"
-#include "core/shm/process_info.h"
+#include "core/clock/monotonic.h"
 #include "core/shm/reader.h"
 #include "tools/cli/cli_checks.h"
 #include "tools/cli/commands.h"
@@ -119,7 +119,7 @@ class SegmentCollector : public prometheus::Collectable {
         options_.job.empty() ? shm::ListJobIds() : std::vector<std::string>{options_.job};
     for (const auto& id : ids) input.jobs.push_back(shm::ReadJobSnapshot(id, getuid(), options_.max_records));
     // After the reads: no record can look younger than the clock it is compared with.
-    input.now_ns = shm::MonotonicNowNs();
+    input.now_ns = clock::MonotonicNowNs();
     if (census_) {
       std::string error;
       input.dumps = census_->Scan(&error);
