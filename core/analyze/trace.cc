@@ -130,6 +130,9 @@ std::string TrackName(const dump::RankDump& d) {
   return format::FormatRanks(ranks);
 }
 
+// The lane of a collective a rank never issued (it has no stream): no stream handle is ~0.
+constexpr uint64_t kNotIssuedLane = ~uint64_t{0};
+
 }  // namespace
 
 nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const ReportedVerdict& verdict) {
@@ -192,37 +195,42 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
       const auto& c = d.comms[ci];
       const std::string comm_name =
           "comm " + format::CommLabel(c.comm_hash, c.name) + " rank " + std::to_string(c.rank) + "/" + std::to_string(c.nranks);
-      // Ops of one communicator overlap in time (the next is enqueued before the last
-      // completes), and a viewer needs the spans of one track to nest. Each op goes to the
-      // first lane whose last span ended before it starts: lane 0 is the communicator's track,
-      // lanes 1.. its overlapping ops.
-      std::vector<std::pair<int, int64_t>> lanes;  // (tid, end of its last span)
-      auto lane_for = [&](int64_t start, int64_t end) {
-        for (auto& [tid, lane_end] : lanes) {
-          if (lane_end <= start) {
-            lane_end = end;
-            return tid;
-          }
-        }
-        const int tid = next_tid++;
-        events.push_back(Meta("thread_name", pid, tid,
-                              {{"name", lanes.empty() ? comm_name
-                                                      : comm_name + " (overlapping ops " +
-                                                            std::to_string(lanes.size() + 1) + ")"}}));
-        lanes.emplace_back(tid, end);
-        return tid;
-      };
+      // One lane per stream: NCCL runs a communicator's ops on a stream one after another, so
+      // each is drawn from when it could start (its enqueue, or the previous op's completion
+      // when it was queued behind it: args.queued_us) to its completion. Lanes then never hold
+      // overlapping spans, and ops on different streams, which may truly overlap, have lanes of
+      // their own. A communicator on one stream keeps its plain name.
       const std::vector<const detect::RecordFacts*> records = dump::RecordsInIssueOrder(c);
-      if (records.empty()) lane_for(0, 0);
+      std::set<uint64_t> streams;
+      for (const detect::RecordFacts* r : records) streams.insert(r->stream);
+      struct Lane {
+        int tid;
+        int64_t end;  // of its last span
+      };
+      std::map<uint64_t, Lane> lanes;  // by stream
+      auto lane_of = [&](uint64_t stream, const std::string& suffix) -> Lane& {
+        auto it = lanes.find(stream);
+        if (it != lanes.end()) return it->second;
+        const int tid = next_tid++;
+        events.push_back(Meta("thread_name", pid, tid, {{"name", comm_name + suffix}}));
+        return lanes.emplace(stream, Lane{tid, INT64_MIN}).first->second;
+      };
+      auto stream_lane = [&](uint64_t stream) -> Lane& {
+        return lane_of(stream, streams.size() > 1 ? " stream " + format::StreamText(stream) : "");
+      };
+      if (records.empty()) stream_lane(0);
       bool has_verdict_op = false;
       for (const detect::RecordFacts* record : records) {
         const detect::RecordFacts& r = *record;
         if (r.enqueue_ns == 0) continue;
-        int64_t start = aligned(d, r.enqueue_ns);
+        const int64_t enqueued = aligned(d, r.enqueue_ns);
+        Lane& lane = stream_lane(r.stream);
+        const int64_t start = std::max(enqueued, lane.end);
         bool done = r.complete_ns != 0;
-        // A completion before the enqueue (corrupt or hostile clocks) draws as zero length:
-        // trace viewers reject negative durations.
-        int64_t end = std::max(start, done ? aligned(d, r.complete_ns) : detected);
+        // A completion before the start (corrupt or hostile clocks, or several ops seen complete
+        // by one tracker poll) draws as zero length: trace viewers reject negative durations.
+        const int64_t end = std::max(start, done ? aligned(d, r.complete_ns) : detected);
+        lane.end = end;
         bool at_verdict = c.comm_hash == verdict.comm_hash && r.seq == verdict.seq;
         has_verdict_op = has_verdict_op || at_verdict;
         // Args are read by people in a trace viewer: names, not NCCL's enum numbers.
@@ -233,9 +241,10 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
                   {"root", format::RankOrNone(r.root)},
                   {"peer", format::RankOrNone(r.peer)},
                   {"stream", format::StreamText(r.stream)},
+                  {"queued_us", static_cast<double>(SaturatingSub(start, enqueued)) / 1000.0},
                   {"complete", done}};
         json span{{"ph", "X"}, {"name", r.op + " #" + std::to_string(r.seq) + (done ? "" : " (incomplete)")},
-                  {"cat", "collective"}, {"pid", pid}, {"tid", lane_for(start, end)}, {"ts", micros(start)},
+                  {"cat", "collective"}, {"pid", pid}, {"tid", lane.tid}, {"ts", micros(start)},
                   {"dur", static_cast<double>(SaturatingSub(end, start)) / 1000.0}, {"args", std::move(args)}};
         if (at_verdict && tracks[i].culprit) span["cname"] = "terrible";
         events.push_back(std::move(span));
@@ -246,7 +255,7 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
         const std::optional<int64_t>& first_in = verdict_first_in;
         if (first_in && *first_in <= detected) {
           json span{{"ph", "X"}, {"name", verdict.op + " #" + std::to_string(verdict.seq) + " (never issued)"},
-                    {"cat", "missing"}, {"pid", pid}, {"tid", lane_for(*first_in, detected)},
+                    {"cat", "missing"}, {"pid", pid}, {"tid", lane_of(kNotIssuedLane, " (not issued)").tid},
                     {"ts", micros(*first_in)}, {"dur", static_cast<double>(detected - *first_in) / 1000.0},
                     {"cname", "terrible"}, {"args", {{"seq", verdict.seq}, {"issued", false}}}};
           events.push_back(std::move(span));

@@ -95,20 +95,44 @@ void CheckNesting(const json& trace) {
   }
 }
 
-TEST_CASE("spans on a track nest: overlapping ops go to lanes of their own", "[trace]") {
+TEST_CASE("one lane per stream: ops queued on a stream follow one another", "[trace]") {
   auto job = testing::HealthyJob(2, 0);
   // Three ops in flight at once on each rank (enqueued back to back, none complete).
   for (auto& d : job) testing::Issue(d, 5, 2);
   Traced t = TraceOf(job);
   CheckNesting(t.trace);
   int lanes = 0;
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> spans_by_lane;
   for (const auto& e : t.trace["traceEvents"]) {
-    if (e["ph"] == "M" && e["name"] == "thread_name" &&
-        e["args"]["name"].get<std::string>().find("overlapping ops") != std::string::npos) {
-      ++lanes;
+    if (e["ph"] == "M" && e["name"] == "thread_name") ++lanes;
+    if (e["ph"] == "X") {
+      spans_by_lane[{e["pid"].get<int>(), e["tid"].get<int>()}].push_back({e["ts"], e["ts"].get<double>() + e["dur"].get<double>()});
     }
   }
-  CHECK(lanes == 4);  // two extra lanes per rank
+  CHECK(lanes == 2);  // one communicator on one stream per rank
+  for (auto& [lane, spans] : spans_by_lane) {
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i) CHECK(spans[i].first >= spans[i - 1].second);
+  }
+}
+
+TEST_CASE("ops on different streams of a communicator get a lane per stream", "[trace]") {
+  auto job = testing::HealthyJob(2, 0);
+  for (auto& d : job) {
+    testing::Issue(d, 5, 4);
+    // #5 on another stream: it runs beside #4 and the others.
+    for (auto& r : d.comms[0].records) {
+      if (r.seq == 5) r.stream = 0x7000;
+    }
+  }
+  Traced t = TraceOf(job);
+  CheckNesting(t.trace);
+  std::set<std::string> names;
+  for (const auto& e : t.trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1) names.insert(e["args"]["name"]);
+  }
+  REQUIRE(names.size() == 2);
+  for (const auto& name : names) CHECK(name.find(" stream 0x") != std::string::npos);
 }
 
 TEST_CASE("the culprit's missing collective is drawn until its dump", "[trace]") {
