@@ -21,7 +21,9 @@
 //   calls <family> <CUDA calls per call>
 //
 // counted by the sim (sim/cudart/call_count.h) on this thread: the hook's own calls, as the
-// sim's no-op NCCL makes none.
+// sim's no-op NCCL makes none. Last, what one stamp resolves:
+//
+//   stamp_resolution_ns <tsc|monotonic> <ns>
 // Families run in turn, batch by batch, so slow phases of a shared machine hit them alike.
 // scripts/bench runs it alternately with and without the preload and pairs the batches.
 //
@@ -55,9 +57,10 @@ CallCounter FindCallCounter() {
 // Fewer calls per batch than the preload's event pool holds (512), with an untimed pause
 // between batches in which its tracker drains completed events: the steady state of a
 // training step rather than an endless burst. The three families that record an event put
-// 384 in the pool per round of 7 batches (70 ms), in which the tracker polls (every 25 ms)
-// two or three times: the pool never fills, so every op is tracked as in a job. (With 256
-// calls and 3 ms, the pool was full by the P2P batch, whose ops went untracked.)
+// 384 in the pool per round of 8 batches (80 ms), in which the tracker polls (every 50 ms, or
+// 10 ms once a quarter of the pool is pending) once or more: the pool never fills, so every op
+// is tracked as in a job. (With 256 calls and 3 ms, the pool was full by the P2P batch, whose
+// ops went untracked.)
 constexpr int kCallsPerBatch = 128;
 constexpr auto kPauseBetweenBatches = std::chrono::milliseconds(10);
 
@@ -187,6 +190,15 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(kPauseBetweenBatches);
       ncclwatch::clock::RefreshStampClock();
     }
+  }
+  // What the stamps resolve: a TSC tick, or CLOCK_MONOTONIC's nanosecond where it is not trusted.
+  const ncclwatch::clock::StampClockState stamp = ncclwatch::clock::CurrentStampClock();
+  if (stamp.source == ncclwatch::clock::StampSource::kTsc) {
+    std::printf("stamp_resolution_ns tsc %.3f\n", 1.0 / stamp.tsc_ghz);
+  } else {
+    timespec resolution{};
+    clock_getres(CLOCK_MONOTONIC, &resolution);
+    std::printf("stamp_resolution_ns monotonic %.3f\n", resolution.tv_sec * 1e9 + resolution.tv_nsec);
   }
   ncclCommDestroy(sim.comm);
   return 0;

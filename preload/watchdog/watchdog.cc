@@ -85,7 +85,7 @@ constexpr uint64_t kRefillNs = 60ull * 1000 * 1000 * 1000;
 // incident that never resolves is a real hang; past this many the oldest is forgotten.
 constexpr size_t kMaxOpenIncidents = 64;
 // At exit the tracker may not have published the last completions yet: it polls events
-// every 25 ms, so 4 looks 25 ms apart catch a collective that finished just before exit.
+// every 50 ms, so 4 looks 25 ms apart (75 ms) catch a collective that finished just before exit.
 constexpr int kFinalResolutionLooks = 4;
 constexpr auto kFinalResolutionInterval = std::chrono::milliseconds(25);
 // A last gasp adds no dump to one written this recently (see Poller::LastGasp).

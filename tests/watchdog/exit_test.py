@@ -82,7 +82,7 @@ def clean_exit():
 
 def abort():
     # Rank 1 crashes (abort(), SIGABRT) in backward, before its gradient AllReduce of step 3.
-    # Dying within a tracker poll (25 ms) of its last completion, it may not have published it:
+    # Dying within a tracker poll (50 ms) of its last completion, it may not have published it:
     # only what it issued is exact.
     seq = wd.grad_allreduce_seq(3)
     rank_1_leaves("abort", ["--abort-rank", "1", "--abort-step", "3"], seq, "EXITED(signal 6)", "crash",
