@@ -343,7 +343,7 @@ TEST_CASE("a rank that left the communicator while its process runs is rank_exit
   auto job = testing::HealthyJob(4, 0);
   for (auto& d : job) Issue(d, 10, 9);
   Issue(job[2], 9, 9);
-  job[2].comms[0].left = true;
+  job[2].comms[0].lifecycle = detect::CommLifecycle::kDestroyed;
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.verdict.kind == detect::VerdictKind::kRankExited);
   CHECK(a.verdict.ranks == Ranks{2});

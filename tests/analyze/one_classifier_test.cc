@@ -79,7 +79,7 @@ TEST_CASE("rank_exited: identical facts, identical verdict live and offline", "[
 TEST_CASE("a rank that left its communicator: identical verdict live and offline", "[one_classifier]") {
   detect::JobFacts job = Job(2);
   Issue(CommOf(job, 0), 10, 100 * kSec);
-  CommOf(job, 1).left = true;
+  CommOf(job, 1).lifecycle = detect::CommLifecycle::kDestroyed;
   RequireSameVerdict(job);
 }
 

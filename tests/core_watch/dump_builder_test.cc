@@ -74,7 +74,7 @@ TEST_CASE("published state fills ranks, device, comms, last records and host syn
   self.sync_slots.push_back(sync);
 
   dump::RankDump d;
-  AddPublishedState(self, 16, &d);
+  AddPublishedState(ProcessFactsFromSnapshot(self, 16), &d);
   CHECK(d.process.global_rank == 2);
   CHECK(d.process.world_size == 4);
   CHECK(d.process.device == 2);
@@ -141,7 +141,7 @@ TEST_CASE("a built dump is a valid dump for the reader", "[builder]") {
   d.verdict = ToLocalVerdict(StragglerVerdict());
   d.process.host = "hostA";
   d.process.pid = 321;
-  AddPublishedState(self, 64, &d);
+  AddPublishedState(ProcessFactsFromSnapshot(self, 64), &d);
   testing::TempDir dir;
   const dump::WriteResult written = dump::WriteDump(d, dir.path());
   REQUIRE(written.ok());
@@ -182,8 +182,8 @@ TEST_CASE("gone processes sharing a communicator get a dump on their behalf; oth
   own.process.host = "hostA";
   own.process.pid = 100;
   own.process.global_rank = 0;
-  AddPublishedState(self, 64, &own);
-  const std::vector<dump::RankDump> gone = DumpsOfGoneProcesses(snap, own, 64);
+  AddPublishedState(ProcessFactsFromSnapshot(self, 64), &own);
+  const std::vector<dump::RankDump> gone = DumpsOfGoneProcesses(FactsFromSnapshot(snap), own);
   REQUIRE(gone.size() == 2);
   const dump::RankDump& e = gone[0];
   CHECK(e.process.pid == 102);
@@ -193,7 +193,7 @@ TEST_CASE("gone processes sharing a communicator get a dump on their behalf; oth
   CHECK(e.process.exit.status == 0);
   CHECK(e.process.exit.exit_ns == 4'000'000'000ull);
   REQUIRE(e.comms.size() == 1);
-  CHECK(e.comms[0].left);
+  CHECK(e.comms[0].left());
   CHECK(e.comms[0].untracked_ops == 1);
   CHECK(e.comms[0].last_completed_seq == 4);
   CHECK(e.comms[0].records.size() == 4);
@@ -207,7 +207,7 @@ TEST_CASE("gone processes sharing a communicator get a dump on their behalf; oth
   CHECK(k.process.pid == 103);
   CHECK_FALSE(k.process.alive);
   CHECK_FALSE(k.process.exit.recorded);  // SIGKILL: no word
-  CHECK_FALSE(k.comms.at(0).left);
+  CHECK_FALSE(k.comms.at(0).left());
 
   testing::TempDir dir;  // the file is the gone process's, not the writer's
   const dump::WriteResult written = dump::WriteDump(e, dir.path());
@@ -240,11 +240,17 @@ TEST_CASE("the dump's communicators and host syncs are the process's facts", "[b
   device_sync.blocked_since_ns = 99;
   self.sync_slots.push_back(device_sync);
 
-  const detect::ProcessFacts facts = ProcessFactsFromSnapshot(self, kRecordsPerCommInDump);
+  const detect::ProcessFacts facts = ProcessFactsFromSnapshot(self, kRecordsPerCommInView);
   dump::RankDump d;
-  AddPublishedState(self, kRecordsPerCommInDump, &d);
-  REQUIRE(d.comms.size() == 1);  // neither the suspended communicator nor the failed init
-  REQUIRE(facts.comms.size() == 1);
+  AddPublishedState(ProcessFactsFromSnapshot(self, kRecordsPerCommInView), &d);
+  // The suspended communicator and the failed init are evidence, with their lifecycle; the
+  // rules do not judge them (CommFacts::judged).
+  REQUIRE(d.comms.size() == 3);
+  REQUIRE(facts.comms.size() == 3);
+  CHECK(d.comms[1].lifecycle == detect::CommLifecycle::kSuspended);
+  CHECK(d.comms[2].lifecycle == detect::CommLifecycle::kInitFailed);
+  CHECK_FALSE(d.comms[1].judged());
+  CHECK_FALSE(d.comms[2].judged());
   CHECK(d.comms[0].comm_hash == 0xfeed);
   CHECK(d.comms[0].records.size() == 3);
   REQUIRE(d.comms[0].p2p_records.size() == 1);  // the Send, apart from the collectives, with its peer

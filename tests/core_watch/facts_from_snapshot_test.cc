@@ -96,11 +96,16 @@ TEST_CASE("dead processes stay in the view; closed ones go; comms a rank left st
   CHECK_FALSE(v.processes[0].exit.recorded);  // killed without a word: a crash
   CHECK(v.processes[0].comms.size() == 1);
   CHECK(v.processes[1].pid == 13);
-  REQUIRE(v.processes[1].comms.size() == 2);
+  REQUIRE(v.processes[1].comms.size() == 4);  // suspended and failed ones as evidence
   CHECK(v.processes[1].comms[0].comm_hash == 0xdef);
-  CHECK(v.processes[1].comms[0].left);
-  CHECK(v.processes[1].comms[1].comm_hash == 0xabc);
-  CHECK_FALSE(v.processes[1].comms[1].left);
+  CHECK(v.processes[1].comms[0].left());
+  CHECK(v.processes[1].comms[1].lifecycle == detect::CommLifecycle::kSuspended);
+  CHECK_FALSE(v.processes[1].comms[1].judged());
+  CHECK(v.processes[1].comms[2].lifecycle == detect::CommLifecycle::kInitFailed);
+  CHECK_FALSE(v.processes[1].comms[2].judged());
+  CHECK(v.processes[1].comms[3].comm_hash == 0xabc);
+  CHECK_FALSE(v.processes[1].comms[3].left());
+  CHECK(v.processes[1].comms[3].judged());
 }
 
 TEST_CASE("every way of leaving a communicator is left; untracked ops are copied", "[adapter]") {
@@ -110,11 +115,11 @@ TEST_CASE("every way of leaving a communicator is left; untracked ops are copied
     c.state = state;
     c.untracked_ops = 3;
     const detect::CommFacts f = CommFactsFromSnapshot(c);
-    CHECK(f.left);
+    CHECK(f.left());
     CHECK(f.untracked_ops == 3);
     CHECK(f.last_enqueued_seq == 4);
   }
-  CHECK_FALSE(CommFactsFromSnapshot(ReadyComm(0xabc, 1, 2, 4, 4)).left);
+  CHECK_FALSE(CommFactsFromSnapshot(ReadyComm(0xabc, 1, 2, 4, 4)).left());
 }
 
 TEST_CASE("a process that recorded its exit is not alive, even while its pid runs", "[adapter]") {

@@ -1,12 +1,19 @@
-#include "core/shm/record_flags.h"
 #include "core/watch/incident_resolution.h"
 
 #include <catch2/catch.hpp>
+
+#include "core/shm/record_flags.h"
+#include "core/watch/facts_from_snapshot.h"
 
 #include "snapshot_builder.h"
 
 namespace ncclwatch::watch {
 namespace {
+
+// The watchdog judges the facts its poll built from the snapshot.
+bool Resolved(const IncidentKey& key, const shm::JobSnapshot& snapshot, pid_t self) {
+  return IncidentKeyResolved(key, FactsFromSnapshot(snapshot), self);
+}
 
 using testing::Process;
 using testing::ReadyComm;
@@ -44,46 +51,46 @@ TEST_CASE("a hung or straggling collective resolves once it completes on this pr
   for (const char* kind : {"collective_hang", "straggler", "rank_exited"}) {
     INFO(kind);
     const IncidentKey key = KeyOf(kind, 4);
-    CHECK_FALSE(IncidentKeyResolved(key, TwoRanks(3, 3), kSelf));
-    CHECK(IncidentKeyResolved(key, TwoRanks(4, 3), kSelf));  // judged on our own rank
-    CHECK_FALSE(IncidentKeyResolved(key, TwoRanks(3, 4), kSelf));
-    CHECK(IncidentKeyResolved(key, TwoRanks(6, 6, 6), kSelf));  // and later ones
+    CHECK_FALSE(Resolved(key, TwoRanks(3, 3), kSelf));
+    CHECK(Resolved(key, TwoRanks(4, 3), kSelf));  // judged on our own rank
+    CHECK_FALSE(Resolved(key, TwoRanks(3, 4), kSelf));
+    CHECK(Resolved(key, TwoRanks(6, 6, 6), kSelf));  // and later ones
   }
 }
 
 TEST_CASE("completion is the detector's: a captured collective does not hold it back", "[resolution]") {
   shm::JobSnapshot s = TwoRanks(3, 3);
-  CHECK_FALSE(IncidentKeyResolved(KeyOf("collective_hang", 4), s, kSelf));
+  CHECK_FALSE(Resolved(KeyOf("collective_hang", 4), s, kSelf));
   s.processes[0].comms[0].records[3].flags = shm::kRecordCaptured;  // #4 will never be seen complete
-  CHECK(IncidentKeyResolved(KeyOf("collective_hang", 4), s, kSelf));
+  CHECK(Resolved(KeyOf("collective_hang", 4), s, kSelf));
 }
 
 TEST_CASE("a process holding no rank of the communicator judges by the others on its host", "[resolution]") {
   const IncidentKey key = KeyOf("collective_hang", 4);
-  CHECK(IncidentKeyResolved(key, TwoRanks(4, 4), 555));
-  CHECK_FALSE(IncidentKeyResolved(key, TwoRanks(4, 3), 555));
+  CHECK(Resolved(key, TwoRanks(4, 4), 555));
+  CHECK_FALSE(Resolved(key, TwoRanks(4, 3), 555));
   shm::JobSnapshot none;
   none.processes.push_back(Process(kSelf, 0));
-  CHECK_FALSE(IncidentKeyResolved(key, none, kSelf));  // nothing seen: not resolved
+  CHECK_FALSE(Resolved(key, none, kSelf));  // nothing seen: not resolved
 }
 
 TEST_CASE("an aborted communicator that never completed #N is not resolved", "[resolution]") {
   shm::JobSnapshot s = TwoRanks(3, 3);
   s.processes[0].comms[0].state = shm::CommState::kAborted;
-  CHECK_FALSE(IncidentKeyResolved(KeyOf("collective_hang", 4), s, kSelf));
+  CHECK_FALSE(Resolved(KeyOf("collective_hang", 4), s, kSelf));
   s.processes[0].comms[0].state = shm::CommState::kDestroyed;
   s.processes[0].comms[0].last_completed_seq = 4;
-  CHECK(IncidentKeyResolved(KeyOf("collective_hang", 4), s, kSelf));  // finished, then destroyed
+  CHECK(Resolved(KeyOf("collective_hang", 4), s, kSelf));  // finished, then destroyed
 }
 
 TEST_CASE("init_hang resolves when init finished, not when it failed", "[resolution]") {
   shm::JobSnapshot s = TwoRanks(0, 0, 0);
   const IncidentKey key = KeyOf("init_hang", 0);
-  CHECK(IncidentKeyResolved(key, s, kSelf));
+  CHECK(Resolved(key, s, kSelf));
   s.processes[0].comms[0].state = shm::CommState::kInitializing;
-  CHECK_FALSE(IncidentKeyResolved(key, s, kSelf));
+  CHECK_FALSE(Resolved(key, s, kSelf));
   s.processes[0].comms[0].state = shm::CommState::kInitFailed;
-  CHECK_FALSE(IncidentKeyResolved(key, s, kSelf));
+  CHECK_FALSE(Resolved(key, s, kSelf));
 }
 
 TEST_CASE("sync_stuck resolves when the sync that began at the onset returns", "[resolution]") {
@@ -94,11 +101,11 @@ TEST_CASE("sync_stuck resolves when the sync that began at the onset returns", "
   shm::SyncView sync;
   sync.blocked_since_ns = 5000;
   s.processes[0].sync_slots.push_back(sync);
-  CHECK_FALSE(IncidentKeyResolved(key, s, kSelf));
+  CHECK_FALSE(Resolved(key, s, kSelf));
   s.processes[0].sync_slots[0].blocked_since_ns = 9000;  // a later sync of the same thread
-  CHECK(IncidentKeyResolved(key, s, kSelf));
+  CHECK(Resolved(key, s, kSelf));
   s.processes.erase(s.processes.begin());
-  CHECK_FALSE(IncidentKeyResolved(key, s, kPeer));  // the process is gone: unknown
+  CHECK_FALSE(Resolved(key, s, kPeer));  // the process is gone: unknown
 }
 
 TEST_CASE("mismatches and malformed keys never resolve", "[resolution]") {

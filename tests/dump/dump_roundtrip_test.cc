@@ -78,7 +78,7 @@ TEST_CASE("exit evidence survives write and read: a gone process's dump written 
   original.process.alive = false;
   original.process.exit = detect::ExitFacts{true, 0, 6, 987654321};
   original.written_by = dump::DumpWriter{2002, "node0", 2};
-  original.comms[0].left = true;
+  original.comms[0].lifecycle = detect::CommLifecycle::kDestroyed;
   original.comms[0].untracked_ops = 5;
   const dump::WriteResult written = dump::WriteDump(original, dir.path());
   REQUIRE(written.ok());
@@ -92,7 +92,7 @@ TEST_CASE("exit evidence survives write and read: a gone process's dump written 
   CHECK(read.process.exit.exit_ns == 987654321);
   CHECK(read.written_by.pid == 2002);
   CHECK(read.written_by.global_rank == 2);
-  CHECK(read.comms.at(0).left);
+  CHECK(read.comms.at(0).left());
   CHECK(read.comms.at(0).untracked_ops == 5);
   std::ifstream in(written.text_path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -119,7 +119,7 @@ TEST_CASE("a version 1 dump still reads: its process was alive and left no commu
   CHECK(read.process.alive);
   CHECK_FALSE(read.process.exit.recorded);
   CHECK(read.written_by.pid == 0);
-  CHECK_FALSE(read.comms.at(0).left);
+  CHECK_FALSE(read.comms.at(0).left());
   CHECK(read.comms.at(0).untracked_ops == 0);
 }
 

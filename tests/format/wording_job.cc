@@ -78,7 +78,7 @@ std::vector<dump::RankDump> RankExited() {
   gone.process.alive = false;
   gone.process.exit = detect::ExitFacts{true, 1, 0, gone.incident.detected_mono_ns - 2'000'000'000};
   gone.written_by = dump::DumpWriter{job.front().process.pid, job.front().process.host, 0};
-  gone.comms[0].left = true;
+  gone.comms[0].lifecycle = detect::CommLifecycle::kDestroyed;
   return job;
 }
 

@@ -98,7 +98,7 @@ analyze::Analysis Offline(const shm::JobSnapshot& job) {
     d.process.pid = p.pid;
     d.process.host = p.host;
     d.process.alive = p.alive;
-    watch::AddPublishedState(p, watch::kRecordsPerCommInDump, &d);
+    watch::AddPublishedState(watch::ProcessFactsFromSnapshot(p), &d);
     dumps.push_back(dump::FromJson(dump::ToJson(d)));  // what a reader gets back from the file
   }
   return testing::AnalyzeDumps(dumps);
