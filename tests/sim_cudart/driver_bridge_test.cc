@@ -32,7 +32,7 @@ TEST_CASE("bridge calls leave a pending cudaErrorNotReady exactly as it was", "[
 
   cudaEvent_t event = nullptr;
   CHECK(ncclsim_rt_event_create(&event, cudaEventDisableTiming) == cudaSuccess);
-  CHECK(ncclsim_rt_event_record(event, stream) == cudaSuccess);
+  CHECK(ncclsim_rt_event_record(event, stream, 0) == cudaSuccess);
   CHECK(ncclsim_rt_event_query(event) == cudaErrorNotReady);
   CHECK(ncclsim_rt_stream_query(stream) == cudaErrorNotReady);
   CHECK(ncclsim_rt_event_query(nullptr) == cudaErrorInvalidResourceHandle);  // a failure is not recorded either
@@ -54,7 +54,7 @@ TEST_CASE("bridge calls on success leave a clear last error clear", "[bridge]") 
   unsigned flags = 0;
   CHECK(ncclsim_rt_stream_flags(stream, &flags) == cudaSuccess);
   CHECK(flags == cudaStreamNonBlocking);
-  CHECK(ncclsim_rt_stream_wait_event(stream, nullptr) == cudaErrorInvalidResourceHandle);
+  CHECK(ncclsim_rt_stream_wait_event(stream, nullptr, 0) == cudaErrorInvalidResourceHandle);
   CHECK(cudaPeekAtLastError() == cudaSuccess);
   CHECK(ncclsim_rt_launch_noop(stream) == cudaSuccess);
   CHECK(ncclsim_rt_stream_synchronize(stream) == cudaSuccess);

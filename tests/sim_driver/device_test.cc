@@ -88,8 +88,8 @@ TEST_CASE("error names and strings are the driver's", "[error]") {
 
 TEST_CASE("an unsupported entry point returns CUDA_ERROR_NOT_SUPPORTED without crashing", "[error]") {
   CUgraph graph = nullptr;
-  CHECK(cuGraphCreate(&graph, 0) == CUDA_ERROR_NOT_SUPPORTED);
-  CHECK(cuGraphCreate(&graph, 0) == CUDA_ERROR_NOT_SUPPORTED);  // reported once, still refused
+  CHECK(cuGraphClone(&graph, nullptr) == CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(cuGraphClone(&graph, nullptr) == CUDA_ERROR_NOT_SUPPORTED);  // reported once, still refused
   CHECK(graph == nullptr);
   CUmemGenericAllocationHandle h = 0;
   int fd = -1;

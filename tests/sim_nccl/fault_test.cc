@@ -14,33 +14,17 @@
 #include "multiprocess.h"
 
 using simtest::Checker;
+using simtest::StreamFinishes;
+using simtest::ScopedEnv;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct EnvVar {
-  EnvVar(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~EnvVar() { unsetenv(name_); }
-  const char* name_;
-};
 
 simtest::RunResult RunWith(int n, const std::function<int(const ncclUniqueId&, int)>& body) {
   const ncclUniqueId id = simtest::NewUniqueId();
   auto result = simtest::RunRanks(n, [&](int rank) { return body(id, rank); }, 30000);
   result.segment_left = simtest::RemoveSegment(id);
   return result;
-}
-
-// True if `stream` drains within `wait`. Otherwise aborts the communicator from this thread
-// while another is blocked in cudaStreamSynchronize, and checks that the abort releases it.
-bool StreamFinishes(ncclComm_t comm, cudaStream_t stream, Checker& check, std::chrono::milliseconds wait,
-                    bool* aborted) {
-  auto synced = std::async(std::launch::async, [stream] { return cudaStreamSynchronize(stream); });
-  if (synced.wait_for(wait) == std::future_status::ready) return true;
-  check(ncclCommAbort(comm) == ncclSuccess, "abort");
-  *aborted = true;
-  check(synced.wait_for(5s) == std::future_status::ready, "abort releases the blocked stream sync");
-  return false;
 }
 
 // Runs one int allreduce; true if the stream finished it within `wait` (see StreamFinishes).
@@ -240,19 +224,19 @@ int AbortQueuedBody(const ncclUniqueId& id_a, const ncclUniqueId& id_b) {
 
 TEST_CASE("NCCLSIM_FAULT seq counts Send and Recv too", "[sim_nccl][fault]") {
   {
-    EnvVar fault("NCCLSIM_FAULT", "hang:seq=4");
+    ScopedEnv fault("NCCLSIM_FAULT", "hang:seq=4");
     const auto result = RunWith(2, P2pCountedBody);
     INFO(result.Describe());
     REQUIRE(result.all_ok());
   }
-  EnvVar fault("NCCLSIM_FAULT", "hang:seq=2,rank=0");
+  ScopedEnv fault("NCCLSIM_FAULT", "hang:seq=2,rank=0");
   const auto result = RunWith(2, HungSendBody);
   INFO(result.Describe());
   REQUIRE(result.all_ok());
 }
 
 TEST_CASE("ncclCommAbort never blocks, even with the comm's op stuck behind a hung one", "[sim_nccl][fault]") {
-  EnvVar fault("NCCLSIM_FAULT", "hang:seq=1,comm=0");
+  ScopedEnv fault("NCCLSIM_FAULT", "hang:seq=1,comm=0");
   const ncclUniqueId a = simtest::NewUniqueId(), b = simtest::NewUniqueId();
   auto result = simtest::RunRanks(1, [&](int) { return AbortQueuedBody(a, b); }, 20000);
   result.segment_left = simtest::RemoveSegment(a) || simtest::RemoveSegment(b);
@@ -261,7 +245,7 @@ TEST_CASE("ncclCommAbort never blocks, even with the comm's op stuck behind a hu
 }
 
 TEST_CASE("hang fault: collective #N never completes until ncclCommAbort", "[sim_nccl][fault]") {
-  EnvVar fault("NCCLSIM_FAULT", "hang:seq=2");
+  ScopedEnv fault("NCCLSIM_FAULT", "hang:seq=2");
   const auto result = RunWith(2, HangBody);
   INFO(result.Describe());
   REQUIRE(result.all_ok());
@@ -274,21 +258,21 @@ TEST_CASE("mismatched collectives hang until abort", "[sim_nccl][fault]") {
 }
 
 TEST_CASE("mismatch_completes fault: a mismatched pair completes, moving no data", "[sim_nccl][fault]") {
-  EnvVar fault("NCCLSIM_FAULT", "mismatch_completes:seq=2");
+  ScopedEnv fault("NCCLSIM_FAULT", "mismatch_completes:seq=2");
   const auto result = RunWith(2, MismatchCompletesBody);
   INFO(result.Describe());
   REQUIRE(result.all_ok());
 }
 
 TEST_CASE("slow and error faults", "[sim_nccl][fault]") {
-  EnvVar fault("NCCLSIM_FAULT", "slow:seq=2,ms=400;error:seq=3,rank=1,comm=0");
+  ScopedEnv fault("NCCLSIM_FAULT", "slow:seq=2,ms=400;error:seq=3,rank=1,comm=0");
   const auto result = RunWith(2, SlowErrorBody);
   INFO(result.Describe());
   REQUIRE(result.all_ok());
 }
 
 TEST_CASE("die fault: the rank SIGKILLs itself inside collective #N", "[sim_nccl][fault]") {
-  EnvVar fault("NCCLSIM_FAULT", "die:seq=2,rank=1");
+  ScopedEnv fault("NCCLSIM_FAULT", "die:seq=2,rank=1");
   const auto result = RunWith(2, DieBody);
   INFO(result.Describe());
   REQUIRE(result.children.size() == 2);
@@ -299,12 +283,12 @@ TEST_CASE("die fault: the rank SIGKILLs itself inside collective #N", "[sim_nccl
 
 TEST_CASE("seq=init faults: hang keeps init in progress, die kills the rank in init", "[sim_nccl][fault]") {
   {
-    EnvVar fault("NCCLSIM_FAULT", "hang:seq=init");
+    ScopedEnv fault("NCCLSIM_FAULT", "hang:seq=init");
     const auto result = RunWith(2, InitHangBody);
     INFO(result.Describe());
     REQUIRE(result.all_ok());
   }
-  EnvVar fault("NCCLSIM_FAULT", "die:seq=init,rank=0");
+  ScopedEnv fault("NCCLSIM_FAULT", "die:seq=init,rank=0");
   const auto result = RunWith(1, [](const ncclUniqueId& id, int) {
     ncclComm_t comm = nullptr;
     ncclCommInitRank(&comm, 1, id, 0);
@@ -316,7 +300,7 @@ TEST_CASE("seq=init faults: hang keeps init in progress, die kills the rank in i
 }
 
 TEST_CASE("malformed NCCLSIM_FAULT fails init with ncclInvalidArgument", "[sim_nccl][fault]") {
-  EnvVar fault("NCCLSIM_FAULT", "hang:seq=two");
+  ScopedEnv fault("NCCLSIM_FAULT", "hang:seq=two");
   const auto result = RunWith(1, [](const ncclUniqueId& id, int) {
     Checker check(0);
     ncclComm_t comm = nullptr;
@@ -339,17 +323,35 @@ TEST_CASE("fault grammar", "[sim_nccl][fault]") {
   CHECK((*faults)[1].ms == 50);
   CHECK((*faults)[1].comm_index == 1);
   CHECK((*faults)[2].at_init);
-  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kHang, 0, 1, 3) != nullptr);
-  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kHang, 0, 0, 3) == nullptr);
-  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kSlow, 0, 0, 2) == nullptr);
-  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kDie, 5, 3, 0) != nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kHang, 0, 1, ncclsim::FaultPoint{3}) != nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kHang, 0, 0, ncclsim::FaultPoint{3}) == nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kSlow, 0, 0, ncclsim::FaultPoint{2}) == nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kDie, 5, 3, ncclsim::FaultPoint{0}) != nullptr);
   faults = ncclsim::ParseFaultSpec("mismatch_completes:seq=7,comm=0", &error);
   REQUIRE(faults.has_value());
-  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kMismatchCompletes, 0, 1, 7) != nullptr);
-  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kMismatchCompletes, 0, 1, 6) == nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kMismatchCompletes, 0, 1, ncclsim::FaultPoint{7}) != nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kMismatchCompletes, 0, 1, ncclsim::FaultPoint{6}) == nullptr);
+  // replay=K: the K-th replay's ops, numbered from 1 by seq (default 1), whatever their seq.
+  faults = ncclsim::ParseFaultSpec("hang:replay=3;die:replay=2,seq=4,rank=1", &error);
+  REQUIRE(faults.has_value());
+  CHECK((*faults)[0].replay == 3);
+  CHECK((*faults)[0].seq == 1);
+  CHECK((*faults)[1].seq == 4);
+  using ncclsim::FaultPoint;
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kHang, 0, 0, FaultPoint{10, 3, 1}) != nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kHang, 0, 0, FaultPoint{10, 3, 2}) == nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kHang, 0, 0, FaultPoint{10, 2, 1}) == nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kHang, 0, 0, FaultPoint{1, 0, 0}) == nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kDie, 0, 1, FaultPoint{9, 2, 4}) != nullptr);
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kDie, 0, 0, FaultPoint{9, 2, 4}) == nullptr);
+  // A seq fault matches a replayed op by its seq: replayed ops are numbered too.
+  faults = ncclsim::ParseFaultSpec("hang:seq=9", &error);
+  REQUIRE(faults.has_value());
+  CHECK(ncclsim::FindFault(*faults, ncclsim::FaultKind::kHang, 0, 0, FaultPoint{9, 2, 4}) != nullptr);
   for (const char* bad : {"hang", "hang:", "freeze:seq=1", "hang:seq=0", "slow:seq=1", "hang:seq=1,ms=5",
                           "hang:seq=1,rank=-1", "hang:rank=1", "hang:seq=1;", "error:seq=init", "hang:seq=1,x=2",
-                          "mismatch_completes:seq=init", "mismatch_completes:seq=2,ms=5"}) {
+                          "mismatch_completes:seq=init", "mismatch_completes:seq=2,ms=5", "hang:replay=0",
+                          "hang:replay=x", "hang:replay=2,seq=init", "partition:hosts=a+b,replay=1"}) {
     INFO(bad);
     error.clear();
     CHECK(!ncclsim::ParseFaultSpec(bad, &error).has_value());
@@ -382,7 +384,7 @@ TEST_CASE("partition fault grammar", "[sim_nccl][fault]") {
 }
 
 TEST_CASE("NCCLSIM_NOOP validates and returns without enqueuing", "[sim_nccl][noop]") {
-  EnvVar noop("NCCLSIM_NOOP", "1");
+  ScopedEnv noop("NCCLSIM_NOOP", "1");
   const auto result = RunWith(2, NoopBody);
   INFO(result.Describe());
   REQUIRE(result.all_ok());

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <future>
 #include <fcntl.h>
 #include <signal.h>
 #include <sstream>
@@ -118,6 +119,17 @@ int AllReduceSum(ncclComm_t comm, cudaStream_t stream, int value, Checker& check
   check(ncclAllReduce(&value, &out, 1, ncclInt32, ncclSum, comm, stream) == ncclSuccess, "allreduce");
   check(cudaStreamSynchronize(stream) == cudaSuccess, "sync");
   return out;
+}
+
+bool StreamFinishes(ncclComm_t comm, cudaStream_t stream, Checker& check, std::chrono::milliseconds wait,
+                    bool* aborted) {
+  auto synced = std::async(std::launch::async, [stream] { return cudaStreamSynchronize(stream); });
+  if (synced.wait_for(wait) == std::future_status::ready) return true;
+  check(ncclCommAbort(comm) == ncclSuccess, "abort");
+  *aborted = true;
+  check(synced.wait_for(std::chrono::seconds(5)) == std::future_status::ready,
+        "abort releases the blocked stream sync");
+  return false;
 }
 
 }  // namespace simtest

@@ -6,6 +6,8 @@
 
 #include <nccl.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -51,6 +53,24 @@ class Checker {
 
 // One int sum-allreduce on stream, synchronized; the result, or -1 (with failures counted).
 int AllReduceSum(ncclComm_t comm, cudaStream_t stream, int value, Checker& check);
+
+// True if `stream` drains within `wait`. Otherwise aborts the communicator from this thread
+// while another is blocked in cudaStreamSynchronize, checks that the abort releases it, sets
+// *aborted and returns false.
+bool StreamFinishes(ncclComm_t comm, cudaStream_t stream, Checker& check, std::chrono::milliseconds wait,
+                    bool* aborted);
+
+// Sets an environment variable (NCCLSIM_FAULT, say) for the ranks forked while it lives.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
 
 }  // namespace simtest
 
