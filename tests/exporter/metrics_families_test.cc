@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/shm/record_flags.h"
+#include "core/watch/facts_from_snapshot.h"
 #include "tools/exporter/metrics_families.h"
 
 namespace ncclwatch::tools {
@@ -115,25 +116,36 @@ TEST_CASE("each rank's communicator is one series with the documented labels and
   CHECK(out.dropped == 0);
 }
 
-TEST_CASE("the oldest pending op: untracked counts as pending, captured and failed do not") {
+// The exporter asks the detector (core/detect/pending.h) what is pending, over the facts.
+double Pending(const shm::CommView& c) { return OldestPendingSeconds(watch::CommFactsFromSnapshot(c), kNow); }
+
+TEST_CASE("the oldest pending op is the detector's: completion in stream order, captured and failed owe none") {
   shm::CommView c = Comm(1, 0, 2, 3, 3);
-  CHECK(OldestPendingSeconds(c, kNow) == 0.0);
+  CHECK(Pending(c) == 0.0);
   c.records[1].complete_ns = 0;
-  c.records[1].flags = shm::kRecordUntracked;  // #2: completion unknown, never complete
-  CHECK(OldestPendingSeconds(c, kNow) == Approx(18.0));
+  c.records[1].flags = shm::kRecordUntracked;  // #2: completion unknown, but #3 after it completed
+  CHECK(Pending(c) == 0.0);
+  c.records[2].complete_ns = 0;
+  c.records[2].flags = shm::kRecordUntracked;
+  c.last_completed_seq = 1;
+  CHECK(Pending(c) == 0.0);  // #2 and #3 both of unknown completion: no evidence of a wait
+  c.records[2].flags = 0;
+  CHECK(Pending(c) == Approx(18.0));  // #3 tracked and pending: a wait since #2, the in-flight one
   c.records[1].flags = shm::kRecordCaptured;
-  CHECK(OldestPendingSeconds(c, kNow) == 0.0);
+  c.records[2].flags = shm::kRecordCaptured;
+  CHECK(Pending(c) == 0.0);
   c.records[1].flags = shm::kRecordFailed;
-  CHECK(OldestPendingSeconds(c, kNow) == 0.0);
+  c.records[2].flags = shm::kRecordFailed;
+  CHECK(Pending(c) == 0.0);
   // A pending P2P op counts too (it is outside the collective numbering).
   c.records.push_back(Record(1, kNow - 4 * kSec, 0, 0, shm::Op::kSend));
-  CHECK(OldestPendingSeconds(c, kNow) == Approx(4.0));
+  CHECK(Pending(c) == Approx(4.0));
 }
 
 TEST_CASE("a pending op whose record left the ring has an unknown age: NaN, never 0") {
   shm::CommView c = Comm(1, 0, 2, 5, 3);
   c.records.erase(c.records.begin(), c.records.begin() + 5);
-  CHECK(std::isnan(OldestPendingSeconds(c, kNow)));
+  CHECK(std::isnan(Pending(c)));
 }
 
 TEST_CASE("impossible values drop the series instead of serving them") {
