@@ -1,8 +1,9 @@
 // The same facts give the same verdict live and offline: each case below is one state of a
 // job as detect::JobFacts. The live side classifies it as the watchdog does (Scope::kHost,
 // a clock well past every threshold); the offline side writes each process as a dump,
-// round-trips it through the JSON schema, and runs `analyze` over the dumps. Kind,
-// communicator, collective number, op, culprits and waiters must agree for every kind.
+// round-trips it through the JSON schema, and runs `analyze` over the dumps. Both must give the
+// verdict each case expects (its kind, collective number, op and culprits, written down from the
+// rules, not from a run), and agree on the communicator and the waiters too.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -38,7 +39,15 @@ dump::RankDump DumpOf(const detect::ProcessFacts& p) {
   return dump::FromJson(dump::ToJson(d));  // what a reader gets back from the file
 }
 
-void RequireSameVerdict(const detect::JobFacts& facts) {
+// What a case's facts must be judged, by the rules (core/detect/comm_rules.h).
+struct Expected {
+  detect::VerdictKind kind;
+  uint64_t seq;
+  std::string op;
+  std::vector<int> culprits;
+};
+
+void RequireSameVerdict(const detect::JobFacts& facts, const Expected& expected) {
   detect::DetectConfig config;  // 60 s threshold: every case is older
   const std::vector<detect::Verdict> live = detect::Classify(facts, config, kNow);
   REQUIRE_FALSE(live.empty());
@@ -46,7 +55,11 @@ void RequireSameVerdict(const detect::JobFacts& facts) {
   for (const detect::ProcessFacts& p : facts.processes) dumps.push_back(DumpOf(p));
   const analyze::Analysis offline = testing::AnalyzeDumps(dumps);
   const detect::Verdict& v = live.front();
-  CHECK(offline.verdict.kind == v.kind);
+  CHECK(detect::ToString(v.kind) == detect::ToString(expected.kind));
+  CHECK(v.seq == expected.seq);
+  CHECK(v.op == expected.op);
+  CHECK(v.culprit_ranks == expected.culprits);
+  CHECK(detect::ToString(offline.verdict.kind) == detect::ToString(v.kind));
   CHECK(offline.verdict.comm_hash == v.comm_hash);
   CHECK(offline.verdict.seq == v.seq);
   CHECK(offline.verdict.op == v.op);
@@ -64,7 +77,8 @@ detect::CommFacts& CommOf(detect::JobFacts& job, int rank) { return job.processe
 TEST_CASE("mismatch: identical facts, identical verdict live and offline", "[one_classifier]") {
   detect::JobFacts job = Job(3);
   for (int r = 0; r < 3; ++r) Issue(CommOf(job, r), 10, 100 * kSec, 0, r == 2 ? "Broadcast" : "AllReduce", 1024, r == 2 ? 0 : -1);
-  RequireSameVerdict(job);
+  // Ranks 0-1 are the majority: rank 2's Broadcast at #10 is the culprit.
+  RequireSameVerdict(job, {detect::VerdictKind::kMismatch, 10, "Broadcast", {2}});
 }
 
 TEST_CASE("rank_exited: identical facts, identical verdict live and offline", "[one_classifier]") {
@@ -73,14 +87,16 @@ TEST_CASE("rank_exited: identical facts, identical verdict live and offline", "[
   Issue(CommOf(job, 2), 10, 100 * kSec);
   job.processes[1].alive = false;
   job.processes[1].exit.recorded = true;
-  RequireSameVerdict(job);
+  // Ranks 0 and 2 wait in #10 for rank 1, which exited after #9.
+  RequireSameVerdict(job, {detect::VerdictKind::kRankExited, 10, "AllReduce", {1}});
 }
 
 TEST_CASE("a rank that left its communicator: identical verdict live and offline", "[one_classifier]") {
   detect::JobFacts job = Job(2);
   Issue(CommOf(job, 0), 10, 100 * kSec);
   CommOf(job, 1).left = true;
-  RequireSameVerdict(job);
+  // Rank 0 waits in #10 for rank 1, which left the communicator after #9.
+  RequireSameVerdict(job, {detect::VerdictKind::kRankExited, 10, "AllReduce", {1}});
 }
 
 TEST_CASE("init_hang: identical facts, identical verdict live and offline", "[one_classifier]") {
@@ -91,25 +107,29 @@ TEST_CASE("init_hang: identical facts, identical verdict live and offline", "[on
     late.init_done_ns = r == 1 ? 101 * kSec : 0;
     job.processes[r].comms.push_back(late);
   }
-  RequireSameVerdict(job);
+  // The second communicator: only rank 1 finished its init.
+  RequireSameVerdict(job, {detect::VerdictKind::kInitHang, 0, "init", {0, 2}});
 }
 
 TEST_CASE("straggler: identical facts, identical verdict live and offline", "[one_classifier]") {
   detect::JobFacts job = Job(4);
   for (int r : {0, 1, 3}) Issue(CommOf(job, r), 10, 100 * kSec);
-  RequireSameVerdict(job);
+  // Ranks 0, 1 and 3 wait in #10; rank 2 never issued it.
+  RequireSameVerdict(job, {detect::VerdictKind::kStraggler, 10, "AllReduce", {2}});
 }
 
 TEST_CASE("collective_hang: identical facts, identical verdict live and offline", "[one_classifier]") {
   detect::JobFacts job = Job(4);
   for (int r = 0; r < 4; ++r) Issue(CommOf(job, r), 10, 100 * kSec, r == 3 ? 101 * kSec : 0);
-  RequireSameVerdict(job);
+  // Every rank issued #10; only rank 3 completed it.
+  RequireSameVerdict(job, {detect::VerdictKind::kCollectiveHang, 10, "AllReduce", {0, 1, 2}});
 }
 
 TEST_CASE("sync_stuck: identical facts, identical verdict live and offline", "[one_classifier]") {
   detect::JobFacts job = Job(2);
   job.processes[1].syncs.push_back(detect::SyncFacts{150 * kSec, detect::SyncTarget::kStream, 0x7f00});
-  RequireSameVerdict(job);
+  // Rank 1's host thread has waited on a stream since 150 s.
+  RequireSameVerdict(job, {detect::VerdictKind::kSyncStuck, 0, "stream", {1}});
 }
 
 TEST_CASE("a healthy job: no verdict live, none offline", "[one_classifier]") {
