@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "../dump/temp_dir.h"
+#include "tests/dump/temp_dir.h"
 #include "core/dump/dump_reader.h"
 #include "core/dump/dump_writer.h"
 #include "core/watch/facts_from_snapshot.h"

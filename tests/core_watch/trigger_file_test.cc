@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "../dump/temp_dir.h"
+#include "tests/dump/temp_dir.h"
 
 namespace ncclwatch::watch {
 namespace {

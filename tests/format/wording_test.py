@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Grammar and names in every generated text: wording_test.py crafted|sim_straggler|sim_pipeline_stall.
+"""Grammar and names in every generated text: pytest wording_test.py::test_scenario[NAME].
 
 crafted: the dump sets of wording_job (one culprit and two, one dump, a mismatch with fp8,
 custom and unknown datatypes, async errors, a gone rank). sim_straggler: a real 4-rank
 straggler on the sim, through the preload and the watchdog (scenario_test.py's harness).
 sim_pipeline_stall: a 3-stage pipeline whose first stage stalls before its sends (P2P wording).
 Each set's dump texts (*.txt), `analyze`, `analyze --json` and `trace` must break none of the
-rules of wording_rules.py, and print each hex number in one form only. Exit 0 pass, 1 fail.
+rules of wording_rules.py, and print each hex number in one form only.
 """
 
 import glob
@@ -16,19 +16,21 @@ import subprocess
 import sys
 import tempfile
 
+import pytest
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import wording_rules  # noqa: E402
-from ncclwatch_test import checks, runner  # noqa: E402
+from ncclwatch_test.paths import CLI, SOURCE  # noqa: E402
 
-CLI = os.path.join(os.environ["NCCLWATCH_BUILD_DIR"], "bin", "ncclwatch")
-failures = checks.failures  # one list: the sim harness's checks land here too
+# Every rule violation of the running scenario, so that one run names them all: test_scenario
+# asserts there is none. The sim harness's own checks assert directly.
+PROBLEMS = []
 
 
 def fail(what):
-    failures.append(what)
-    print("FAIL:", what)
+    PROBLEMS.append(what)
 
 
 def run(args):
@@ -179,7 +181,7 @@ def sim_straggler():
 
 
 def sim_pipeline_stall():
-    sys.path.insert(0, os.path.join(HERE, "..", "p2p"))
+    sys.path.insert(0, os.path.join(SOURCE, "tests/p2p"))
     import p2p_scenarios as p2p
     # p2p_scenarios.py's pipeline_stall: stage 0 stalls before its sends, stage 1 waits in a Recv.
     job = p2p.run("wording_p2p", 3, ["--pattern", "pipeline", "--micro-batches", "4", "--stall-rank", "0",
@@ -193,5 +195,8 @@ def sim_pipeline_stall():
 
 SCENARIOS = {"crafted": crafted, "sim_straggler": sim_straggler, "sim_pipeline_stall": sim_pipeline_stall}
 
-if __name__ == "__main__":
-    sys.exit(runner.run_named(SCENARIOS, sys.argv))
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario(scenario):
+    SCENARIOS[scenario]()
+    assert not PROBLEMS, "\n".join(PROBLEMS)

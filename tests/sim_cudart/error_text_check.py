@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Every error code the sim runtime names reads exactly as in the real libcudart.so.13:
 cudaGetErrorName and cudaGetErrorString, compared code by code (the sim answers
-"cudaErrorUnknown" for codes it never returns; those are skipped).
-usage: error_text_check.py SIM_LIBCUDART REAL_LIBCUDART DRIVER_TYPES_H"""
-import ctypes
+"cudaErrorUnknown" for codes it never returns; those are left out).
+Run by pytest with SIM_LIBCUDART, REAL_LIBCUDART and DRIVER_TYPES_H in the environment
+(tests/sim_cudart/CMakeLists.txt)."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -20,17 +21,11 @@ def texts(lib_path, codes):
     return {int(k): v for k, v in json.loads(out).items()}
 
 
-def main():
-    sim_path, real_path, header = sys.argv[1:4]
+def test_error_texts_match_the_real_library():
+    sim_path, real_path, header = (os.environ[k] for k in ("SIM_LIBCUDART", "REAL_LIBCUDART", "DRIVER_TYPES_H"))
     codes = sorted({int(v) for v in re.findall(r"cudaError\w+\s*=\s*(\d+)", open(header).read())})
     sim, real = texts(sim_path, codes), texts(real_path, codes)
     known = [c for c in codes if sim[c][0] != "cudaErrorUnknown" or c == 999]
-    bad = [c for c in known if sim[c] != real[c]]
-    for c in bad:
-        print(f"FAIL: code {c}: sim {sim[c]} real {real[c]}")
-    print(f"{len(known)} codes named by the sim, {len(bad)} differ from the real library")
-    return 1 if bad or len(known) < 10 else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    assert len(known) >= 10, f"the sim names only {len(known)} codes: the test is not reading its library"
+    bad = {c: {"sim": sim[c], "real": real[c]} for c in known if sim[c] != real[c]}
+    assert not bad, f"{len(bad)} of {len(known)} codes differ from the real library: {bad}"

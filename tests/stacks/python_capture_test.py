@@ -1,18 +1,19 @@
 """Python stacks are captured from a native thread while the main thread is
 blocked inside a ctypes call and another Python thread waits on an Event.
 
-usage: python_capture_test.py HELPER_SO REPORT_PATH EXPECTED_METHOD
-
-EXPECTED_METHOD is how the library must have taken the Python stacks:
-dump_traceback_threads, or faulthandler (the fallback, forced with
-NCCLWATCH_PYTHON_STACKS=faulthandler). With faulthandler_unarmed the library
-is not armed before the main thread blocks, so the fallback cannot register
-in time and the report must say why Python stacks are missing.
+Run by pytest in the process under test: test_python_stacks[METHOD], with the helper
+library's path in STACKS_PYTHON_HELPER (tests/stacks/CMakeLists.txt). METHOD is how the library
+must have taken the Python stacks: dump_traceback_threads, or faulthandler (the fallback,
+forced with NCCLWATCH_PYTHON_STACKS=faulthandler in the entry's environment). With
+faulthandler_unarmed the library is not armed before the main thread blocks, so the fallback
+cannot register in time and the report must say why Python stacks are missing. pytest's own
+faulthandler plugin stays off (-p no:faulthandler): the process must be as a job's.
 """
 import ctypes
 import os
-import sys
 import threading
+
+import pytest
 
 
 def sleeping_python_thread(event):
@@ -49,50 +50,45 @@ def read_report(path):
     return report
 
 
-def check_unarmed(report):
-    expected_error = "python stacks unavailable: faulthandler not registered yet"
-    ok = (report.get("python_method") == "faulthandler" and not report["pythreads"]
-          and report.get("python_error", "").startswith(expected_error))
-    print(("unarmed fallback reported: %r" if ok else "FAIL: unexpected report %r")
-          % {k: report.get(k) for k in ("python_method", "python_error", "pythreads")})
-    return 0 if ok else 1
-
-
-def main():
-    helper_path, report_path, expected_method = sys.argv[1], sys.argv[2], sys.argv[3]
-    helper = ctypes.CDLL(helper_path)
+def capture(helper, report_path, armed):
+    """Blocks the main thread in a native call while the helper's thread captures every stack;
+    returns what the helper's blocking call returned (1: released by the capture)."""
     # Arming early lets the faulthandler fallback register: its pending call
     # runs on this thread as soon as it executes Python code again.
-    unarmed = expected_method == "faulthandler_unarmed"
-    if not unarmed and helper.stacks_arm() != 0:
-        print("FAIL: arming failed")
-        return 1
+    if armed:
+        assert helper.stacks_arm() == 0, "arming failed"
     event = threading.Event()
     sleeper = threading.Thread(target=sleeping_python_thread, args=(event,))
     sleeper.start()
     try:
-        if helper.stacks_start_capture(report_path.encode()) != 0:
-            print("FAIL: could not start the capture thread")
-            return 1
-        released = outer_python_function(helper)
+        assert helper.stacks_start_capture(report_path.encode()) == 0, "could not start the capture thread"
+        return outer_python_function(helper)
     finally:
         event.set()
         sleeper.join()
         helper.stacks_finish()
-    failures = []
-    if released != 1:
-        failures.append("main thread was not released by the capture thread")
+
+
+@pytest.mark.parametrize("method", ["dump_traceback_threads", "faulthandler", "faulthandler_unarmed"])
+def test_python_stacks(method, tmp_path):
+    helper = ctypes.CDLL(os.environ["STACKS_PYTHON_HELPER"])
+    report_path = str(tmp_path / "report.txt")
+    unarmed = method == "faulthandler_unarmed"
+    released = capture(helper, report_path, armed=not unarmed)
+    assert released == 1, "main thread was not released by the capture thread"
     report = read_report(report_path)
-    this_file = os.path.abspath(__file__)
-    if report.get("is_python") != "1":
-        failures.append("process not recognised as Python")
+    assert report.get("is_python") == "1", "process not recognised as Python"
     if unarmed:
-        return check_unarmed(report)
-    if report.get("python_method") != expected_method:
-        failures.append("python stacks taken by %r, expected %r"
-                        % (report.get("python_method"), expected_method))
-    if report.get("python_error"):
-        failures.append("python_error: " + report["python_error"])
+        expected_error = "python stacks unavailable: faulthandler not registered yet"
+        seen = {k: report.get(k) for k in ("python_method", "python_error", "pythreads")}
+        assert report.get("python_method") == "faulthandler", f"unexpected report {seen}"
+        assert not report["pythreads"], f"unexpected report {seen}"
+        assert report.get("python_error", "").startswith(expected_error), f"unexpected report {seen}"
+        return
+    assert report.get("python_method") == method, \
+        f"python stacks taken by {report.get('python_method')!r}, expected {method!r}"
+    assert not report.get("python_error"), f"python_error: {report.get('python_error')}"
+    this_file = os.path.abspath(__file__)
 
     def thread_with(function):
         for frames in report["pythreads"]:
@@ -101,24 +97,12 @@ def main():
         return None
 
     main_frames = thread_with("wait_inside_native_call")
-    if main_frames is None:
-        failures.append("no Python thread in wait_inside_native_call")
-    elif main_frames[:3] != ["wait_inside_native_call", "outer_python_function", "main"]:
-        failures.append("main thread frames out of order: %r" % main_frames)
-    if thread_with("sleeping_python_thread") is None:
-        failures.append("no Python thread in sleeping_python_thread")
+    assert main_frames is not None, "no Python thread in wait_inside_native_call"
+    assert main_frames[:4] == ["wait_inside_native_call", "outer_python_function", "capture",
+                               "test_python_stacks"], f"main thread frames out of order: {main_frames}"
+    assert thread_with("sleeping_python_thread") is not None, "no Python thread in sleeping_python_thread"
     main_native = report["native"].get(os.getpid())
-    if main_native is None or not main_native["answered"]:
-        failures.append("main thread did not answer the native capture")
-    elif not any("stacks_block_until_captured" in f for f in main_native["frames"]):
-        failures.append("main thread native frames lack stacks_block_until_captured: %r"
-                        % main_native["frames"])
-    for failure in failures:
-        print("FAIL:", failure)
-    if not failures:
-        print("python stacks captured: %d threads" % len(report["pythreads"]))
-    return 1 if failures else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    assert main_native is not None and main_native["answered"], "main thread did not answer the native capture"
+    assert any("stacks_block_until_captured" in f for f in main_native["frames"]), \
+        f"main thread native frames lack stacks_block_until_captured: {main_native['frames']}"
+    print("python stacks captured: %d threads" % len(report["pythreads"]))
