@@ -106,10 +106,10 @@ ncclwatch_sanitize_not_covered='^(watchdog_python_rank|watchdog_exit_os_exit|sim
 # run instrumented (full).
 ncclwatch_sanitize_asan() {
   local mode=$1 build=$root/build-asan
-  local short_tests='^(format_test|dump_test|dump_dir_test|analyze_test|core_shm|core_watch_.*|detect_.*|preload_reach_view|cli_test|fuzz_replay\..*|preload_(dlsym|missing_real|rtld_local))$'
+  local short_tests='^(format_test|dump_test|dump_dir_test|analyze_test|core_shm|core_comm_id|core_watch_.*|detect_.*|preload_reach_view|cli_test|fuzz_replay\..*|preload_(dlsym|missing_real|rtld_local))$'
   ncclwatch_sanitize_configure "$build" address,undefined
   if [[ $mode == short ]]; then
-    cmake --build "$build" -j "${BUILD_JOBS:-2}" --target format_test dump_test dump_dir_test analyze_test core_shm_tests \
+    cmake --build "$build" -j "${BUILD_JOBS:-2}" --target format_test dump_test dump_dir_test analyze_test core_shm_tests core_comm_id_tests \
       core_watch_tests detect_tests preload_reach_view_tests cli_test fuzz_dump_reader fuzz_shm_segment fuzz_env \
       fuzz_trigger_file fuzz_fault_spec fuzz_exporter_metrics ncclwatch_preload dlsym_probe missing_real_probe rtld_local_host \
       rtld_local_shim
