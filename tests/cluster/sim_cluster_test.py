@@ -148,7 +148,7 @@ def case_usage():
     """--help says what it needs; bad input fails with exactly one line and status 2."""
     p = subprocess.run([SIM_CLUSTER, "--help"], capture_output=True, text=True)
     assert (p.returncode == 0 and "--kill-host" in p.stdout and "root" in p.stdout and
-          "user namespaces" in p.stdout), f"--help:\n{p.stdout}"
+            "user namespaces" in p.stdout), f"--help:\n{p.stdout}"
     bad = [[], ["--hosts", "2"], ["--hosts", "2", "--"], ["--hosts", "0", "--", "true"],
            ["--hosts", "x", "--", "true"], ["--hosts", "999", "--", "true"],
            ["--hosts", "2", "--kill-host", "1", "--", "true"],
@@ -196,7 +196,7 @@ def case_unprivileged():
         return
     lines = p.stderr.strip().splitlines()
     assert (p.returncode == 127 and len(lines) == 1 and
-          "needs root, or unprivileged user namespaces" in lines[0]), f"status {p.returncode}, stderr {p.stderr!r}"
+            "needs root, or unprivileged user namespaces" in lines[0]), f"status {p.returncode}, stderr {p.stderr!r}"
 
 
 def case_no_namespaces():
@@ -210,7 +210,7 @@ def case_no_namespaces():
                                           env={"PATH": f"{tmp}:{os.environ['PATH']}"})
     lines = err.strip().splitlines()
     assert (status == 127 and len(lines) == 1 and "Operation not permitted" in lines[0] and
-          "needs root, or unprivileged user namespaces" in lines[0]), f"status {status}, stderr {err!r}"
+            "needs root, or unprivileged user namespaces" in lines[0]), f"status {status}, stderr {err!r}"
 
 
 # --- the sim across hosts -------------------------------------------------------------------------

@@ -301,7 +301,8 @@ def metrics_openmetrics():
             by_name = {f.name: f for f in families}
             incidents = by_name.get("ncclwatch_incidents")
             assert (incidents is not None and incidents.type == "counter" and
-                  {s.name for s in incidents.samples} == {"ncclwatch_incidents_total"}), f"a counter is family ncclwatch_incidents, sample ncclwatch_incidents_total: {incidents}"
+                    {s.name for s in incidents.samples} == {"ncclwatch_incidents_total"}), \
+                f"a counter is family ncclwatch_incidents, sample ncclwatch_incidents_total: {incidents}"
             pending = by_name.get("ncclwatch_comm_oldest_pending_seconds")
             assert pending is not None and pending.type == "gauge" and pending.unit == "seconds", \
                 f"the pending age is a gauge in seconds: {pending}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Real PyTorch on the sim: jobs torn down before the stall threshold, and jobs that share
-torchrun's defaults. pytest teardown_scenarios.py::test_scenario[NAME]; exit 0 pass, 1 fail.
+torchrun's defaults. pytest teardown_scenarios.py::test_scenario[NAME].
 
 The "Never harm the job" guarantees (README, "What ncclwatch guarantees"):
   pg_timeout        torch's own timeout (below NCCLWATCH_STALL_SEC) aborts rank 0 (SIGABRT), torchrun
@@ -110,8 +110,9 @@ def pg_timeout():
         # torch's own number for the collective that timed out, from its Flight Recorder: ours is it.
         framework_seq = ts.check_ddp_framework_seq(report, seq)
         fr_seq = flight_recorder_stuck_seq(fr_prefix + "0")
-        assert fr_seq == framework_seq, (f"Flight Recorder's stuck collective_seq_id {fr_seq} (rank 0's trace: {os.listdir(fr_dir)}), "
-              f"ncclwatch's framework seq {framework_seq}")
+        assert fr_seq == framework_seq, \
+            (f"Flight Recorder's stuck collective_seq_id {fr_seq} (rank 0's trace: {os.listdir(fr_dir)}), "
+             f"ncclwatch's framework seq {framework_seq}")
         culprit = wd.dump_of_rank(dumps, 1)
         assert culprit is not None, "the straggler dumped"
         frames = python_frames(culprit)
@@ -161,7 +162,10 @@ def hung_job(watcher, seq=12):
         comm = ts.world_comm(job)
         issued = ts.issued_collectives(job, comm) if comm else {}
         return len(issued) == 2 and all(len(v) >= seq for v in issued.values())
-    assert job.wait(both_issued, 90), f"both ranks reached #{seq} (watcher={watcher})"
+    if not job.wait(both_issued, 90):
+        job.stop()
+        job.cleanup()
+        pytest.fail(f"both ranks reached #{seq} (watcher={watcher})")
     return job
 
 

@@ -157,9 +157,9 @@ def init_all_4():
         d = dumps[0]
         v = d["verdict"]
         assert (v["kind"] == "straggler" and v["culprit_ranks"] == [3] and v["seq"] == 2 and
-              sorted(v["other_ranks"]) == [0, 1, 2]), f"live verdict {v}"
+                sorted(v["other_ranks"]) == [0, 1, 2]), f"live verdict {v}"
         assert (sorted(c["rank"] for c in d["comms"]) == [0, 1, 2, 3] and
-              all(c["nranks"] == 4 for c in d["comms"])), "the dump lists the process's 4 ranks"
+                all(c["nranks"] == 4 for c in d["comms"])), "the dump lists the process's 4 ranks"
         report = subprocess.run([wd.CLI, "analyze", dump_dir, "--json"], capture_output=True, text=True, timeout=60)
         try:
             a = json.loads(report.stdout).get("verdict", {})

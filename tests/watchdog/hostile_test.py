@@ -188,8 +188,9 @@ def stack_signal_sigterm():
     try:
         assert wait_for_segments(job, 2), "both ranks published a segment"
         # The settings' one warning per rejected value (core/settings), naming what is accepted.
-        assert (job.wait(lambda: job.output().count("NCCLWATCH_STACK_SIGNAL=15 ignored: expected a real-time signal") == 2,
-                          10)), "each rank refuses NCCLWATCH_STACK_SIGNAL=15 with a warning"
+        refused = "NCCLWATCH_STACK_SIGNAL=15 ignored: expected a real-time signal"
+        assert job.wait(lambda: job.output().count(refused) == 2, 10), \
+            "each rank refuses NCCLWATCH_STACK_SIGNAL=15 with a warning"
         pids = job.rank_pids()
         assert len(pids) == 2, f"two ranks running ({pids})"
         for pid in pids:

@@ -44,7 +44,8 @@ def straggler():
         assert culprit is not None, "the straggler dumped"
         names = frames_of(culprit)
         assert (any("SkipSamplesToResumePosition" in n for n in names) and
-              any("RestoreDataLoaderState" in n for n in names)), "straggler's stack shows RestoreDataLoaderState -> SkipSamplesToResumePosition"
+                any("RestoreDataLoaderState" in n for n in names)), \
+            "straggler's stack shows RestoreDataLoaderState -> SkipSamplesToResumePosition"
         check_analysis(analyze(job), "straggler", comm, seq, "AllReduce", [2])
         # The log line names the incident the dumps (JSON) describe: kind, commId, #seq, op, dir.
         incident_lines = [line for line in job.output().splitlines()
@@ -187,7 +188,7 @@ def split_comm():
                 check_incident(mine, "straggler", comm, seq, "AllReduce", culprits,
                                [d["process"]["global_rank"] for d in mine])
         assert (any("SkipSamplesToResumePosition" in n for n in frames_of(dump_of_rank(dumps, 3) or {
-              "native_stacks": {"threads": []}}))), "the culprit's dump shows where it is stuck"
+                "native_stacks": {"threads": []}}))), "the culprit's dump shows where it is stuck"
         check_analysis(analyze(job), "straggler", world, grad_allreduce_seq(2), "AllReduce", [3])
         assert job.output().count("NCCLWATCH WARN") == 4, "one incident line per rank, not one per communicator"
     finally:
@@ -221,12 +222,13 @@ def multi_host():
         v0 = d0["verdict"]
         assert d0["incident"]["trigger"] == "lone-rank", f"rank 0 decided alone ({d0['incident']['trigger']})"
         assert (v0["kind"] == "collective_hang" and v0["partial"] and v0["comm"] == comm and v0["seq"] == seq and
-              v0["op"] == "AllReduce"), f"rank 0's lone-rank verdict: {v0}"
+                v0["op"] == "AllReduce"), f"rank 0's lone-rank verdict: {v0}"
         assert d1["incident"]["trigger"] == "trigger-file", (f"rank 1 dumped on the trigger file "
               f"({d1['incident']['trigger']})")
         assert d1["incident"]["id"] == d0["incident"]["id"], "same incident id on both hosts"
         assert (d1["verdict"]["kind"] == "collective_hang" and d1["verdict"]["seq"] == seq and
-              d1["verdict"]["culprit_ranks"] == v0["culprit_ranks"] and d1["verdict"]["comm"] == comm), f"rank 1's dump carries the declaring rank's verdict: {d1['verdict']}"
+                d1["verdict"]["culprit_ranks"] == v0["culprit_ranks"] and d1["verdict"]["comm"] == comm), \
+            f"rank 1's dump carries the declaring rank's verdict: {d1['verdict']}"
         assert any("SkipSamplesToResumePosition" in n for n in frames_of(d1)), \
             "the remote laggard's stack shows where it is stuck"
     finally:

@@ -108,6 +108,6 @@ def test_shm_full(name, request):
     # A private mount namespace: the small /dev/shm is this test's alone. The same test runs in
     # it under pytest; its failures are printed there and fail this one.
     r = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, "-m", "pytest",
-                        "-p", "ncclwatch_test.pytest_plugin", "-p", "no:cacheprovider", "-q",
+                        "-p", "ncclwatch_test.pytest_plugin", "-p", "no:cacheprovider", "-q", "-rfEs",
                         f"{os.path.abspath(__file__)}::{request.node.name}"], env=dict(os.environ, **{INSIDE: "1"}))
     assert r.returncode == 0, f"{name} in a private mount namespace: exit {r.returncode} (its output above)"
