@@ -80,7 +80,7 @@ ncclwatch_sanitize_ctest() {
   (
     cd "$build"
     # verify_asan_link_order=0: cli_test's `ncclwatch run -- env` preloads a sanitized stand-in
-    # library (tests/cli/fake_preload.c, empty) into /usr/bin/env; only ASan's check that its
+    # library (tests/tools/cli/fake_preload.c, empty) into /usr/bin/env; only ASan's check that its
     # runtime comes first objects to that.
     export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=1:log_path=$logs/asan:${ASAN_OPTIONS_EXTRA:-}"
     export LSAN_OPTIONS="suppressions=$suppressions:print_suppressions=0"
