@@ -214,7 +214,7 @@ void FillProcessFields(const SegmentHeader& h, ProcessView* view) {
   view->comms_unwatched = h.comms_unwatched.load(kRelaxed);
   view->comms_reserved = h.comms_reserved.load(kRelaxed);
   view->created_ns = h.created_ns;
-  view->stall_threshold_ms = h.stall_threshold_ms.load(kRelaxed);
+  view->stall_threshold_ns = h.stall_threshold_ns.load(kRelaxed);
   view->ring_capacity = h.ring_capacity;
   view->segment_bytes = h.segment_bytes;
 }

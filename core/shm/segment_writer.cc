@@ -36,7 +36,7 @@ void FillHeader(SegmentHeader* h, const SegmentOptions& options, const SegmentGe
   h->local_rank = options.rank.local_rank;
   h->world_size = options.rank.world_size;
   h->process_start_ticks = options.process_start_ticks;
-  h->stall_threshold_ms.store(options.stall_threshold_ms, std::memory_order_relaxed);
+  h->stall_threshold_ns.store(options.stall_threshold_ns, std::memory_order_relaxed);
   h->created_ns = MonotonicNowNs();
   CopyString(h->host, sizeof(h->host), options.host);
   CopyString(h->job_id, sizeof(h->job_id), options.job_id);

@@ -100,7 +100,7 @@ struct ProcessView {
   int local_rank = -1;
   int world_size = -1;
   uint64_t created_ns = 0;
-  uint32_t stall_threshold_ms = 0;  // the job's NCCLWATCH_STALL_SEC as its writer had it; 0: unknown
+  uint64_t stall_threshold_ns = 0;  // the job's NCCLWATCH_STALL_SEC as its writer had it; 0: unknown
   uint32_t ring_capacity = 0;
   uint64_t segment_bytes = 0;
   std::vector<SyncView> sync_slots;  // owned slots only

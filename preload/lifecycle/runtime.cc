@@ -87,7 +87,7 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
   options.rank = config.launcher_rank;
   options.ring_capacity = config.ring_capacity;
   // Milliseconds in 32 bits: up to 49 days, far beyond any useful threshold.
-  options.stall_threshold_ms = static_cast<uint32_t>(std::min<uint64_t>(config.stall_threshold_ns / 1000000, UINT32_MAX));
+  options.stall_threshold_ns = config.stall_threshold_ns;
   Result<std::unique_ptr<shm::SegmentWriter>> created = shm::SegmentWriter::Create(options);
   if (!created.ok()) {
     Log(LogLevel::kWarn,

@@ -203,9 +203,9 @@ nlohmann::json CommJson(const detect::ProcessFacts& p, const detect::CommFacts& 
 }  // namespace
 
 uint64_t StatusThresholdNs(const shm::JobSnapshot& snapshot) {
-  uint32_t ms = 0;
-  for (const auto& p : snapshot.processes) ms = std::max(ms, p.stall_threshold_ms);
-  return ms != 0 ? ms * detect::kNsPerMs : detect::DetectConfig{}.stall_threshold_ns;
+  uint64_t ns = 0;
+  for (const auto& p : snapshot.processes) ns = std::max(ns, p.stall_threshold_ns);
+  return ns != 0 ? ns : detect::DetectConfig{}.stall_threshold_ns;
 }
 
 std::vector<detect::Verdict> JudgeFacts(const detect::JobFacts& facts, uint64_t threshold_ns, uint64_t now_ns) {

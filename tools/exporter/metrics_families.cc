@@ -171,9 +171,9 @@ uint64_t CommsLeftOut(const shm::JobSnapshot& job, const detect::JobFacts& facts
 // The threshold the job's writers published (all agree in a normal job; the largest wins
 // otherwise, so that a rule never alerts sooner than any rank would); the fallback when none did.
 double StallThresholdSec(const shm::JobSnapshot& job, double fallback) {
-  uint32_t ms = 0;
-  for (const auto& p : job.processes) ms = std::max(ms, p.stall_threshold_ms);
-  return ms ? ms / 1000.0 : fallback;
+  uint64_t ns = 0;
+  for (const auto& p : job.processes) ns = std::max(ns, p.stall_threshold_ns);
+  return ns != 0 ? static_cast<double>(ns) / kNsPerSec : fallback;
 }
 
 }  // namespace

@@ -475,7 +475,7 @@ shm::JobSnapshot StragglerSnapshot(uint64_t enqueue_ns) {
     p.pid = 1000 + rank;
     p.alive = true;
     p.global_rank = rank;
-    p.stall_threshold_ms = 2000;
+    p.stall_threshold_ns = 2'000'000'000;
     shm::CommView c;
     c.state = shm::CommState::kReady;
     c.comm_hash = 0xabcdef12345;

@@ -48,7 +48,7 @@ shm::ProcessView Process(int global_rank, pid_t pid, std::vector<shm::CommView> 
   p.host = "node7";
   p.job_id = "job-a";
   p.global_rank = global_rank;
-  p.stall_threshold_ms = 2500;
+  p.stall_threshold_ns = 2'500'000'000;
   p.comms = std::move(comms);
   return p;
 }
@@ -211,7 +211,7 @@ TEST_CASE("the stall threshold is the job's published one, else the fallback") {
   CHECK(t.metric[0].label.size() == 1);
   CHECK(Label(t.metric[0], "job") == "job-a");
   CHECK(Value(t.metric[0]) == 2.5);
-  for (auto& p : in.jobs[0].processes) p.stall_threshold_ms = 0;  // a writer before the field
+  for (auto& p : in.jobs[0].processes) p.stall_threshold_ns = 0;  // a writer before the field
   CHECK(Value(FamilyNamed(BuildMetricFamilies(in), "ncclwatch_stall_threshold_seconds").metric[0]) == 60);
 }
 
