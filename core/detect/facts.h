@@ -133,6 +133,19 @@ struct ExitFacts {
   uint64_t exit_ns = 0;   // when (host clock), 0 unknown
 };
 
+// What the kernel said a live process was doing when its facts were taken on its host
+// (/proc/<pid>/stat, wchan, stack). Evidence only: a rank that cannot answer for itself
+// (stopped, stuck in a driver) is described by it, never judged by it.
+struct OsFacts {
+  char state = 0;  // 'R', 'S', 'D', 'T', 't', 'Z', ...; 0 unknown
+  std::string wchan;                      // the kernel function it sleeps in ('D', 'T')
+  std::vector<std::string> kernel_stack;  // innermost first, 'D' only, when readable (root)
+
+  // Stopped (SIGSTOP, a debugger) or in uninterruptible sleep: its own threads cannot answer
+  // a stack capture, so a peer describes it.
+  bool cannot_answer() const { return state == 'T' || state == 't' || state == 'D'; }
+};
+
 struct ProcessFacts {
   int32_t pid = 0;
   bool alive = true;
@@ -141,6 +154,7 @@ struct ProcessFacts {
   int local_rank = -1;   // evidence only: LOCAL_RANK and the like; -1 when unknown
   int world_size = 0;    // evidence only: WORLD_SIZE and the like; 0 when unknown
   ExitFacts exit;        // meaningful when !alive
+  OsFacts os;            // meaningful when alive, on the host that built the facts
   std::vector<SyncFacts> syncs;
   std::vector<CommFacts> comms;
 };

@@ -142,6 +142,15 @@ void Read(const CheckedJson& n, ProcessInfo* out) {
     exit.Get("signal", &out->exit.signal);
     exit.Get("exit_ns", &out->exit.exit_ns);
   }
+  if (n.Has("os")) {
+    CheckedJson os = n.Child("os");
+    std::string state;
+    os.Get("state", &state, true);
+    if (state.size() != 1 || state[0] < 'A' || state[0] > 'z') CheckedJson::Fail(os.path() + ".state", "is not a process state letter");
+    out->os.state = state[0];
+    os.Get("wchan", &out->os.wchan);
+    os.Get("kernel_stack", &out->os.kernel_stack);
+  }
 }
 
 void Read(const CheckedJson& n, DumpWriter* out) {
@@ -287,6 +296,9 @@ nlohmann::json ToJson(const RankDump& d) {
   if (!p.alive) {
     process["exit"] = {{"recorded", p.exit.recorded}, {"status", p.exit.status}, {"signal", p.exit.signal},
                        {"exit_ns", p.exit.exit_ns}};
+  }
+  if (p.os.state != 0) {
+    process["os"] = {{"state", std::string(1, p.os.state)}, {"wchan", p.os.wchan}, {"kernel_stack", p.os.kernel_stack}};
   }
   // nlohmann::ordered_json is not used: key order does not matter to readers, and the
   // default json sorts keys, which keeps files diffable.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/shm/layout.h"
+#include "core/shm/process_info.h"
 
 namespace ncclwatch::shm {
 
@@ -93,6 +94,9 @@ struct ProcessView {
   int exit_status = 0;
   int exit_signal = 0;
   uint64_t exit_ns = 0;
+  // What the kernel says the process is doing, read for a live process that has not exited
+  // (process_info.h): 'T' stopped, 'D' in the kernel, ...
+  OsState os;
   std::string host;
   std::string job_id;
   int global_rank = -1;

@@ -103,6 +103,9 @@ detect::ProcessFacts ProcessFactsFromSnapshot(const shm::ProcessView& process, s
   // exiting.
   out.alive = process.alive && !process.exited;
   out.exit = ExitFactsFromSnapshot(process);
+  out.os.state = process.os.state;
+  out.os.wchan = process.os.wchan;
+  out.os.kernel_stack = process.os.kernel_stack;
   out.host = process.host;
   out.global_rank = process.global_rank;
   out.local_rank = process.local_rank;

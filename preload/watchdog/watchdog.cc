@@ -350,20 +350,20 @@ class Poller {
     if (result.ok() && d.verdict.comm_hash != 0) dumped_ops_.emplace(d.verdict.comm_hash, d.verdict.seq);
     if (result.ok()) TrackIncident(d);
     // The gone ranks' facts next to ours, so that analyze reaches rank_exited from the dumps.
-    if (result.ok()) WriteDumpsOfGoneProcesses(d, dir.directory);
+    if (result.ok()) WriteDumpsOnBehalf(d, dir.directory);
     return result.ok();
   }
 
-  void WriteDumpsOfGoneProcesses(const dump::RankDump& own, const dump::DumpDirectory& dir) {
-    for (const dump::RankDump& gone : watch::DumpsOfGoneProcesses(facts_, own)) {
+  void WriteDumpsOnBehalf(const dump::RankDump& own, const dump::DumpDirectory& dir) {
+    for (const dump::RankDump& other : watch::DumpsOnBehalf(facts_, own)) {
       // A peer that left after our teardown began left with it, not before: its own last gasp
       // is its evidence, and a dump of it as gone would make it the culprit.
-      if (teardown_ns_ != 0 && gone.process.exit.exit_ns >= teardown_ns_) continue;
-      // A rank that dumped for this incident itself before it went (its last gasp, which
-      // asked for this dump) left the better evidence, with its stacks: never replaced.
+      if (teardown_ns_ != 0 && !other.process.alive && other.process.exit.exit_ns >= teardown_ns_) continue;
+      // A rank that dumped for this incident itself (its last gasp before it went, or its own
+      // dump before it stopped) left the better evidence, with its stacks: never replaced.
       struct stat st {};
-      if (fstatat(dir.fd(), (dump::DumpFileStem(gone) + ".json").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) continue;
-      const dump::WriteResult written = dump::WriteDump(gone, dir);
+      if (fstatat(dir.fd(), (dump::DumpFileStem(other) + ".json").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) continue;
+      const dump::WriteResult written = dump::WriteDump(other, dir);
       if (!written.ok()) ReportIoFailure(written.message);
     }
   }

@@ -3,13 +3,17 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/shm/process_info.h"
 #include "core/shm/reader.h"
 #include "core/shm/segment_file.h"
 #include "core/shm/segment_name.h"
@@ -126,6 +130,47 @@ TEST_CASE("a fresh segment still being created is skipped silently", "[hostile]"
   CHECK(ReadJobSnapshot(job).processes.empty());
   CHECK(warnings.lines().empty());
   unlink(path.c_str());
+}
+
+TEST_CASE("a segment naming a live process that does not map it is no process's segment", "[hostile]") {
+  // A frozen copy of a rank's segment put next to an unrelated live process of the same user:
+  // its pid and start time check out, but the process never mapped it.
+  const pid_t sleeper = fork();
+  REQUIRE(sleeper >= 0);
+  if (sleeper == 0) {
+    execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reap{sleeper};
+  // Wait until the child runs `sleep` (a forked copy of this test would map our segments).
+  for (int i = 0; i < 200; ++i) {
+    char exe[256] = {};
+    const std::string link = "/proc/" + std::to_string(sleeper) + "/exe";
+    if (readlink(link.c_str(), exe, sizeof exe - 1) > 0 && std::string(exe).find("sleep") != std::string::npos) break;
+    usleep(10'000);
+  }
+  const std::string job = UniqueJobId("unmapped");
+  CapturedWarnings warnings(job);
+  ScopedSegment own(job, 16);  // the control: mapped by this process, which it names
+  SegmentOptions forged = OptionsForThisProcess(job, 16);
+  forged.pid = sleeper;
+  forged.process_start_ticks = ProcessStartTicks(sleeper);
+  Result<std::unique_ptr<SegmentWriter>> copy = SegmentWriter::Create(forged);
+  REQUIRE(copy.ok());
+  const JobSnapshot snap = ReadJobSnapshot(job);
+  REQUIRE(snap.processes.size() == 1);
+  CHECK(snap.processes[0].pid == getpid());
+  CHECK(snap.processes[0].os.state != 0);  // a live process's state is read
+  const std::vector<std::string> lines = warnings.lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("does not map it") != std::string::npos);
+  (*copy)->CloseAndUnlink();
 }
 
 }  // namespace

@@ -183,7 +183,7 @@ TEST_CASE("gone processes sharing a communicator get a dump on their behalf; oth
   own.process.pid = 100;
   own.process.global_rank = 0;
   AddPublishedState(ProcessFactsFromSnapshot(self, 64), &own);
-  const std::vector<dump::RankDump> gone = DumpsOfGoneProcesses(FactsFromSnapshot(snap), own);
+  const std::vector<dump::RankDump> gone = DumpsOnBehalf(FactsFromSnapshot(snap), own);
   REQUIRE(gone.size() == 2);
   const dump::RankDump& e = gone[0];
   CHECK(e.process.pid == 102);
