@@ -101,7 +101,29 @@ struct CommFacts {
   // `records` because their seq counts per peer, outside the collective sequence; their
   // completion is judged op by op (P2PStateOf in completion.h).
   std::vector<RecordFacts> p2p_records;
+  // Created by ncclCommSplit or ncclCommShrink: its hash derives from its parent's, so two
+  // shrinks of one parent legitimately share one (core/comm_id). false: from a unique id (a
+  // root communicator), whose hash is drawn anew for every id; no rank may init one twice.
+  bool derived = false;
 };
+
+// Which attempt of a job a process belongs to, as its launcher numbered it: a torchrun
+// restart (TORCHELASTIC_RESTART_COUNT) within a SLURM requeue (SLURM_RESTART_COUNT). -1:
+// the launcher said nothing. Attempts order by requeue, then restart.
+struct Attempt {
+  int restart = -1;
+  int requeue = -1;
+
+  bool known() const { return restart >= 0 || requeue >= 0; }
+  friend bool operator==(const Attempt&, const Attempt&) = default;
+};
+
+// Whether `earlier` is a strictly earlier attempt than `later` (both known).
+inline bool EarlierAttempt(const Attempt& earlier, const Attempt& later) {
+  if (!earlier.known() || !later.known()) return false;
+  if (earlier.requeue != later.requeue) return earlier.requeue < later.requeue;
+  return earlier.restart < later.restart;
+}
 
 // How a process that is gone left, as far as it could tell before leaving.
 struct ExitFacts {
@@ -116,6 +138,7 @@ struct ProcessFacts {
   bool alive = true;
   std::string host;
   int global_rank = -1;  // e.g. from RANK; -1 when unknown
+  Attempt attempt;       // of the job, as the launcher numbered it
   ExitFacts exit;        // meaningful when !alive
   std::vector<SyncFacts> syncs;
   std::vector<CommFacts> comms;

@@ -64,8 +64,10 @@ inline constexpr uint64_t kMagic = 0x3168637461776e63ULL;  // "ncwatch1" little-
 // 6: framework sequence numbers (issue 20): RingRecord::count_and_launch carries the low 24
 //    bits of the record's launch number beside a 40-bit count, CommSlotHeader counts
 //    collective_launches and p2p_launches; the peer table moves by 16 bytes.
+// 7: the launcher's attempt (SegmentHeader::restart_count, requeue_count): a torchrun restart
+//    keeps the run (its agent) and must not be judged with the attempt before it.
 // A reader accepts only its own version and names the version of a segment it refuses.
-inline constexpr uint32_t kLayoutVersion = 6;
+inline constexpr uint32_t kLayoutVersion = 7;
 inline constexpr uint32_t kHeaderBytes = 4096;
 // Communicators watched at once per process. A slot is ~66 KiB with the default ring (1024
 // records of 64 bytes), so 256 slots make a 17 MiB segment of address space, of which only
@@ -143,6 +145,12 @@ struct SegmentHeader {
   // Reservation (layout 4): comm slots [0, comms_reserved) are backed by /dev/shm; always
   // >= comms_claimed. Raised (release) only after posix_fallocate succeeded.
   std::atomic<uint32_t> comms_reserved;
+  // The launcher's attempt (layout 7), plain fields set at creation: TORCHELASTIC_RESTART_COUNT
+  // and SLURM_RESTART_COUNT, -1 when not given. A torchrun restart keeps its agent, so the run
+  // key, while its processes start over: a process of an earlier attempt is history (the
+  // communicators it used up), never a peer.
+  int32_t restart_count;
+  int32_t requeue_count;
 };
 
 enum class SyncKind : uint32_t { kNone = 0, kStream = 1, kEvent = 2, kDevice = 3 };

@@ -15,6 +15,7 @@ void AddFacts(const shm::ProcessView& self, detect::ProcessFacts facts, dump::Ra
   out->process.global_rank = self.global_rank;
   out->process.local_rank = self.local_rank;
   out->process.world_size = self.world_size > 0 ? self.world_size : 0;
+  out->process.attempt = facts.attempt;
   for (const detect::CommFacts& c : facts.comms) {
     if (out->process.device < 0) out->process.device = c.device;
   }

@@ -74,6 +74,7 @@ detect::CommFacts CommFactsFromSnapshot(const shm::CommView& comm, size_t max_re
   out.async_error = comm.async_error;
   out.left = shm::RankLeftComm(comm.state);
   out.untracked_ops = comm.untracked_ops;
+  out.derived = (comm.flags & (shm::kCommFromSplit | shm::kCommFromShrink)) != 0;
   for (const shm::RecordView& r : comm.records) {
     detect::RecordFacts record = ToRecordView(r);
     (detect::IsPointToPoint(record.op) ? out.p2p_records : out.records).push_back(std::move(record));
@@ -94,6 +95,7 @@ detect::ProcessFacts ProcessFactsFromSnapshot(const shm::ProcessView& process, s
   out.exit = ExitFactsFromSnapshot(process);
   out.host = process.host;
   out.global_rank = process.global_rank;
+  out.attempt = detect::Attempt{process.restart_count, process.requeue_count};
   for (const shm::SyncView& s : process.sync_slots) {
     if (s.blocked_since_ns == 0) continue;
     detect::SyncFacts sync;
