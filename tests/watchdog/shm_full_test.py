@@ -91,19 +91,6 @@ SCENARIOS = {
 }
 
 
-def main():
-    if sys.argv[2:] == ["--inside"]:
-        try:
-            return runner.run_named(SCENARIOS, sys.argv[:2])
-        finally:
-            subprocess.run(["umount", "/dev/shm"], check=False)
-    usage = runner.bad_usage(SCENARIOS, sys.argv)
-    if usage is not None:
-        return usage
-    # A private mount namespace: the small /dev/shm is this test's alone.
-    return subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, os.path.abspath(__file__),
-                           sys.argv[1], "--inside"]).returncode
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    # A private mount namespace: the small /dev/shm is this test's alone.
+    sys.exit(runner.run_named_unshared(SCENARIOS, sys.argv))

@@ -5,6 +5,7 @@ functions and ends with `sys.exit(runner.run_named(SCENARIOS, sys.argv))`.
 """
 
 import os
+import subprocess
 import sys
 import time
 
@@ -45,3 +46,20 @@ def run_named(scenarios, argv):
     failed = result is False or bool(checks.failures)
     print(f"{name}: {'FAILED' if failed else 'passed'} in {time.monotonic() - t0:.1f} s")
     return 1 if failed else 0
+
+
+def run_named_unshared(scenarios, argv, inside=None):
+    """run_named in a private mount namespace, whose /dev/shm the scenario may mount as its own
+    (inside(), if given, runs first there); /dev/shm is unmounted at the end."""
+    if argv[2:] == ["--inside"]:
+        try:
+            if inside is not None:
+                inside()
+            return run_named(scenarios, argv[:2])
+        finally:
+            subprocess.run(["umount", "-l", "/dev/shm"], check=False, stderr=subprocess.DEVNULL)
+    usage = bad_usage(scenarios, argv)
+    if usage is not None:
+        return usage
+    return subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, os.path.abspath(argv[0]),
+                           argv[1], "--inside"]).returncode
