@@ -123,7 +123,29 @@ struct CommFacts {
   bool left() const { return lifecycle >= CommLifecycle::kFinalized; }
   // Aborted or revoked: what was pending then was stuck, not done.
   bool aborted() const { return lifecycle == CommLifecycle::kAborted || lifecycle == CommLifecycle::kRevoked; }
+  // Created by ncclCommSplit or ncclCommShrink: its hash derives from its parent's, so two
+  // shrinks of one parent legitimately share one (core/comm_id). false: from a unique id (a
+  // root communicator), whose hash is drawn anew for every id; no rank may init one twice.
+  bool derived = false;
 };
+
+// Which attempt of a job a process belongs to, as its launcher numbered it: a torchrun
+// restart (TORCHELASTIC_RESTART_COUNT) within a SLURM requeue (SLURM_RESTART_COUNT). -1:
+// the launcher said nothing. Attempts order by requeue, then restart.
+struct Attempt {
+  int restart = -1;
+  int requeue = -1;
+
+  bool known() const { return restart >= 0 || requeue >= 0; }
+  friend bool operator==(const Attempt&, const Attempt&) = default;
+};
+
+// Whether `earlier` is a strictly earlier attempt than `later` (both known).
+inline bool EarlierAttempt(const Attempt& earlier, const Attempt& later) {
+  if (!earlier.known() || !later.known()) return false;
+  if (earlier.requeue != later.requeue) return earlier.requeue < later.requeue;
+  return earlier.restart < later.restart;
+}
 
 // How a process that is gone left, as far as it could tell before leaving.
 struct ExitFacts {
@@ -153,6 +175,7 @@ struct ProcessFacts {
   int global_rank = -1;  // e.g. from RANK; -1 when unknown
   int local_rank = -1;   // evidence only: LOCAL_RANK and the like; -1 when unknown
   int world_size = 0;    // evidence only: WORLD_SIZE and the like; 0 when unknown
+  Attempt attempt;       // of the job, as the launcher numbered it
   ExitFacts exit;        // meaningful when !alive
   OsFacts os;            // meaningful when alive, on the host that built the facts
   std::vector<SyncFacts> syncs;

@@ -6,9 +6,10 @@
 namespace ncclwatch::detect {
 namespace {
 
-constexpr std::array<std::pair<VerdictKind, std::string_view>, 11> kNames = {{
+constexpr std::array<std::pair<VerdictKind, std::string_view>, 12> kNames = {{
     {VerdictKind::kMismatch, "mismatch"},
     {VerdictKind::kP2PMismatch, "p2p_mismatch"},
+    {VerdictKind::kStaleUniqueId, "stale_unique_id"},
     {VerdictKind::kRankExited, "rank_exited"},
     {VerdictKind::kInitHang, "init_hang"},
     {VerdictKind::kP2PDeadlock, "p2p_deadlock"},

@@ -66,6 +66,7 @@ json ToJson(const detect::CommFacts& c) {
               {"lifecycle", std::string(detect::ToString(c.lifecycle))},
               {"left", c.left()},  // what readers before "lifecycle" judge by
               {"untracked_ops", c.untracked_ops},
+              {"derived", c.derived},
               {"records", std::move(records)}};
 }
 
@@ -135,6 +136,12 @@ void Read(const CheckedJson& n, ProcessInfo* out) {
   n.Get("exe", &out->exe);
   n.Get("cmdline", &out->cmdline);
   n.Get("alive", &out->alive);  // version 2; a version 1 dump was written by its live process
+  if (n.Has("attempt")) {  // absent before shm layout 7, and when the launcher gave none
+    CheckedJson attempt = n.Child("attempt");
+    attempt.Get("restart", &out->attempt.restart);
+    attempt.Get("requeue", &out->attempt.requeue);
+    if (out->attempt.restart < -1 || out->attempt.requeue < -1) CheckedJson::Fail(attempt.path(), "is out of range");
+  }
   if (n.Has("exit")) {
     CheckedJson exit = n.Child("exit");
     exit.Get("recorded", &out->exit.recorded);
@@ -223,6 +230,7 @@ void Read(const CheckedJson& n, detect::CommFacts* out) {
                                               : detect::CommLifecycle::kReady;
   }
   n.Get("untracked_ops", &out->untracked_ops);  // version 2
+  n.Get("derived", &out->derived);              // absent before shm layout 7: a root communicator
   // One list on disk; the model keeps P2P ops apart (their numbers count per peer).
   for (const CheckedJson& r : n.Elements("records")) {
     detect::RecordFacts record;
@@ -293,6 +301,7 @@ nlohmann::json ToJson(const RankDump& d) {
   json process = {{"global_rank", p.global_rank}, {"local_rank", p.local_rank}, {"world_size", p.world_size},
                   {"host", p.host},               {"pid", p.pid},               {"device", p.device},
                   {"exe", p.exe},                 {"cmdline", p.cmdline},       {"alive", p.alive}};
+  if (p.attempt.known()) process["attempt"] = {{"restart", p.attempt.restart}, {"requeue", p.attempt.requeue}};
   if (!p.alive) {
     process["exit"] = {{"recorded", p.exit.recorded}, {"status", p.exit.status}, {"signal", p.exit.signal},
                        {"exit_ns", p.exit.exit_ns}};

@@ -138,6 +138,12 @@ struct SegmentHeader {
   // Reservation (layout 4): comm slots [0, comms_reserved) are backed by /dev/shm; always
   // >= comms_claimed. Raised (release) only after posix_fallocate succeeded.
   std::atomic<uint32_t> comms_reserved;
+  // The launcher's attempt, plain fields set at creation: TORCHELASTIC_RESTART_COUNT and
+  // SLURM_RESTART_COUNT, -1 when not given. A torchrun restart keeps its agent, so the run
+  // key, while its processes start over: a process of an earlier attempt is history (the
+  // communicators it used up), never a peer.
+  int32_t restart_count;
+  int32_t requeue_count;
   uint32_t reserved2;
   // The job's NCCLWATCH_STALL_SEC, in ns like every time here; set at creation; 0: unknown.
   std::atomic<uint64_t> stall_threshold_ns;

@@ -77,6 +77,23 @@ bool ProcessOfBootIsAlive(const char* boot_id, size_t boot_id_bytes, pid_t pid, 
   return ProcessIsAlive(pid, start_ticks);
 }
 
+uint64_t StartTicksToUnixNs(uint64_t start_ticks) {
+  const long ticks_per_sec = sysconf(_SC_CLK_TCK);
+  timespec boot{}, wall{};
+  if (ticks_per_sec <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0 || clock_gettime(CLOCK_REALTIME, &wall) != 0) {
+    return 0;
+  }
+  // /proc's start time counts from boot, suspend included: CLOCK_BOOTTIME's origin.
+  const auto ns = [](const timespec& t) {
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+  };
+  const uint64_t since_boot = start_ticks / static_cast<uint64_t>(ticks_per_sec) * 1000000000ull +
+                              start_ticks % static_cast<uint64_t>(ticks_per_sec) * 1000000000ull /
+                                  static_cast<uint64_t>(ticks_per_sec);
+  const uint64_t age = ns(boot) > since_boot ? ns(boot) - since_boot : 0;
+  return ns(wall) > age ? ns(wall) - age : 0;
+}
+
 uint64_t MonotonicNowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -14,6 +14,11 @@ namespace ncclwatch::shm {
 // With the pid it identifies a process even across pid reuse.
 uint64_t ProcessStartTicks(pid_t pid);
 
+// When the process that started `start_ticks` after boot began, on the wall clock (ns since the
+// epoch): to tell files written before it started (a trigger of an earlier attempt) from its
+// own time. Clock ticks are 10 ms (USER_HZ 100); 0 if a clock is unreadable.
+uint64_t StartTicksToUnixNs(uint64_t start_ticks);
+
 // True while `pid` runs and is the process that started at `start_ticks` (zombies count
 // as gone).
 bool ProcessIsAlive(pid_t pid, uint64_t start_ticks);

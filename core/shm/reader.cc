@@ -214,6 +214,8 @@ void FillProcessFields(const SegmentHeader& h, ProcessView* view) {
   view->rank_source = static_cast<RankSource>(h.rank_source.load(kRelaxed));
   view->local_rank = h.local_rank;
   view->world_size = h.world_size;
+  view->restart_count = h.restart_count;
+  view->requeue_count = h.requeue_count;
   view->comms_unwatched = h.comms_unwatched.load(kRelaxed);
   view->comms_reserved = h.comms_reserved.load(kRelaxed);
   view->created_ns = h.created_ns;

@@ -42,6 +42,8 @@ void FillHeader(SegmentHeader* h, const SegmentOptions& options, const SegmentGe
   CopyString(h->job_id, sizeof(h->job_id), options.job_id);
   CopyString(h->boot_id, sizeof(h->boot_id), options.boot_id.empty() ? BootId() : options.boot_id);
   h->run_key = options.run_key;
+  h->restart_count = options.rank.restart_count;
+  h->requeue_count = options.rank.requeue_count;
   h->global_rank.store(options.rank.global_rank, std::memory_order_relaxed);
   h->rank_source.store(static_cast<uint32_t>(options.rank.source), std::memory_order_relaxed);
   h->state.store(static_cast<uint32_t>(SegmentState::kLive), std::memory_order_relaxed);

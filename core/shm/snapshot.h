@@ -103,6 +103,8 @@ struct ProcessView {
   RankSource rank_source = RankSource::kUnknown;
   int local_rank = -1;
   int world_size = -1;
+  int restart_count = -1;  // the launcher's attempt (layout.h); -1 not given
+  int requeue_count = -1;
   uint64_t created_ns = 0;
   uint64_t stall_threshold_ns = 0;  // the job's NCCLWATCH_STALL_SEC as its writer had it; 0: unknown
   uint32_t ring_capacity = 0;

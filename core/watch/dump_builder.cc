@@ -15,6 +15,7 @@ void AddFacts(detect::ProcessFacts facts, dump::RankDump* out) {
   out->process.local_rank = facts.local_rank;
   out->process.world_size = facts.world_size;
   out->process.os = facts.os;
+  out->process.attempt = facts.attempt;
   for (const detect::CommFacts& c : facts.comms) {
     if (out->process.device < 0) out->process.device = c.device;
   }

@@ -85,6 +85,7 @@ detect::CommFacts CommFactsFromSnapshot(const shm::CommView& comm, size_t max_re
   out.async_error = comm.async_error;
   out.lifecycle = LifecycleOf(comm.state).value_or(detect::CommLifecycle::kReady);
   out.untracked_ops = comm.untracked_ops;
+  out.derived = (comm.flags & (shm::kCommFromSplit | shm::kCommFromShrink)) != 0;
   for (const shm::RecordView& r : comm.records) {
     detect::RecordFacts record = ToRecordView(r);
     (detect::IsPointToPoint(record.op) ? out.p2p_records : out.records).push_back(std::move(record));
@@ -110,6 +111,7 @@ detect::ProcessFacts ProcessFactsFromSnapshot(const shm::ProcessView& process, s
   out.global_rank = process.global_rank;
   out.local_rank = process.local_rank;
   out.world_size = process.world_size > 0 ? process.world_size : 0;
+  out.attempt = detect::Attempt{process.restart_count, process.requeue_count};
   for (const shm::SyncView& s : process.sync_slots) {
     if (s.blocked_since_ns == 0) continue;
     detect::SyncFacts sync;

@@ -51,14 +51,14 @@ class TorchJob(wd.Job):
     share it, as two jobs started from one directory do)."""
 
     def __init__(self, name, nranks, train_args=(), env=None, watcher=True, defaults=False, cwd=None,
-                 port=None, stall=STALL_SEC, script=TRAIN):
+                 port=None, stall=STALL_SEC, script=TRAIN, torchrun_args=()):
         self.tmp = tempfile.mkdtemp(prefix=f"ncclwatch-torch-{name}-")
         self.cwd = cwd or self.tmp
         self.job_id = "none" if defaults else f"torchtest-{name}-{os.getpid()}"
         self.extra_job_ids = []
         self.dump_dir = os.path.join(self.cwd, "ncclwatch-dumps", "none") if defaults else os.path.join(self.tmp, "dumps")
         self.log_path = os.path.join(self.tmp, "job.log")
-        torchrun = [PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", str(nranks),
+        torchrun = [PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", str(nranks), *torchrun_args,
                     "--master-addr", "127.0.0.1", "--master-port", str(port or free_port()), script] + list(train_args)
         watch = [wd.CLI, "run", "--stall", str(stall), "--poll-ms", str(POLL_MS)]
         if not defaults:

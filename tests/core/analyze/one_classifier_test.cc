@@ -33,6 +33,7 @@ dump::RankDump DumpOf(const detect::ProcessFacts& p) {
   d.process.host = p.host;
   d.process.global_rank = p.global_rank;
   d.process.alive = p.alive;
+  d.process.attempt = p.attempt;
   d.process.exit = p.exit;
   d.host_syncs = p.syncs;
   d.comms = p.comms;
@@ -130,6 +131,38 @@ TEST_CASE("sync_stuck: identical facts, identical verdict live and offline", "[o
   job.processes[1].syncs.push_back(detect::SyncFacts{150 * kSec, detect::SyncTarget::kStream, 0x7f00});
   // Rank 1's host thread has waited on a stream since 150 s.
   RequireSameVerdict(job, {detect::VerdictKind::kSyncStuck, 0, "stream", {1}});
+}
+
+TEST_CASE("stale_unique_id (a re-created group): identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(2);  // kHash used for #1..#9, then destroyed by both
+  for (int r = 0; r < 2; ++r) {
+    CommOf(job, r).lifecycle = detect::CommLifecycle::kDestroyed;
+    detect::CommFacts again = detect::testing::MakeComm(r == 0 ? 0x0e1 : kHash, r, 2);
+    again.init_started_ns = 150 * kSec;
+    again.init_done_ns = 0;
+    job.processes[r].comms.push_back(again);
+  }
+  // Rank 1 initialises kHash again, from the id the group before left; rank 0 a new one.
+  RequireSameVerdict(job, {detect::VerdictKind::kStaleUniqueId, 0, "init", {1}});
+}
+
+TEST_CASE("stale_unique_id (a torchrun restart): identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(2);  // attempt 0, gone
+  for (detect::ProcessFacts& p : job.processes) {
+    p.attempt.restart = 0;
+    p.alive = false;
+  }
+  for (int r = 0; r < 2; ++r) {
+    detect::ProcessFacts p = detect::testing::MakeProcess(2000 + r, r);
+    p.attempt.restart = 1;
+    detect::CommFacts comm = detect::testing::MakeComm(r == 0 ? 0x0e1 : kHash, r, 2);
+    comm.init_started_ns = 150 * kSec;
+    comm.init_done_ns = 0;
+    p.comms.push_back(comm);
+    job.processes.push_back(p);
+  }
+  // Rank 1 initialises kHash again, from the id the group before left; rank 0 a new one.
+  RequireSameVerdict(job, {detect::VerdictKind::kStaleUniqueId, 0, "init", {1}});
 }
 
 TEST_CASE("a healthy job: no verdict live, none offline", "[one_classifier]") {

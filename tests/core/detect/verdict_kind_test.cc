@@ -17,6 +17,7 @@ TEST_CASE("every verdict kind has a stable lowercase name that parses back", "[k
       {VerdictKind::kP2PDeadlock, "p2p_deadlock"},
       {VerdictKind::kP2PStraggler, "p2p_straggler"},
       {VerdictKind::kP2PHang, "p2p_hang"},
+      {VerdictKind::kStaleUniqueId, "stale_unique_id"},
       {VerdictKind::kNone, "none"},
   };
   for (const auto& [kind, name] : expected) {
@@ -39,6 +40,12 @@ TEST_CASE("priority follows mismatch > rank_exited > init_hang > straggler > "
   CHECK(Priority(VerdictKind::kInitHang) < Priority(VerdictKind::kStraggler));
   CHECK(Priority(VerdictKind::kStraggler) < Priority(VerdictKind::kCollectiveHang));
   CHECK(Priority(VerdictKind::kCollectiveHang) < Priority(VerdictKind::kSyncStuck));
+}
+
+TEST_CASE("a stale unique id comes before every kind of wait it causes", "[kind]") {
+  CHECK(Priority(VerdictKind::kMismatch) < Priority(VerdictKind::kStaleUniqueId));
+  CHECK(Priority(VerdictKind::kStaleUniqueId) < Priority(VerdictKind::kRankExited));
+  CHECK(Priority(VerdictKind::kStaleUniqueId) < Priority(VerdictKind::kInitHang));
 }
 
 TEST_CASE("P2P kinds: mismatch first, a deadlock before stragglers, a hang after them", "[kind]") {

@@ -101,6 +101,36 @@ TEST_CASE("exit evidence survives write and read: a gone process's dump written 
   CHECK(text.find("LEFT") != std::string::npos);
 }
 
+TEST_CASE("the attempt and derived communicators survive write and read; older dumps read as unknown", "[dump]") {
+  testing::TempDir dir;
+  dump::RankDump original = FullDump();
+  original.process.attempt = detect::Attempt{1, -1};
+  original.comms[0].derived = true;
+  const dump::WriteResult written = dump::WriteDump(original, dir.path());
+  REQUIRE(written.ok());
+  dump::RankDump read;
+  std::string error;
+  REQUIRE(dump::ReadDumpFile(written.json_path, &read, &error));
+  CHECK(read.process.attempt == detect::Attempt{1, -1});
+  CHECK(read.comms.at(0).derived);
+
+  nlohmann::json old = dump::ToJson(original);  // before shm layout 7
+  old["process"].erase("attempt");
+  for (auto& c : old["comms"]) c.erase("derived");
+  const std::string path = dir.File("old.json");
+  std::ofstream(path) << old.dump();
+  dump::RankDump without;
+  REQUIRE(dump::ReadDumpFile(path, &without, &error));
+  CHECK_FALSE(without.process.attempt.known());
+  CHECK_FALSE(without.comms.at(0).derived);
+
+  nlohmann::json bad = dump::ToJson(original);
+  bad["process"]["attempt"]["restart"] = -5;
+  std::ofstream(dir.File("bad.json")) << bad.dump();
+  dump::RankDump rejected;
+  CHECK_FALSE(dump::ReadDumpFile(dir.File("bad.json"), &rejected, &error));
+}
+
 TEST_CASE("a version 1 dump still reads: its process was alive and left no communicator", "[dump]") {
   testing::TempDir dir;
   nlohmann::json v1 = dump::ToJson(FullDump());

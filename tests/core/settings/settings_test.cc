@@ -253,6 +253,21 @@ TEST_CASE("rank comes from torchrun, then SLURM, then Open MPI", "[rank]") {
   CHECK(id.source == shm::RankSource::kUnknown);
 }
 
+TEST_CASE("the attempt comes from TORCHELASTIC_RESTART_COUNT and SLURM_RESTART_COUNT, whatever gave the rank",
+          "[rank]") {
+  shm::RankIdentity id = ParseSettings({}).launcher_rank;
+  CHECK(id.restart_count == -1);
+  CHECK(id.requeue_count == -1);
+  id = ParseSettings({{"TORCHELASTIC_RESTART_COUNT", "2"}, {"SLURM_RESTART_COUNT", "1"}}).launcher_rank;
+  CHECK(id.global_rank == -1);  // no rank given: the attempt still is
+  CHECK(id.restart_count == 2);
+  CHECK(id.requeue_count == 1);
+  id = ParseSettings({{"RANK", "1"}, {"TORCHELASTIC_RESTART_COUNT", "x"}, {"SLURM_RESTART_COUNT", "-1"}}).launcher_rank;
+  CHECK(id.global_rank == 1);
+  CHECK(id.restart_count == -1);
+  CHECK(id.requeue_count == -1);
+}
+
 TEST_CASE("NCCL_* variables, PATH and LD_PRELOAD are kept; other variables are not", "[environment]") {
   const Settings s = ParseSettings({{"NCCL_DEBUG", "INFO"},
                                     {"NCCL_SOCKET_IFNAME", "eth0"},

@@ -117,6 +117,45 @@ pid_t DeadWriter(const std::string& job, uint64_t run) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? child : -1;
 }
 
+// A child of run `run` that creates its segment and exits with `status` (its exit recorded).
+pid_t ExitedWriter(const std::string& job, uint64_t run, int status) {
+  const pid_t child = fork();
+  if (child == 0) {
+    SegmentOptions options = OptionsForThisProcess(job, 16);
+    options.run_key = run;
+    auto writer = SegmentWriter::Create(options).value_or(nullptr);
+    if (writer) writer->RecordExit(ExitHow::kStatus, status);
+    _exit(writer ? 0 : 1);
+  }
+  int status_of_child = 0;
+  waitpid(child, &status_of_child, 0);
+  return WIFEXITED(status_of_child) && WEXITSTATUS(status_of_child) == 0 ? child : -1;
+}
+
+TEST_CASE("a job that just ended stays for its next attempt; a failed run its launcher restarts is kept",
+          "[identity]") {
+  const uint64_t minute = 60ull * 1000 * 1000 * 1000;
+  const std::string ended = UniqueJobId("just-ended");
+  REQUIRE(ExitedWriter(ended, 4004, 1) > 0);  // attempt 0's rank 1 raised ...
+  REQUIRE(ExitedWriter(ended, 4004, 0) > 0);  // ... and its rank 0 went down with it
+  // Between two attempts (RemoveDeadJobs judges a job's quiet the same way; it is not called here:
+  // it would sweep the dead jobs of every test on this machine).
+  CHECK(RemoveDeadRuns(ended, 5005, getuid(), minute) == 0);
+  CHECK(ReadJobSnapshot(ended).processes.size() == 2);
+  CHECK(RemoveDeadRuns(ended, 5005, getuid(), 1) == 2);  // a run that ended 1 ns ago is quiet
+
+  // At the run's last exit: a failed run that may be restarted keeps its segments, a clean one does not.
+  const std::string failed = UniqueJobId("failed-run");
+  REQUIRE(ExitedWriter(failed, 6006, 1) > 0);
+  REQUIRE(ExitedWriter(failed, 6006, 0) > 0);
+  CHECK(RemoveRunIfEnded(failed, 6006, getuid(), /*keep_failed=*/true) == 0);
+  CHECK(RemoveRunIfEnded(failed, 6006, getuid(), /*keep_failed=*/false) == 2);
+  const std::string clean = UniqueJobId("clean-run");
+  REQUIRE(ExitedWriter(clean, 7007, 0) > 0);
+  REQUIRE(ExitedWriter(clean, 7007, 0) > 0);
+  CHECK(RemoveRunIfEnded(clean, 7007, getuid(), /*keep_failed=*/true) == 2);
+}
+
 TEST_CASE("a new run removes what earlier runs of its job id left, and nothing of live runs", "[identity]") {
   const std::string job = UniqueJobId("dead-runs");
   SegmentOptions ours = OptionsForThisProcess(job, 16);

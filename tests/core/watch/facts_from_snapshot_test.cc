@@ -74,6 +74,23 @@ TEST_CASE("init in progress has no init_done time", "[adapter]") {
   CHECK(CommFactsFromSnapshot(c).init_started_ns == 100);
 }
 
+TEST_CASE("split and shrink children are derived, root communicators are not", "[adapter]") {
+  shm::CommView c = ReadyComm(0xabc, 0, 2, 0, 0);
+  CHECK_FALSE(CommFactsFromSnapshot(c).derived);
+  c.flags |= shm::kCommFromSplit;
+  CHECK(CommFactsFromSnapshot(c).derived);
+  c.flags = shm::kCommHashKnown | shm::kCommFromShrink;
+  CHECK(CommFactsFromSnapshot(c).derived);
+}
+
+TEST_CASE("a process's launcher attempt is carried into its facts", "[adapter]") {
+  shm::ProcessView p = Process(100, 0);
+  CHECK_FALSE(ProcessFactsFromSnapshot(p).attempt.known());
+  p.restart_count = 1;
+  p.requeue_count = 3;
+  CHECK(ProcessFactsFromSnapshot(p).attempt == detect::Attempt{1, 3});
+}
+
 TEST_CASE("dead processes stay in the view; closed ones go; comms a rank left stay as left", "[adapter]") {
   shm::JobSnapshot snap;
   shm::ProcessView dead = Process(11, 0, /*alive=*/false);

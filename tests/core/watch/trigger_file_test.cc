@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <ctime>
+
 #include "tests/core/dump/temp_dir.h"
 
 namespace ncclwatch::watch {
@@ -62,6 +64,50 @@ TEST_CASE("a trigger is acted on only by its own run", "[trigger]") {
   // A trigger of an older writer (no run, no comms) from our host: taken.
   t.run_key = 0;
   CHECK(TriggerIsOfOurRun(t, "node7", 0x999, {0xcc}));
+}
+
+TEST_CASE("a trigger names its attempt and reads it back; junk reads as not given", "[trigger]") {
+  Trigger t = Sample("x");
+  CHECK(FormatTrigger(t).find("attempt=") == std::string::npos);  // none known: none written
+  t.attempt = detect::Attempt{2, 5};
+  const std::optional<Trigger> back = ParseTrigger(FormatTrigger(t));
+  REQUIRE(back);
+  CHECK(back->attempt == detect::Attempt{2, 5});
+  const std::string text = "ncclwatch.trigger 1\nincident=x\nattempt=";
+  CHECK(ParseTrigger(text + "1")->attempt == detect::Attempt{1, -1});
+  CHECK(ParseTrigger(text + "x,3")->attempt == detect::Attempt{-1, 3});
+  CHECK(ParseTrigger(text + "-7,99999999999")->attempt == detect::Attempt{-1, -1});
+}
+
+TEST_CASE("a trigger is answered only within its own attempt, and only once we run", "[trigger]") {
+  Trigger t = Sample("x");
+  const detect::Attempt ours{1, -1};
+  const uint64_t started = 1'000'000'000'000ull;
+  t.attempt = detect::Attempt{0, -1};  // the attempt torchrun restarted us from
+  CHECK_FALSE(TriggerIsOfOurAttempt(t, ours, started));
+  t.attempt = ours;
+  CHECK(TriggerIsOfOurAttempt(t, ours, started));
+  t.written_unix_ns = started - 1;  // left before this process began: not ours, whoever wrote it
+  CHECK_FALSE(TriggerIsOfOurAttempt(t, ours, started));
+  t.attempt = detect::Attempt{};
+  CHECK_FALSE(TriggerIsOfOurAttempt(t, ours, started));
+  t.written_unix_ns = started + 1;  // a writer that names no attempt, after we started
+  CHECK(TriggerIsOfOurAttempt(t, ours, started));
+  CHECK(TriggerIsOfOurAttempt(t, detect::Attempt{}, 0));  // nothing known: taken, as before
+}
+
+TEST_CASE("the watcher stamps each trigger with when its file was written", "[trigger]") {
+  testing::TempDir dir;
+  TriggerWatcher watcher(dir.path(), "job7");
+  timespec before{};
+  clock_gettime(CLOCK_REALTIME, &before);
+  REQUIRE(WriteTriggerFile(dir.path(), Sample("a")).ok());
+  const std::vector<Trigger> found = watcher.PollNew();
+  REQUIRE(found.size() == 1);
+  // The file system's timestamp may trail the clock by up to a jiffy (4 ms here).
+  const uint64_t before_ns = static_cast<uint64_t>(before.tv_sec) * 1000000000ull + before.tv_nsec;
+  CHECK(found[0].written_unix_ns + 10'000'000ull >= before_ns);
+  CHECK(found[0].written_unix_ns < before_ns + 60'000'000'000ull);
 }
 
 TEST_CASE("a trigger's communicator list is bounded and ignores junk", "[trigger]") {
