@@ -20,7 +20,7 @@ NCCLWATCH_HOT shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noex
     }
     if (ts->sync_slot == nullptr) return nullptr;
     // The device is left unknown (-1): asking would add a CUDA call to every sync.
-    shm::MarkSyncBlocked(*ts->sync_slot, kind, target, -1, shm::HookClockNowNs());
+    shm::MarkSyncBlocked(*ts->sync_slot, kind, shm::SyncApi::kRuntime, target, -1, shm::HookClockNowNs());
     return ts->sync_slot;
   } catch (...) {
     DisableAfterInternalError("BeginSync");
