@@ -27,7 +27,9 @@
 // Families run in turn, batch by batch, so slow phases of a shared machine hit them alike.
 // scripts/bench runs it alternately with and without the preload and pairs the batches.
 //
-// usage: bench_hook_overhead [BATCHES]   (default 40)
+// usage: bench_hook_overhead [BATCHES [FAMILIES]]   (default 40, every family)
+// FAMILIES (comma-separated) keeps only those: on a real GPU, one rank's unmatched ncclSend (p2p)
+// would never complete and hang its stream (scripts/gpu-check leaves it out).
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -180,7 +182,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_hook_overhead: setup failed\n");
     return 1;
   }
-  const std::vector<Family> families = Families(sim);
+  std::vector<Family> families = Families(sim);
+  if (argc > 2) {
+    const std::string wanted = std::string(",") + argv[2] + ",";
+    std::erase_if(families, [&](const Family& f) { return wanted.find("," + f.name + ",") == std::string::npos; });
+  }
   const CallCounter count_calls = FindCallCounter();
   for (const Family& f : families) TimeBatch(f.call);  // warm up: resolve symbols, fault pages
   for (int b = 0; b < batches; ++b) {
