@@ -15,7 +15,7 @@
 #include "core/shm/comm_slot.h"
 #include "core/shm/process_info.h"
 #include "core/shm/segment_writer.h"
-#include "tests/core_shm/segment_test_util.h"
+#include "tests/core/shm/segment_test_util.h"
 
 namespace {
 

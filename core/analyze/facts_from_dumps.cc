@@ -13,7 +13,7 @@ namespace {
 
 // P2P completion and matching compare each op with the others of its communicator (stream
 // order): a hostile dump's million records must not make that quadratic. The watchdog writes
-// 64 P2P records per communicator (kRecordsPerCommInDump), so the newest 256 lose nothing real.
+// 64 P2P records per communicator (watch::kRecordsPerCommInView), so the newest 256 lose nothing real.
 constexpr size_t kMaxP2PRecordsPerComm = 256;
 
 // The dump's collectives in ascending #N, the first record of each number only (a hostile

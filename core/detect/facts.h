@@ -79,6 +79,22 @@ struct RecordFacts {
   std::string call_site;
 };
 
+// Where a communicator stands on one rank. The rules judge communicators that initialise, are
+// ready or were left; a suspended one (ncclCommSuspend: idle by request) and one whose init
+// failed are evidence only.
+enum class CommLifecycle {
+  kInitializing,
+  kReady,
+  kSuspended,
+  kInitFailed,
+  kFinalized,
+  kDestroyed,
+  // Aborted or revoked while ops were pending: those ops ended without completing. An abort
+  // is not a recovery: the collective a rank was stuck in stays stuck.
+  kAborted,
+  kRevoked,
+};
+
 // One communicator as seen from one rank (one process may hold several ranks of one
 // communicator, e.g. after ncclCommInitAll).
 struct CommFacts {
@@ -94,9 +110,7 @@ struct CommFacts {
   uint64_t last_enqueued_seq = 0;   // highest #N this rank has issued
   uint64_t last_completed_seq = 0;  // highest #N known complete on this rank
   int async_error = 0;              // ncclResult_t from ncclCommGetAsyncError
-  // This rank destroyed, finalized, aborted or revoked the communicator: it takes no further
-  // part, exactly as if its process had exited (a peer still waiting waits for nothing).
-  bool left = false;
+  CommLifecycle lifecycle = CommLifecycle::kReady;
   // Ops whose completion could not be tracked (no event could be recorded): unknown, never
   // counted complete by the tracker itself. Shown in evidence so a reader can weigh them.
   uint64_t untracked_ops = 0;
@@ -105,6 +119,14 @@ struct CommFacts {
   // `records` because their seq counts per peer, outside the collective sequence; their
   // completion is judged op by op (P2PStateOf in completion.h).
   std::vector<RecordFacts> p2p_records;
+
+  // The rules judge it (see CommLifecycle).
+  bool judged() const { return lifecycle != CommLifecycle::kSuspended && lifecycle != CommLifecycle::kInitFailed; }
+  // This rank destroyed, finalized, aborted or revoked the communicator: it takes no further
+  // part, exactly as if its process had exited (a peer still waiting waits for nothing).
+  bool left() const { return lifecycle >= CommLifecycle::kFinalized; }
+  // Aborted or revoked: what was pending then was stuck, not done.
+  bool aborted() const { return lifecycle == CommLifecycle::kAborted || lifecycle == CommLifecycle::kRevoked; }
 };
 
 // How a process that is gone left, as far as it could tell before leaving.
@@ -120,6 +142,8 @@ struct ProcessFacts {
   bool alive = true;
   std::string host;
   int global_rank = -1;  // e.g. from RANK; -1 when unknown
+  int local_rank = -1;   // evidence only: LOCAL_RANK and the like; -1 when unknown
+  int world_size = 0;    // evidence only: WORLD_SIZE and the like; 0 when unknown
   ExitFacts exit;        // meaningful when !alive
   std::vector<SyncFacts> syncs;
   std::vector<CommFacts> comms;

@@ -10,6 +10,7 @@ namespace ncclwatch::detect {
 
 bool PendingOpExplains(const ProcessFacts& process, const SyncFacts& sync) {
   for (const CommFacts& comm : process.comms) {
+    if (!comm.judged()) continue;
     // A P2P op not known complete (pending, or its completion unknown), issued before the sync.
     for (const RecordFacts& op : comm.p2p_records) {
       if (P2PStateOf(op, comm) != P2PState::kComplete && op.enqueue_ns <= sync.blocked_since_ns) return true;
@@ -63,6 +64,7 @@ std::optional<Verdict> CheckSyncStuck(const ProcessFacts& process, const DetectC
   verdict.summary = "sync_stuck: global " + DescribeBlockedSync(process.global_rank, process, *sync, now_ns, scope) +
                     " (pid " + std::to_string(process.pid) + "), no NCCL operation pending";
   for (const CommFacts& comm : process.comms) {
+    if (!comm.judged()) continue;
     verdict.notes.push_back("comm " + FormatHash(comm.comm_hash) + " rank " +
                             std::to_string(comm.rank) + ": last issued #" +
                             std::to_string(comm.last_enqueued_seq) + ", all complete" +

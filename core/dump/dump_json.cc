@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/detect/comm_lifecycle.h"
 #include "core/detect/p2p_op.h"
 #include "core/dump/checked_json.h"
 #include "core/dump/records_in_order.h"
@@ -62,7 +63,8 @@ json ToJson(const detect::CommFacts& c) {
               {"last_completed_seq", c.last_completed_seq},
               {"async_error", c.async_error},
               {"async_error_name", format::NcclResultName(c.async_error)},
-              {"left", c.left},
+              {"lifecycle", std::string(detect::ToString(c.lifecycle))},
+              {"left", c.left()},  // what readers before "lifecycle" judge by
               {"untracked_ops", c.untracked_ops},
               {"records", std::move(records)}};
 }
@@ -199,7 +201,18 @@ void Read(const CheckedJson& n, detect::CommFacts* out) {
   n.Get("last_enqueued_seq", &out->last_enqueued_seq);
   n.Get("last_completed_seq", &out->last_completed_seq);
   n.Get("async_error", &out->async_error);
-  n.Get("left", &out->left);                    // version 2
+  // "lifecycle" names the state; a dump without it says only whether the rank left.
+  std::string lifecycle;
+  bool left = false;
+  n.Get("lifecycle", &lifecycle);
+  n.Get("left", &left);  // version 2
+  if (const std::optional<detect::CommLifecycle> known = detect::ParseCommLifecycle(lifecycle)) {
+    out->lifecycle = *known;
+  } else {
+    out->lifecycle = left                    ? detect::CommLifecycle::kDestroyed
+                     : out->init_done_ns == 0 ? detect::CommLifecycle::kInitializing
+                                              : detect::CommLifecycle::kReady;
+  }
   n.Get("untracked_ops", &out->untracked_ops);  // version 2
   // One list on disk; the model keeps P2P ops apart (their numbers count per peer).
   for (const CheckedJson& r : n.Elements("records")) {

@@ -170,12 +170,6 @@ enum class CommState : uint32_t {
   kRevoked = 7,
   kSuspended = 8,  // ncclCommSuspend (NCCL 2.29) until ncclCommResume: idle, not hung
 };
-// The rank left the communicator (destroyed, finalized, aborted, revoked): it takes no further
-// part, and a peer still waiting on it waits for nothing.
-inline constexpr bool RankLeftComm(CommState s) {
-  return s == CommState::kFinalized || s == CommState::kDestroyed || s == CommState::kAborted ||
-         s == CommState::kRevoked;
-}
 
 // CommSlotHeader::flags bits.
 inline constexpr uint32_t kCommNonblocking = 1u << 0;

@@ -22,6 +22,7 @@
 
 #include "core/detect/detector.h"
 #include "core/detect/incident_tracker.h"
+#include "core/detect/pending.h"
 #include "core/dump/dump_dir.h"
 #include "core/dump/dump_writer.h"
 #include "core/dump/process_facts.h"
@@ -106,8 +107,7 @@ class Poller {
 
   void PollOnce() {
     ReadOwnRun();
-    const detect::JobFacts view = watch::FactsFromSnapshot(snapshot_);
-    const std::vector<detect::Verdict> verdicts = detect::Classify(view, settings_.detect, shm::MonotonicNowNs());
+    const std::vector<detect::Verdict> verdicts = detect::Classify(facts_, settings_.detect, shm::MonotonicNowNs());
     watch::GroupedVerdicts grouped = grouper_.Group(incidents_.Observe(verdicts), shm::MonotonicNowNs());
     for (const watch::IncidentVerdicts& incident : grouped.incidents) OnLocalIncident(incident);
     for (const detect::Verdict& v : grouped.late_related) {
@@ -160,15 +160,16 @@ class Poller {
   }
 
  private:
-  // The segments of this process's run only: the job id may be shared by other runs
-  // (core/shm/run_identity.h).
+  // The segments of this process's run only (the job id may be shared by other runs,
+  // core/shm/run_identity.h), turned into the facts every stage of this poll reads.
   void ReadOwnRun() {
-    snapshot_ = shm::ReadJobSnapshot(settings_.job_id, getuid(), watch::kRecordsPerCommInDump);
-    shm::KeepRunOf(getpid(), &snapshot_);
+    shm::JobSnapshot snapshot = shm::ReadJobSnapshot(settings_.job_id, getuid(), watch::kRecordsPerCommInView);
+    shm::KeepRunOf(getpid(), &snapshot);
+    facts_ = watch::FactsFromSnapshot(snapshot);
   }
 
-  const shm::ProcessView* OwnView() const {
-    for (const shm::ProcessView& p : snapshot_.processes) {
+  const detect::ProcessFacts* OwnFacts() const {
+    for (const detect::ProcessFacts& p : facts_.processes) {
       if (p.pid == getpid()) return &p;
     }
     return nullptr;
@@ -177,26 +178,22 @@ class Poller {
   // What this process has waited on longest, when longer than the last-gasp floor: "#12
   // AllReduce on comm 0x... pending 8.0 s"; "" when nothing.
   std::string OwnLongestWait(uint64_t now) const {
-    const shm::ProcessView* own = OwnView();
+    const detect::ProcessFacts* own = OwnFacts();
     if (own == nullptr) return "";
-    uint64_t oldest = now;
-    std::string what;
-    const auto consider = [&](uint64_t since, const std::string& text) {
-      if (since == 0 || since >= oldest || now - since < settings_.last_gasp_floor_ns) return;
-      oldest = since;
-      what = text;
-    };
-    for (const shm::CommView& c : own->comms) {
-      const std::string comm = "comm " + format::CommLabelUnescaped(c.comm_hash, c.name);
-      if (c.state == shm::CommState::kInitializing) consider(c.init_start_ns, "the init of " + comm);
-      if (c.state != shm::CommState::kReady) continue;
-      for (const shm::RecordView& r : c.records) {
-        if (r.complete_ns != 0 || shm::OwesNoCompletion(r.flags) || shm::CompletionUnknown(r.flags)) continue;
-        consider(r.enqueue_ns, "#" + std::to_string(r.seq) + " " + shm::OpName(r.op) + " on " + comm);
-      }
+    const std::optional<detect::Wait> wait = detect::OldestWait(*own);
+    if (!wait || wait->since_ns == 0 || wait->since_ns > now || now - wait->since_ns < settings_.last_gasp_floor_ns) {
+      return "";
     }
-    for (const shm::SyncView& sync : own->sync_slots) consider(sync.blocked_since_ns, "a host sync");
-    return what.empty() ? "" : what + " pending " + format::FormatDuration(now - oldest);
+    return WaitText(*wait) + " pending " + format::FormatDuration(now - wait->since_ns);
+  }
+
+  static std::string WaitText(const detect::Wait& wait) {
+    using On = detect::Wait::On;
+    if (wait.on == On::kHostSync) return "a host sync";
+    const std::string comm = "comm " + format::CommLabelUnescaped(wait.comm->comm_hash, wait.comm->name);
+    if (wait.on == On::kInit) return "the init of " + comm;
+    if (wait.on == On::kP2P) return wait.op->op + " #" + std::to_string(wait.op->seq) + " on " + comm;
+    return "#" + std::to_string(wait.seq) + " " + (wait.op != nullptr ? wait.op->op : std::string("op")) + " on " + comm;
   }
 
   bool DumpedOp(uint64_t comm_hash, uint64_t seq) const {
@@ -205,9 +202,9 @@ class Poller {
 
   std::set<uint64_t> OwnCommHashes() const {
     std::set<uint64_t> hashes;
-    if (const shm::ProcessView* own = OwnView()) {
-      for (const shm::CommView& c : own->comms) {
-        if (shm::HashKnown(c)) hashes.insert(c.comm_hash);
+    if (const detect::ProcessFacts* own = OwnFacts()) {
+      for (const detect::CommFacts& c : own->comms) {
+        if (c.comm_hash != 0) hashes.insert(c.comm_hash);
       }
     }
     return hashes;
@@ -309,7 +306,7 @@ class Poller {
   void ResolveOpenIncidents() {
     const pid_t self = getpid();
     for (auto it = open_.begin(); it != open_.end();) {
-      if (!watch::IncidentKeyResolved(it->key, snapshot_, self)) {
+      if (!watch::IncidentKeyResolved(it->key, facts_, self)) {
         ++it;
         continue;
       }
@@ -333,9 +330,7 @@ class Poller {
     d.environment.cuda_driver_version = versions_.cuda_driver;
     d.environment.cuda_runtime_version = versions_.cuda_runtime;
     d.environment.nccl_version = versions_.nccl;
-    for (const shm::ProcessView& p : snapshot_.processes) {
-      if (p.pid == getpid()) watch::AddPublishedState(p, watch::kRecordsPerCommInDump, &d);
-    }
+    if (const detect::ProcessFacts* own = OwnFacts()) watch::AddPublishedState(*own, &d);
     call_sites::AnnotateDump(&d);
     watch::AddStacks(CaptureProcessStacks(settings_.capture), &d);
     const dump::DumpDirStatus dir = dump::PrepareDumpDirectory(settings_.dump_dir, settings_.dump_dir_named_by_user);
@@ -360,7 +355,7 @@ class Poller {
   }
 
   void WriteDumpsOfGoneProcesses(const dump::RankDump& own, const dump::DumpDirectory& dir) {
-    for (const dump::RankDump& gone : watch::DumpsOfGoneProcesses(snapshot_, own, watch::kRecordsPerCommInDump)) {
+    for (const dump::RankDump& gone : watch::DumpsOfGoneProcesses(facts_, own)) {
       // A peer that left after our teardown began left with it, not before: its own last gasp
       // is its evidence, and a dump of it as gone would make it the culprit.
       if (teardown_ns_ != 0 && gone.process.exit.exit_ns >= teardown_ns_) continue;
@@ -376,9 +371,7 @@ class Poller {
   // NCCL's "<host>:<pid>:<tid> [rank R]" of this thread.
   watch::LineOrigin Origin() const {
     watch::LineOrigin origin{settings_.host, getpid(), static_cast<pid_t>(syscall(SYS_gettid)), -1};
-    for (const shm::ProcessView& p : snapshot_.processes) {
-      if (p.pid == origin.pid) origin.rank = p.global_rank;
-    }
+    if (const detect::ProcessFacts* own = OwnFacts()) origin.rank = own->global_rank;
     return origin;
   }
 
@@ -404,7 +397,7 @@ class Poller {
   }
 
   const WatchdogSettings& settings_;
-  shm::JobSnapshot snapshot_;
+  detect::JobFacts facts_;  // this poll's, built once by ReadOwnRun
   detect::IncidentTracker incidents_;
   watch::IncidentGrouper grouper_;
   watch::DumpPolicy policy_;

@@ -7,7 +7,7 @@
 // <library> is the file name of the object the function lives in (libncclwatch.so: our hook),
 // <function> its dynamic symbol as dladdr names it ("-" if none starts there: our hooks are
 // local). Used by scripts/gpu-check (step 6, on a real driver) and preload_entry_points (the
-// sim, entry_points_check.py).
+// sim, entry_points_test.py).
 //
 // usage: entry_point_probe [LIBCUDART]   (default libcudart.so.13)
 #include <dlfcn.h>

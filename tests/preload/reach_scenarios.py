@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end: the watcher names hangs of jobs that reach NCCL only by name lookup.
 
-reach_scenarios.py NAME, over the sim, 2 ranks through scripts/launch, with the helpers of
-tests/lib/ncclwatch_test (2 s stall threshold, 200 ms poll). Exit 0 pass, 1 fail.
+pytest reach_scenarios.py::test_scenario[NAME], over the sim, 2 ranks through scripts/launch, with the helpers of
+tests/lib/ncclwatch_test (2 s stall threshold, 200 ms poll).
   ctypes_straggler   Python, ctypes.CDLL + attribute lookup only; rank 1 stalls in Python
   dlsym_straggler    C, dlopen(RTLD_LOCAL) + dlsym only; rank 1 stalls in a C function
   config_hang        C via dlsym, ncclAllReduceConfig, NCCLSIM_FAULT hangs collective #4
@@ -22,8 +22,9 @@ import shutil
 import sys
 import tempfile
 
+import pytest
+
 import ncclwatch_test.sim_job as st
-from ncclwatch_test import runner
 
 CTYPES_RANK = os.path.join(st.SOURCE, "examples", "reach", "ctypes_rank.py")
 DLSYM_RANK = os.path.join(st.BUILD, "examples", "dlsym_rank")
@@ -49,7 +50,7 @@ def check_named(job, kind, culprits):
 
     Without the dlsym hook these jobs publish nothing, so there would be no dump at all."""
     dumps = st.load_dumps(job)
-    st.check(len(dumps) >= 1, f"dumps written ({len(dumps)}); job output:\n{job.output()[-1500:]}")
+    assert len(dumps) >= 1, f"dumps written ({len(dumps)}); job output:\n{job.output()[-1500:]}"
     comm = world_comm(job, dumps)
     st.check_incident(dumps, kind, comm, 4, "AllReduce", culprits, [0, 1])
     return dumps, comm
@@ -60,12 +61,7 @@ def ctypes_straggler():
     try:
         dumps, comm = check_named(job, "straggler", [1])
         culprit = st.dump_of_rank(dumps, 1)
-        if st.check(culprit is not None, "the Python straggler dumped"):
-            py = culprit["python_stacks"]
-            st.check(py.get("available"), f"Python stacks available ({py.get('reason')})")
-            funcs = [f["function"] for t in py.get("threads", []) for f in t["frames"]]
-            st.check("skip_samples_to_resume_position" in funcs and "restore_data_loader_state" in funcs,
-                     f"Python frames of the stall shown: {funcs[:8]}")
+        st.check_python_data_loader_stall(culprit)
         st.check_analysis(st.analyze(job), "straggler", comm, 4, "AllReduce", [1])
     finally:
         job.cleanup()
@@ -76,9 +72,9 @@ def dlsym_straggler():
     try:
         dumps, _ = check_named(job, "straggler", [1])
         culprit = st.dump_of_rank(dumps, 1)
-        if st.check(culprit is not None, "the straggler dumped"):
-            st.check(any("StallInCheckpointLoad" in n for n in st.frames_of(culprit)),
-                     "the straggler's native stack shows where it stalls")
+        assert culprit is not None, "the straggler dumped"
+        assert any("StallInCheckpointLoad" in n for n in st.frames_of(culprit)), \
+            "the straggler's native stack shows where it stalls"
     finally:
         job.cleanup()
 
@@ -97,11 +93,11 @@ def signal_straggler():
     try:
         dumps, _ = check_named(job, "straggler", [1])
         waiter = st.dump_of_rank(dumps, 0)
-        if st.check(waiter is not None, "the waiting rank dumped"):
-            records = [r for c in waiter.get("comms", []) for r in c.get("records", [])]
-            waits = [r for r in records if r.get("op") == "WaitSignal"]
-            st.check(len(waits) == 4 and all(r.get("peer") == 1 for r in waits),
-                     f"rank 0's ring holds its 4 ncclWaitSignal on peer 1: {waits[-2:]}")
+        assert waiter is not None, "the waiting rank dumped"
+        records = [r for c in waiter.get("comms", []) for r in c.get("records", [])]
+        waits = [r for r in records if r.get("op") == "WaitSignal"]
+        assert len(waits) == 4 and all(r.get("peer") == 1 for r in waits), \
+            f"rank 0's ring holds its 4 ncclWaitSignal on peer 1: {waits[-2:]}"
     finally:
         job.cleanup()
 
@@ -118,12 +114,13 @@ def driver_sync_hang(name, how):
         dumps, comm = check_named(job, "collective_hang", [0, 1])
         for d in dumps:
             calls = [s.get("api") for s in d.get("host_syncs", [])]
-            st.check(calls == ["driver"], f"rank {d['process']['global_rank']}: one blocked driver sync: {calls}")
+            assert calls == ["driver"], f"rank {d['process']['global_rank']}: one blocked driver sync: {calls}"
         report = st.analyze(job)
         st.check_analysis(report, "collective_hang", comm, 4, "AllReduce", [0, 1])
+        notes = report.get("notes", [])
         for rank in (0, 1):
-            st.check(any(f"rank {rank} blocked in cuStreamSynchronize (stream 0x" in n for n in report.get("notes", [])),
-                     f"analyze notes rank {rank} blocked in cuStreamSynchronize: {report.get('notes')}")
+            assert any(f"rank {rank} blocked in cuStreamSynchronize (stream 0x" in n for n in notes), \
+                f"analyze notes rank {rank} blocked in cuStreamSynchronize: {notes}"
     finally:
         job.cleanup()
 
@@ -148,5 +145,6 @@ SCENARIOS = {f.__name__: f for f in (ctypes_straggler, dlsym_straggler, config_h
                                      proc_ptds_sync_hang, entry_point_sync_hang, driver_dlsym_sync_hang)}
 
 
-if __name__ == "__main__":
-    sys.exit(runner.run_named(SCENARIOS, sys.argv))
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario(scenario):
+    SCENARIOS[scenario]()
