@@ -26,6 +26,9 @@ namespace ncclwatch::detect {
 
 // What a host-side CUDA synchronisation call is waiting on.
 enum class SyncTarget { kStream, kEvent, kDevice };
+// Which API the blocked call belongs to: the runtime's (cudaStreamSynchronize ...) or the
+// driver's (cuStreamSynchronize ...), as a static CUDA runtime (CuPy, XLA) reaches it.
+enum class SyncApi { kRuntime, kDriver };
 
 // One thread's host-sync slot. A slot with blocked_since_ns == 0 is idle.
 struct SyncFacts {
@@ -38,6 +41,7 @@ struct SyncFacts {
   // is carried here (core/analyze/facts_from_dumps.cc) and a report reads "blocked ... for 5.3s"
   // as the rank saw it when it dumped. Live (Scope::kHost) the detector's `now` is used instead.
   uint64_t seen_ns = 0;
+  SyncApi api = SyncApi::kRuntime;  // the API of the call: which name the reports give it
 };
 
 // One op as issued by one rank: a collective, or a point-to-point op (p2p_op.h). Two ranks

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "core/format/nccl_names.h"
+
 namespace ncclwatch::detect {
 namespace {
 
@@ -53,6 +55,12 @@ std::string ToString(SyncTarget target) {
     case SyncTarget::kDevice: return "device";
   }
   return "device";
+}
+
+std::string ToString(SyncApi api) { return api == SyncApi::kDriver ? "driver" : "runtime"; }
+
+std::string SyncCallName(const SyncFacts& sync) {
+  return format::SyncCallName(ToString(sync.target), sync.api == SyncApi::kDriver);
 }
 
 }  // namespace ncclwatch::detect

@@ -54,6 +54,10 @@ bool IsPointToPointKind(VerdictKind kind);
 
 // "stream", "event", "device".
 std::string ToString(SyncTarget target);
+// "runtime", "driver".
+std::string ToString(SyncApi api);
+// The call a thread blocked in `sync` made: "cudaStreamSynchronize", "cuCtxSynchronize", ...
+std::string SyncCallName(const SyncFacts& sync);
 
 // What one collective call looked like on one rank; ranks must agree on it at each #N.
 struct Fingerprint {

@@ -245,6 +245,9 @@ void Read(const CheckedJson& n, detect::SyncFacts* out) {
   std::string target;
   n.Get("target", &target);
   out->target = SyncTargetNamed(target);
+  std::string api;
+  n.Get("api", &api);
+  out->api = api == "driver" ? detect::SyncApi::kDriver : detect::SyncApi::kRuntime;
   n.GetHex("handle", &out->handle);
 }
 
@@ -289,6 +292,7 @@ nlohmann::json ToJson(const RankDump& d) {
     syncs.push_back(json{{"tid", s.tid},
                          {"since_ns", s.blocked_since_ns},
                          {"target", detect::ToString(s.target)},
+                         {"api", detect::ToString(s.api)},
                          {"handle", FormatHex(s.handle)}});
   }
   json threads = json::array();

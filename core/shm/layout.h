@@ -150,6 +150,10 @@ struct SegmentHeader {
 };
 
 enum class SyncKind : uint32_t { kNone = 0, kStream = 1, kEvent = 2, kDevice = 3 };
+// Which API the blocked call belongs to: the runtime's cudaStreamSynchronize,
+// cudaEventSynchronize, cudaDeviceSynchronize, or the driver's cuStreamSynchronize,
+// cuEventSynchronize, cuCtxSynchronize (a static runtime's syncs: CuPy, XLA).
+enum class SyncApi : uint32_t { kRuntime = 0, kDriver = 1 };
 
 struct alignas(64) SyncSlot {
   std::atomic<uint32_t> version;
@@ -159,6 +163,9 @@ struct alignas(64) SyncSlot {
   std::atomic<uint64_t> target;  // cudaStream_t / cudaEvent_t, 0 for a device sync
   std::atomic<uint64_t> blocked_since_ns;  // 0 when the thread is not blocked
   std::atomic<uint64_t> syncs_completed;
+  // SyncApi, under `version` with `kind`. In the slot's padding: writers before it left 0,
+  // which reads as the runtime, the only API they hooked.
+  std::atomic<uint32_t> api;
 };
 
 enum class CommState : uint32_t {

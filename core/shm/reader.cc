@@ -185,6 +185,7 @@ void ReadSyncSlots(const SegmentFile& file, uint64_t offset, ProcessView* out) {
     SyncView view;
     view.tid = s.tid.load(kRelaxed);
     view.kind = static_cast<SyncKind>(s.kind.load(kRelaxed));
+    view.api = s.api.load(kRelaxed) == static_cast<uint32_t>(SyncApi::kDriver) ? SyncApi::kDriver : SyncApi::kRuntime;
     view.target = s.target.load(kRelaxed);
     view.device = s.device.load(kRelaxed);
     view.blocked_since_ns = s.blocked_since_ns.load(kRelaxed);

@@ -77,6 +77,7 @@ struct SyncView {
   int device = -1;
   uint64_t blocked_since_ns = 0;  // 0 when not blocked
   uint64_t syncs_completed = 0;
+  SyncApi api = SyncApi::kRuntime;  // the runtime's call or the driver's (layout.h)
 };
 
 struct ProcessView {

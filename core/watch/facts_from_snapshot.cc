@@ -118,6 +118,7 @@ detect::ProcessFacts ProcessFactsFromSnapshot(const shm::ProcessView& process, s
     sync.tid = s.tid;
     sync.blocked_since_ns = s.blocked_since_ns;
     sync.target = ToSyncTarget(s.kind);
+    sync.api = s.api == shm::SyncApi::kDriver ? detect::SyncApi::kDriver : detect::SyncApi::kRuntime;
     // An unknown device (-1) reads as 0 rather than as 2^64-1.
     sync.handle = s.kind == shm::SyncKind::kDevice ? static_cast<uint64_t>(std::max(s.device, 0)) : s.target;
     out.syncs.push_back(sync);

@@ -8,6 +8,13 @@ tests/lib/ncclwatch_test (2 s stall threshold, 200 ms poll).
   config_hang        C via dlsym, ncclAllReduceConfig, NCCLSIM_FAULT hangs collective #4
   signal_straggler   C via dlsym, rank 1 never sends its ncclSignal; rank 0 waits in
                      ncclWaitSignal, then issues the AllReduce rank 1 never reaches
+  proc_sync_hang     C via dlsym, the stream sync is the driver's cuStreamSynchronize found
+                     through cuGetProcAddress_v2 (as a static CUDA runtime finds it);
+                     NCCLSIM_FAULT hangs collective #4 and both ranks block in that sync
+  proc_ptds_sync_hang  the same with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+                     (cuStreamSynchronize_ptsz)
+  entry_point_sync_hang  the same through the runtime's cudaGetDriverEntryPoint
+  driver_dlsym_sync_hang  the same with cuStreamSynchronize found by dlsym in libcuda.so.1
 """
 
 import os
@@ -95,7 +102,47 @@ def signal_straggler():
         job.cleanup()
 
 
-SCENARIOS = {f.__name__: f for f in (ctypes_straggler, dlsym_straggler, config_hang, signal_straggler)}
+def driver_sync_hang(name, how):
+    """Both ranks block in the driver's cuStreamSynchronize behind hung collective #4: the final
+    analysis says collective_hang, and its notes that the ranks are blocked in that very call.
+
+    Without the driver hooks (or without the lookup handing them out) nothing publishes the
+    blocked sync, and the notes say nothing of it."""
+    job = run(name, [DLSYM_RANK, "--mode", "allreduce", "--sync", how], expect_dumps=2,
+              env={"NCCLSIM_FAULT": "hang:seq=4"})
+    try:
+        dumps, comm = check_named(job, "collective_hang", [0, 1])
+        for d in dumps:
+            calls = [s.get("api") for s in d.get("host_syncs", [])]
+            assert calls == ["driver"], f"rank {d['process']['global_rank']}: one blocked driver sync: {calls}"
+        report = st.analyze(job)
+        st.check_analysis(report, "collective_hang", comm, 4, "AllReduce", [0, 1])
+        notes = report.get("notes", [])
+        for rank in (0, 1):
+            assert any(f"rank {rank} blocked in cuStreamSynchronize (stream 0x" in n for n in notes), \
+                f"analyze notes rank {rank} blocked in cuStreamSynchronize: {notes}"
+    finally:
+        job.cleanup()
+
+
+def proc_sync_hang():
+    driver_sync_hang("proc_sync_hang", "proc")
+
+
+def proc_ptds_sync_hang():
+    driver_sync_hang("proc_ptds_sync_hang", "proc-ptds")
+
+
+def entry_point_sync_hang():
+    driver_sync_hang("entry_point_sync_hang", "entry-point")
+
+
+def driver_dlsym_sync_hang():
+    driver_sync_hang("driver_dlsym_sync_hang", "driver")
+
+
+SCENARIOS = {f.__name__: f for f in (ctypes_straggler, dlsym_straggler, config_hang, signal_straggler, proc_sync_hang,
+                                     proc_ptds_sync_hang, entry_point_sync_hang, driver_dlsym_sync_hang)}
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

@@ -410,6 +410,14 @@ TEST_CASE("offline, a blocked sync is described with its duration at the dump's 
     analyze::Analysis a = AnalyzeJob(job);
     CHECK(AnyContains(a.notes, "rank 2 blocked in cudaDeviceSynchronize (device 0) for 2.0s until it exited"));
   }
+  SECTION("a sync through the driver API is named as the driver's call") {
+    auto job = testing::HealthyJob(4, 0);
+    for (auto& d : job) Issue(d, 10, 9);
+    job[3].host_syncs.push_back(detect::SyncFacts{job[3].incident.detected_mono_ns - kBlockedNs,
+                                                  detect::SyncTarget::kEvent, 0x7e00, 1003, 0, detect::SyncApi::kDriver});
+    analyze::Analysis a = AnalyzeJob(job);
+    CHECK(AnyContains(a.notes, "rank 3 blocked in cuEventSynchronize (event 0x7e00) for 5.3s"));
+  }
 }
 
 TEST_CASE("across hosts whose clocks disagree, ranks are aligned by collective number", "[analyze]") {

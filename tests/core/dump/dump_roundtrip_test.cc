@@ -37,6 +37,7 @@ dump::RankDump FullDump() {
   d.comms[0].async_error = 5;
   d.comms[0].records[0].peer = 4;
   d.host_syncs.push_back(detect::SyncFacts{42, detect::SyncTarget::kStream, 0xdeadbeef, 1003});
+  d.host_syncs.push_back(detect::SyncFacts{43, detect::SyncTarget::kDevice, 0, 1004, 0, detect::SyncApi::kDriver});
   testing::AddBlockedMainThread(d, "load_next_batch");
   d.threads[0].answered = false;
   d.stack_errors = {"thread 7 did not answer"};
@@ -66,6 +67,8 @@ TEST_CASE("a dump survives write and read unchanged", "[dump]") {
   CHECK(read.comms.at(0).records.at(11).complete_ns == 0);
   CHECK(read.comms.at(0).records.at(0).peer == 4);
   CHECK(read.host_syncs.at(0).handle == 0xdeadbeef);
+  CHECK(read.host_syncs.at(0).api == detect::SyncApi::kRuntime);
+  CHECK(read.host_syncs.at(1).api == detect::SyncApi::kDriver);
   CHECK(read.threads.at(0).frames.at(0).internal);
   CHECK_FALSE(read.threads.at(0).answered);
   CHECK(read.python.threads.at(0).frames.at(0).function == "resume_loader");

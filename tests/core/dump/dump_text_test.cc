@@ -110,11 +110,14 @@ TEST_CASE("the text dump names datatypes, ops, versions and streams, and ages ti
   d.environment.nccl_version = 22809;
   d.environment.cuda_runtime_version = 13000;
   d.host_syncs.push_back(detect::SyncFacts{94'700'000'000, detect::SyncTarget::kStream, 0, 812});
+  d.host_syncs.push_back(
+      detect::SyncFacts{94'700'000'000, detect::SyncTarget::kStream, 0x7f00, 813, 0, detect::SyncApi::kDriver});
   const std::string text = dump::RenderDumpText(d);
   CHECK(text.find("datatype=bfloat16 redop=custom(7) root=- peer=- on default stream, enqueued 5.3s ago") !=
         std::string::npos);
   CHECK(text.find("async error ncclInProgress") != std::string::npos);
   CHECK(text.find("cuda runtime 13.0, nccl 2.28.9") != std::string::npos);
   CHECK(text.find("thread 812 blocked in cudaStreamSynchronize (default stream) for 5.3s") != std::string::npos);
+  CHECK(text.find("thread 813 blocked in cuStreamSynchronize (stream 0x7f00) for 5.3s") != std::string::npos);
   CHECK(text.find("100000000000") == std::string::npos);  // no raw monotonic ns in text
 }

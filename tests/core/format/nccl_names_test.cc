@@ -74,8 +74,12 @@ TEST_CASE("stream 0 is the default stream", "[format][names]") {
   CHECK(SyncObjectText("event", 0x1f) == "event 0x1f");
   CHECK(SyncObjectText("device", 1) == "device 1");
   CHECK(SyncObjectText("other", 2) == "handle 0x2");
-  CHECK(SyncCallName("stream") == "cudaStreamSynchronize");
-  CHECK(SyncCallName("event") == "cudaEventSynchronize");
-  CHECK(SyncCallName("device") == "cudaDeviceSynchronize");
-  CHECK(SyncCallName("other") == "a other sync");
+  CHECK(SyncCallName("stream", false) == "cudaStreamSynchronize");
+  CHECK(SyncCallName("event", false) == "cudaEventSynchronize");
+  CHECK(SyncCallName("device", false) == "cudaDeviceSynchronize");
+  CHECK(SyncCallName("other", false) == "a other sync");
+  CHECK(SyncCallName("stream", true) == "cuStreamSynchronize");
+  CHECK(SyncCallName("event", true) == "cuEventSynchronize");
+  CHECK(SyncCallName("device", true) == "cuCtxSynchronize");
+  CHECK(SyncCallName("other", true) == "a other sync");
 }

@@ -138,7 +138,7 @@ TEST_CASE("published identity, records, peers and syncs read back", "[segment]")
   comm.AddFlags(send, kRecordFailed);
   SyncSlot* sync = segment->ClaimSyncSlot(gettid());
   REQUIRE(sync != nullptr);
-  MarkSyncBlocked(*sync, SyncKind::kStream, 0x55, 0, 500);
+  MarkSyncBlocked(*sync, SyncKind::kStream, SyncApi::kDriver, 0x55, 0, 500);
 
   const JobSnapshot snap = ReadJobSnapshot(job);
   REQUIRE(snap.processes.size() == 1);
@@ -151,6 +151,7 @@ TEST_CASE("published identity, records, peers and syncs read back", "[segment]")
   CHECK(p.job_id == job);
   REQUIRE(p.sync_slots.size() == 1);
   CHECK(p.sync_slots[0].kind == SyncKind::kStream);
+  CHECK(p.sync_slots[0].api == SyncApi::kDriver);
   CHECK(p.sync_slots[0].target == 0x55);
   CHECK(p.sync_slots[0].blocked_since_ns == 500);
   REQUIRE(p.comms.size() == 1);

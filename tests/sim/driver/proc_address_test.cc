@@ -1,7 +1,14 @@
 #include <cuda.h>
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
 #include <catch2/catch.hpp>
+
+// Declared by cuda_runtime_api.h only for code built with per-thread default streams.
+extern "C" cudaError_t cudaGetDriverEntryPoint_ptsz(const char*, void**, unsigned long long,
+                                                    cudaDriverEntryPointQueryResult*);
+extern "C" cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char*, void**, unsigned int, unsigned long long,
+                                                             cudaDriverEntryPointQueryResult*);
 
 namespace {
 
@@ -79,3 +86,67 @@ TEST_CASE("every name torch asks for by name resolves", "[proc]") {
     CHECK(r == CUDA_SUCCESS);
   }
 }
+
+// The host syncs a static runtime looks up, as the real driver answers them (cudaTypedefs.h:
+// cuStreamSynchronize v2000 and v7000_ptsz, cuEventSynchronize v2000, cuCtxSynchronize v2000
+// and _v2 v13000), and cuGetProcAddress asked for itself.
+TEST_CASE("cuGetProcAddress answers the host syncs and itself by version and flags", "[proc]") {
+  CUresult r;
+  CUdriverProcAddressQueryResult status;
+  void* self = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(self != nullptr);
+  CHECK(Lookup("cuStreamSynchronize", 13000, 0, &r, &status) == dlsym(self, "cuStreamSynchronize"));
+  CHECK(Lookup("cuStreamSynchronize", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &r, &status) ==
+        dlsym(self, "cuStreamSynchronize_ptsz"));
+  CHECK(Lookup("cuStreamSynchronize", 13000, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &r, &status) ==
+        dlsym(self, "cuStreamSynchronize"));
+  // Per-thread streams appeared in CUDA 7.0: before it, the legacy variant.
+  CHECK(Lookup("cuStreamSynchronize", 6050, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &r, &status) ==
+        dlsym(self, "cuStreamSynchronize"));
+  // No per-thread variant of an event sync.
+  CHECK(Lookup("cuEventSynchronize", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &r, &status) ==
+        dlsym(self, "cuEventSynchronize"));
+  CHECK(Lookup("cuCtxSynchronize", 12080, 0, &r, &status) == dlsym(self, "cuCtxSynchronize"));
+  CHECK(Lookup("cuCtxSynchronize", 13000, 0, &r, &status) == dlsym(self, "cuCtxSynchronize_v2"));
+  CHECK(Lookup("cuGetProcAddress", 11030, 0, &r, &status) == dlsym(self, "cuGetProcAddress"));
+  CHECK(Lookup("cuGetProcAddress", 12000, 0, &r, &status) == dlsym(self, "cuGetProcAddress_v2"));
+  CHECK(status == CU_GET_PROC_ADDRESS_SUCCESS);
+  // cuGetProcAddress before it existed (11.3).
+  CHECK(Lookup("cuGetProcAddress", 11020, 0, &r, &status) == nullptr);
+  CHECK(r == CUDA_SUCCESS);
+  CHECK(status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  // An exported variant's own name is no base name.
+  CHECK(Lookup("cuStreamSynchronize_ptsz", 13000, 0, &r, &status) == nullptr);
+  CHECK(r == CUDA_ERROR_NOT_FOUND);
+  dlclose(self);
+}
+
+// cudaGetDriverEntryPoint is deprecated in CUDA 13 and still exported: static runtimes call it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST_CASE("cudaGetDriverEntryPoint(ByVersion)(_ptsz) ask the driver with the runtime's version", "[proc]") {
+  void* self = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(self != nullptr);
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+  CHECK(cudaGetDriverEntryPoint("cuCtxSynchronize", &fn, cudaEnableDefault, &status) == cudaSuccess);
+  CHECK(fn == dlsym(self, "cuCtxSynchronize_v2"));  // the runtime is 13.0
+  CHECK(status == cudaDriverEntryPointSuccess);
+  CHECK(cudaGetDriverEntryPoint_ptsz("cuStreamSynchronize", &fn, cudaEnableDefault, &status) == cudaSuccess);
+  CHECK(fn == dlsym(self, "cuStreamSynchronize_ptsz"));
+  CHECK(cudaGetDriverEntryPoint_ptsz("cuStreamSynchronize", &fn, cudaEnableLegacyStream, &status) == cudaSuccess);
+  CHECK(fn == dlsym(self, "cuStreamSynchronize"));
+  CHECK(cudaGetDriverEntryPointByVersion("cuCtxSynchronize", &fn, 12000, cudaEnableDefault, &status) == cudaSuccess);
+  CHECK(fn == dlsym(self, "cuCtxSynchronize"));
+  CHECK(cudaGetDriverEntryPointByVersion_ptsz("cuStreamSynchronize", &fn, 12000, cudaEnableDefault, &status) ==
+        cudaSuccess);
+  CHECK(fn == dlsym(self, "cuStreamSynchronize_ptsz"));
+  // Unknown: success, null, SymbolNotFound; too new a version: invalid, the last error set.
+  CHECK(cudaGetDriverEntryPoint("cuNcclsimNoSuchFunction", &fn, cudaEnableDefault, &status) == cudaSuccess);
+  CHECK(fn == nullptr);
+  CHECK(status == cudaDriverEntryPointSymbolNotFound);
+  CHECK(cudaGetDriverEntryPointByVersion("cuInit", &fn, 13010, cudaEnableDefault, &status) == cudaErrorInvalidValue);
+  CHECK(cudaGetLastError() == cudaErrorInvalidValue);
+  dlclose(self);
+}
+#pragma GCC diagnostic pop
