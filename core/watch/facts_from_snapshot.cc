@@ -42,6 +42,7 @@ detect::RecordFacts ToRecordView(const shm::RecordView& r) {
   out.complete_ns = r.complete_ns;
   out.never_completes = shm::OwesNoCompletion(r.flags);
   out.untracked = shm::CompletionUnknown(r.flags);
+  out.aborted = (r.flags & shm::kRecordAborted) != 0;
   return out;
 }
 

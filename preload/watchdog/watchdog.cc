@@ -212,7 +212,9 @@ class Poller {
   std::string OwnLongestWait(uint64_t now) const {
     const detect::ProcessFacts* own = OwnFacts();
     if (own == nullptr) return "";
-    const std::optional<detect::Wait> wait = detect::OldestWait(*own);
+    // Teardown often begins with the job's own abort of the communicator it is stuck in.
+    const detect::ProcessFacts as_at_abort = detect::AsAtAbort(*own);
+    const std::optional<detect::Wait> wait = detect::OldestWait(as_at_abort);
     if (!wait || wait->since_ns == 0 || wait->since_ns > now || now - wait->since_ns < settings_.last_gasp_floor_ns) {
       return "";
     }

@@ -121,7 +121,16 @@ RowProgress ProgressOf(const detect::CommFacts& c) {
   return out;
 }
 
-std::string StateOf(const detect::CommFacts& c, const RowProgress& progress) {
+// A process the kernel has stopped (SIGSTOP, a debugger) or holds in uninterruptible sleep (a
+// driver call) is neither idle nor in flight: nothing it shows moves until that ends.
+std::string OsStateText(const detect::OsFacts& os) {
+  if (os.state == 'T' || os.state == 't') return "STOPPED";
+  if (os.state == 'D') return os.wchan.empty() ? "D" : "D(" + format::EscapeForTerminal(os.wchan) + ")";
+  return "";
+}
+
+std::string StateOf(const detect::ProcessFacts& p, const detect::CommFacts& c, const RowProgress& progress) {
+  if (std::string os = OsStateText(p.os); p.alive && !os.empty()) return os;
   std::string state(detect::ToString(c.lifecycle));
   if (c.lifecycle == detect::CommLifecycle::kReady) {
     state = progress.in_flight_seq != 0 || progress.p2p != nullptr ? "in-flight" : "idle";
@@ -137,7 +146,7 @@ std::string Row(const detect::ProcessFacts& p, const detect::CommFacts& c, uint6
                    : progress.in_flight_seq != 0 ? "#" + std::to_string(progress.in_flight_seq) + " ?"
                    : progress.p2p != nullptr     ? P2PLabel(*progress.p2p)
                                                  : "-";
-  std::string state = StateOf(c, progress);
+  std::string state = StateOf(p, c, progress);
   state += GoneState(p);
   if (BlockedInSync(p)) state += ",blocked-in-sync";
   if (c.async_error) state += ",async-error=" + std::to_string(c.async_error);
@@ -267,6 +276,8 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
                          {"pid", p.pid},
                          {"host", p.host},
                          {"alive", p.alive},
+                         {"os_state", p.os.state != 0 ? nlohmann::json(std::string(1, p.os.state)) : nlohmann::json(nullptr)},
+                         {"wchan", p.os.wchan.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.os.wchan)},
                          {"exit", exit},
                          {"blocked_in_sync", BlockedInSync(p)},
                          {"comms", std::move(comms)}});
