@@ -53,7 +53,7 @@ int AnalyzeInChild(const std::string& dir, int nranks) {
   pid_t pid = fork();
   if (pid == 0) {
     auto start = std::chrono::steady_clock::now();
-    dump::DumpSet set = dump::ReadDumpDir(dir);
+    dump::DumpSet set = dump::ReadDumpDir(dir).value();
     auto read = std::chrono::steady_clock::now();
     analyze::Analysis analysis = analyze::Analyze(set);
     std::string text = analyze::RenderTextReport(analysis);
@@ -65,7 +65,7 @@ int AnalyzeInChild(const std::string& dir, int nranks) {
     std::printf("%6d ranks  %7.3f s (read %.3f s)  %8.1f MiB peak RSS  %7.2f ms/rank  verdict %s %s\n", nranks,
                 seconds, read_seconds,
                 static_cast<double>(usage.ru_maxrss) / 1024.0, seconds * 1000.0 / nranks,
-                detect::ToString(analysis.verdict.kind).c_str(), analysis.verdict.ranks.size() == 1 ? "(1 culprit)" : "");
+                detect::ToString(analysis.verdict.kind).c_str(), detect::AllCulpritRanks(analysis.verdict).size() == 1 ? "(1 culprit)" : "");
     std::fflush(stdout);
     _exit(analysis.dumps_read == static_cast<size_t>(nranks) ? 0 : 1);
   }

@@ -1,6 +1,7 @@
 #include "core/dump/dump_json.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <optional>
 #include <string>
 #include <vector>
@@ -108,17 +109,17 @@ void Read(const CheckedJson& n, Incident* out) {
   n.Get("detected_iso", &out->detected_iso);
 }
 
-void Read(const CheckedJson& n, LocalVerdict* out) {
+void Read(const CheckedJson& n, detect::Verdict* out) {
   std::string kind;
   n.Get("kind", &kind, true);
-  out->kind = detect::ParseVerdictKind(kind);  // nullopt: a kind this version does not know
+  out->kind = detect::ParseVerdictKind(kind).value_or(detect::VerdictKind::kUnknown);
   n.GetHex("comm", &out->comm_hash);
   n.Get("seq", &out->seq);
   n.Get("framework_seq", &out->framework_seq);  // absent before shm layout 6: 0, unknown
   n.Get("op", &out->op);
   n.Get("culprit_ranks", &out->culprit_ranks);
   n.Get("other_ranks", &out->other_ranks);
-  n.Get("since_mono_ns", &out->since_mono_ns);
+  n.Get("since_mono_ns", &out->since_ns);
   n.Get("summary", &out->summary);
   n.Get("partial", &out->partial);
 }
@@ -286,7 +287,7 @@ nlohmann::json ToJson(const RankDump& d) {
                     {"detected_iso", d.incident.detected_iso}}},
       {"verdict", {{"kind", detect::ToString(v.kind)}, {"comm", FormatHex(v.comm_hash)}, {"seq", v.seq},
                    {"framework_seq", v.framework_seq}, {"op", v.op}, {"culprit_ranks", v.culprit_ranks},
-                   {"other_ranks", v.other_ranks}, {"since_mono_ns", v.since_mono_ns}, {"summary", v.summary}, {"partial", v.partial}}},
+                   {"other_ranks", v.other_ranks}, {"since_mono_ns", v.since_ns}, {"summary", v.summary}, {"partial", v.partial}}},
       {"process", std::move(process)},
       {"environment", {{"nccl_env", std::move(nccl_env)},
                        {"cuda_driver_version", e.cuda_driver_version},
@@ -308,6 +309,9 @@ nlohmann::json ToJson(const RankDump& d) {
   return doc;
 }
 
+namespace {
+
+// Throws JsonFormatError naming the first bad field.
 RankDump FromJson(const nlohmann::json& doc) {
   CheckSchemaHeader(doc, kSchemaName, kSchemaVersion, "dump");
   CheckedJson root(doc);
@@ -327,6 +331,27 @@ RankDump FromJson(const nlohmann::json& doc) {
   }
   if (root.Has("python_stacks")) Read(root.Child("python_stacks"), &d.python);
   return d;
+}
+
+}  // namespace
+
+Result<RankDump> ParseDump(std::string_view text) noexcept {
+  try {
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return Status::Error("empty file (truncated?)");
+    json doc;
+    try {
+      doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+      return Status::Error("not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte));
+    }
+    return FromJson(doc);
+  } catch (const JsonFormatError& e) {  // the checked reader's one exception, caught at its boundary
+    return Status::Error(e.what());
+  } catch (const std::bad_alloc&) {
+    return Status::Error("out of memory while reading it", ENOMEM);
+  } catch (const std::exception& e) {
+    return Status::Error(std::string("unreadable dump: ") + e.what());
+  }
 }
 
 }  // namespace ncclwatch::dump

@@ -4,7 +4,7 @@
 //   "d/rank3-h-12-i.json: not valid JSON (truncated or corrupt) at byte 812"
 //   "d/x.json: foreign JSON: schema is \"foo\", expected \"ncclwatch.dump\""
 //   "d/x.json: dump version 9 is newer than this ncclwatch supports (1); upgrade ncclwatch"
-// The reader never throws.
+// The reader never throws: errors are Status/Result (core/status/status.h).
 //
 // Input budget: a directory is read only when its dumps fit in a total budget of bytes
 // (ReadLimits), checked before anything is parsed. Each real file counts once: files reached
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/dump/dump.h"
+#include "core/status/status.h"
 
 namespace ncclwatch::dump {
 
@@ -46,22 +47,26 @@ struct ReadLimits {
 };
 
 struct DumpSet {
-  std::string error;                  // directory-level failure (missing, unreadable, not a dir,
-                                      // over the input budget)
-  bool over_budget = false;           // error is about the budget
   std::vector<LoadedDump> dumps;      // sorted by path
   std::vector<RejectedFile> rejected; // *.json files that are not valid dumps
 };
 
-// Returns false and sets *error (one line) when `path` is not a valid dump.
-bool ReadDumpFile(const std::string& path, RankDump* out, std::string* error) noexcept;
+// Why a whole directory could not be read (missing, unreadable, not a directory, over the
+// input budget): the caller must tell the budget apart, to say how to raise it.
+struct DumpDirError {
+  std::string why;           // one line, starting with the directory
+  bool over_budget = false;  // the dumps exceed ReadLimits::budget_bytes
+};
+
+// The dump at `path`, or why it is not a valid one (one line, starting with the path).
+Result<RankDump> ReadDumpFile(const std::string& path) noexcept;
 
 // Reads every "*.json" under `dir`, recursively (one subdirectory per host is fine).
 // Hidden files (the writer's temporaries) and anything but regular files (after following
 // symlinks) are skipped; symlinks to directories are not followed. When the distinct files
-// exceed limits.budget_bytes nothing is read and `error` says, in one line, e.g.
+// exceed limits.budget_bytes nothing is read and the error says, in one line, e.g.
 //   "d: the dumps exceed the input budget of 536870912 bytes (512 MiB) at file 3 (d/x.json)"
-DumpSet ReadDumpDir(const std::string& dir, const ReadLimits& limits = ReadLimits{}) noexcept;
+Result<DumpSet, DumpDirError> ReadDumpDir(const std::string& dir, const ReadLimits& limits = ReadLimits{}) noexcept;
 
 }  // namespace ncclwatch::dump
 

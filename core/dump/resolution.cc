@@ -37,35 +37,33 @@ Resolution FromJson(const json& doc) {
   return r;
 }
 
-// Reads a regular file of at most kMaxResolutionBytes. O_NONBLOCK: a FIFO planted under the
-// name must not block open(); O_NOFOLLOW: a note is never reached through a symlink (the
-// writer never makes one, rename() replaces any at the final name).
-ResolutionRead ReadSmallFile(const std::string& path, std::string* text, std::string* error) {
+// Reads a regular file of at most kMaxResolutionBytes; nullopt when there is none. O_NONBLOCK:
+// a FIFO planted under the name must not block open(); O_NOFOLLOW: a note is never reached
+// through a symlink (the writer never makes one, rename() replaces any at the final name).
+Result<std::optional<std::string>> ReadSmallFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) {
-    if (errno == ENOENT) return ResolutionRead::kAbsent;
-    *error = path + ": cannot open: " + std::strerror(errno);
-    return ResolutionRead::kInvalid;
+    if (errno == ENOENT) return std::optional<std::string>();
+    return Status::Error(path + ": cannot open: " + std::strerror(errno), errno);
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > kMaxResolutionBytes) {
-    *error = path + (S_ISREG(st.st_mode) ? ": too large to be a resolution note (" + std::to_string(st.st_size) +
-                                               " bytes)"
-                                         : std::string(": not a regular file"));
     ::close(fd);
-    return ResolutionRead::kInvalid;
+    return Status::Error(path + (S_ISREG(st.st_mode) ? ": too large to be a resolution note (" +
+                                                           std::to_string(st.st_size) + " bytes)"
+                                                     : std::string(": not a regular file")));
   }
-  text->resize(static_cast<size_t>(st.st_size));
+  std::string text(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
-  while (done < text->size()) {
-    const ssize_t n = ::read(fd, text->data() + done, text->size() - done);
+  while (done < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
   ::close(fd);
-  text->resize(done);
-  return ResolutionRead::kRead;
+  text.resize(done);
+  return std::optional<std::string>(std::move(text));
 }
 
 }  // namespace
@@ -78,7 +76,7 @@ Resolution ResolutionOf(const RankDump& dump) noexcept {
     r.global_rank = dump.process.global_rank;
     r.host = dump.process.host;
     r.detected_mono_ns = dump.incident.detected_mono_ns;
-  } catch (...) {
+  } catch (const std::exception&) {
     // Out of memory: the note goes out with what was filled.
   }
   return r;
@@ -109,7 +107,7 @@ std::string ResolutionPathForDumpFile(const std::string& dump_json_path) {
   return path + kResolutionExtension;
 }
 
-WriteResult WriteResolution(const Resolution& r, const std::string& path) noexcept {
+Status WriteResolution(const Resolution& r, const std::string& path) noexcept {
   try {
     const json doc{{"schema", kResolutionSchemaName},
                    {"version", kResolutionSchemaVersion},
@@ -122,34 +120,28 @@ WriteResult WriteResolution(const Resolution& r, const std::string& path) noexce
                    {"resolved_unix_ns", r.resolved_unix_ns},
                    {"resolved_iso", r.resolved_iso}};
     return WriteFileAtomically(path, doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
-  } catch (...) {
-    WriteResult failed;
-    failed.error = ENOMEM;
-    failed.message = "out of memory writing " + path;
-    return failed;
+  } catch (const std::exception&) {  // out of memory
+    return Status::Error("out of memory writing " + path, ENOMEM);
   }
 }
 
-ResolutionRead ReadResolutionFile(const std::string& path, Resolution* out, std::string* error) noexcept {
+Result<std::optional<Resolution>> ReadResolutionFile(const std::string& path) noexcept {
   try {
-    std::string text;
-    const ResolutionRead read = ReadSmallFile(path, &text, error);
-    if (read != ResolutionRead::kRead) return read;
+    Result<std::optional<std::string>> text = ReadSmallFile(path);
+    if (!text.ok()) return text.error();
+    if (!*text) return std::optional<Resolution>();
     json doc;
     try {
-      doc = json::parse(text);
+      doc = json::parse(**text);
     } catch (const json::parse_error& e) {
-      *error = path + ": not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte);
-      return ResolutionRead::kInvalid;
+      return Status::Error(path + ": not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte));
     }
-    *out = FromJson(doc);
-    return ResolutionRead::kRead;
+    return std::optional<Resolution>(FromJson(doc));
   } catch (const JsonFormatError& e) {
-    *error = path + ": " + e.what();
-  } catch (...) {
-    *error = path + ": unreadable resolution note";
+    return Status::Error(path + ": " + e.what());
+  } catch (const std::exception&) {
+    return Status::Error(path + ": unreadable resolution note");
   }
-  return ResolutionRead::kInvalid;
 }
 
 }  // namespace ncclwatch::dump

@@ -20,9 +20,10 @@ namespace ncclwatch::watch {
 // Collective records, and as many P2P records, kept per communicator in a dump.
 inline constexpr size_t kRecordsPerCommInDump = 64;
 
-dump::LocalVerdict ToLocalVerdict(const detect::Verdict& verdict);
-// A verdict learnt from another rank's trigger file; `since` is unknown there (0).
-dump::LocalVerdict ToLocalVerdict(const Trigger& trigger);
+// The verdict of a dump requested by another rank's trigger file: the trigger's, its summary
+// naming who requested it, kind kNone when this version does not know the trigger's kind;
+// `since` is unknown there (0).
+detect::Verdict VerdictOfTrigger(const Trigger& trigger);
 
 // process.global/local rank, world size and device; comms and host_syncs: the process's facts
 // (ProcessFactsFromSnapshot, facts_from_snapshot.h), the very model the live detector judged:

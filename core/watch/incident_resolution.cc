@@ -113,6 +113,7 @@ EndedBy EndedByOf(detect::VerdictKind kind) {
     case detect::VerdictKind::kP2PHang:
     case detect::VerdictKind::kMismatch:
     case detect::VerdictKind::kNone:
+    case detect::VerdictKind::kUnknown:
       return EndedBy::kNever;
   }
   return EndedBy::kNever;
@@ -120,10 +121,9 @@ EndedBy EndedByOf(detect::VerdictKind kind) {
 
 }  // namespace
 
-std::optional<IncidentKey> IncidentKeyOf(const dump::LocalVerdict& verdict, const std::string& incident_id) {
-  if (!verdict.kind) return std::nullopt;
+std::optional<IncidentKey> IncidentKeyOf(const detect::Verdict& verdict, const std::string& incident_id) {
   IncidentKey key;
-  key.kind = *verdict.kind;
+  key.kind = verdict.kind;
   key.comm_hash = verdict.comm_hash;
   key.seq = verdict.seq;
   switch (EndedByOf(key.kind)) {

@@ -152,7 +152,7 @@ def partition():
         try:
             a = json.loads(p.stdout)
             v = a["verdict"]
-            if (v["kind"], v["seq"], v["ranks"]) != ("collective_hang", seq, list(range(nranks))):
+            if (v["kind"], v["seq"], v["culprit_ranks"]) != ("collective_hang", seq, list(range(nranks))):
                 failures.append(f"analyze verdict {v}")
             if sorted(a["hosts"]) != ["host0", "host1"] or a["dumps_read"] != nranks:
                 failures.append(f"analyze read {a['dumps_read']} dumps from hosts {a['hosts']}")
@@ -216,7 +216,7 @@ def straggler(dump_mode):
             failures.append(error)
         else:
             v = a["verdict"]
-            if (v["kind"], v["ranks"]) != ("straggler", [3]):
+            if (v["kind"], v["culprit_ranks"]) != ("straggler", [3]):
                 failures.append(f"analyze verdict {v}")
             row = [r for r in a["ranks"] if r.get("rank") == 3]
             if not row or row[0].get("host") != "host1":
@@ -287,7 +287,7 @@ def killed_host():
         a, error = analyze_json([job.dumps])
         if error:
             failures.append(error)
-        elif a["verdict"]["ranks"] != [2, 3] or "no dump" not in a["verdict"]["summary"]:
+        elif a["verdict"]["culprit_ranks"] != [2, 3] or "no dump" not in a["verdict"]["summary"]:
             failures.append(f"analyze names ranks 2 and 3, without dumps: {a['verdict']}")
         if failures:
             print(out[-4000:])

@@ -18,6 +18,7 @@ TEST_CASE("every verdict kind has a stable lowercase name that parses back", "[k
       {VerdictKind::kP2PStraggler, "p2p_straggler"},
       {VerdictKind::kP2PHang, "p2p_hang"},
       {VerdictKind::kNone, "none"},
+      {VerdictKind::kUnknown, "unknown"},
   };
   for (const auto& [kind, name] : expected) {
     CHECK(ToString(kind) == name);

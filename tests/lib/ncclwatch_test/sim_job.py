@@ -224,7 +224,7 @@ def check_analysis(report, kind, comm, seq, op, culprits):
     check(v.get("seq") == seq, f"analyze seq {v.get('seq')}, expected {seq}")
     if op is not None:
         check(v.get("op") == op, f"analyze op {v.get('op')}, expected {op}")
-    check(sorted(v.get("ranks", [])) == sorted(culprits), f"analyze culprits {v.get('ranks')}, expected {culprits}")
+    check(sorted(v.get("culprit_ranks", [])) == sorted(culprits), f"analyze culprits {v.get('culprit_ranks')}, expected {culprits}")
 
 
 def frames_of(dump, pid_filter=None):
