@@ -10,6 +10,7 @@
 
 #include "core/detect/p2p_op.h"
 #include "core/dump/checked_json.h"
+#include "core/dump/checked_reader.h"
 #include "core/dump/records_in_order.h"
 #include "core/format/hex.h"
 #include "core/format/nccl_names.h"
@@ -250,6 +251,257 @@ void Read(const CheckedJson& n, PythonStacks* out) {
   }
 }
 
+// ---- reading: the schema as the checked reader's specs (checked_reader.h), in the order
+// of README.md's tables, which is the order fields are checked in ----
+
+const ObjectSpec& IncidentSpec() {
+  static const ObjectSpec spec({
+      StringField<&Incident::id>("id", kRequired),
+      StringField<&Incident::trigger>("trigger"),
+      StringField<&Incident::job_id>("job_id"),
+      U64Field<&Incident::detected_mono_ns>("detected_mono_ns"),
+      U64Field<&Incident::detected_unix_ns>("detected_unix_ns"),
+      StringField<&Incident::detected_iso>("detected_iso"),
+  });
+  return spec;
+}
+
+const ObjectSpec& VerdictSpec() {
+  static const ObjectSpec spec([] {
+    // A kind this version does not know (a newer writer, a forged file) reads as unknown.
+    const auto set_kind = [](void* t, const std::string& name) {
+      static_cast<detect::Verdict*>(t)->kind = detect::ParseVerdictKind(name).value_or(detect::VerdictKind::kUnknown);
+    };
+    return std::vector<FieldSpec>{
+        StringFieldTo("kind", set_kind, kRequired),
+        HexField<&detect::Verdict::comm_hash>("comm"),
+        U64Field<&detect::Verdict::seq>("seq"),
+        U64Field<&detect::Verdict::framework_seq>("framework_seq"),  // absent before shm layout 6: 0, unknown
+        StringField<&detect::Verdict::op>("op"),
+        IntArrayField<&detect::Verdict::culprit_ranks>("culprit_ranks"),
+        IntArrayField<&detect::Verdict::other_ranks>("other_ranks"),
+        U64Field<&detect::Verdict::since_ns>("since_mono_ns"),
+        StringField<&detect::Verdict::summary>("summary"),
+        BoolField<&detect::Verdict::partial>("partial"),
+    };
+  }());
+  return spec;
+}
+
+const ObjectSpec& ExitSpec() {
+  static const ObjectSpec spec({
+      BoolField<&detect::ExitFacts::recorded>("recorded"),
+      IntField<&detect::ExitFacts::status>("status"),
+      IntField<&detect::ExitFacts::signal>("signal"),
+      U64Field<&detect::ExitFacts::exit_ns>("exit_ns"),
+  });
+  return spec;
+}
+
+const ObjectSpec& ProcessSpec() {
+  static const ObjectSpec spec({
+      IntField<&ProcessInfo::global_rank>("global_rank", kRequired),
+      IntField<&ProcessInfo::local_rank>("local_rank"),
+      IntField<&ProcessInfo::world_size>("world_size"),
+      StringField<&ProcessInfo::host>("host", kRequired),
+      IntField<&ProcessInfo::pid>("pid", kRequired),
+      IntField<&ProcessInfo::device>("device"),
+      StringField<&ProcessInfo::exe>("exe"),
+      StringArrayField<&ProcessInfo::cmdline>("cmdline"),
+      BoolField<&ProcessInfo::alive>("alive"),  // version 2; a version 1 dump was written by its live process
+      ObjectField<&ProcessInfo::exit>("exit", &ExitSpec()),
+  });
+  return spec;
+}
+
+const ObjectSpec& WriterSpec() {
+  static const ObjectSpec spec({
+      IntField<&DumpWriter::pid>("pid", kRequired),
+      StringField<&DumpWriter::host>("host"),
+      IntField<&DumpWriter::global_rank>("global_rank"),
+  });
+  return spec;
+}
+
+const ObjectSpec& EnvironmentSpec() {
+  static const ObjectSpec spec({
+      StringMapField<&Environment::nccl_env>("nccl_env"),
+      IntField<&Environment::cuda_driver_version>("cuda_driver_version"),
+      IntField<&Environment::cuda_runtime_version>("cuda_runtime_version"),
+      IntField<&Environment::nccl_version>("nccl_version"),
+      StringField<&Environment::nvidia_driver>("nvidia_driver"),
+      StringField<&Environment::kernel_release>("kernel_release"),
+  });
+  return spec;
+}
+
+const ObjectSpec& RecordSpec() {
+  static const ObjectSpec spec([] {
+    // The model numbers groups in 32 bits; a hostile value stays a group. Absent in dumps
+    // before groups were recorded: 0, not grouped.
+    const auto set_group = [](void* t, uint64_t v) {
+      static_cast<detect::RecordFacts*>(t)->group = static_cast<uint32_t>(std::min<uint64_t>(v, kMaxGroup));
+    };
+    return std::vector<FieldSpec>{
+        U64Field<&detect::RecordFacts::seq>("seq", kRequired),
+        U64Field<&detect::RecordFacts::framework_seq>("framework_seq"),  // absent before shm layout 6: 0, unknown
+        StringField<&detect::RecordFacts::op>("op", kRequired),
+        U64Field<&detect::RecordFacts::count>("count"),
+        IntField<&detect::RecordFacts::datatype>("datatype"),
+        IntField<&detect::RecordFacts::redop>("redop"),
+        IntField<&detect::RecordFacts::root>("root"),
+        IntField<&detect::RecordFacts::peer>("peer"),
+        HexField<&detect::RecordFacts::stream>("stream"),
+        U64FieldTo("group", set_group),
+        U64Field<&detect::RecordFacts::enqueue_ns>("enqueue_ns"),
+        U64Field<&detect::RecordFacts::complete_ns>("complete_ns"),
+        BoolField<&detect::RecordFacts::never_completes>("never_completes"),  // absent before 2026-11: false
+        BoolField<&detect::RecordFacts::untracked>("untracked"),  // absent before schema 2's untracked: false
+        StringField<&detect::RecordFacts::call_site>("call_site"),  // absent unless NCCLWATCH_CALL_SITES=1
+    };
+  }());
+  return spec;
+}
+
+// nranks within [1, kMaxRanks], then rank within [0, nranks): checked where README.md lists
+// them, after both were read.
+std::optional<CheckFailure> CommRanksInRange(const void* target) {
+  const auto* c = static_cast<const detect::CommFacts*>(target);
+  if (c->nranks <= 0 || c->nranks > kMaxRanks) return CheckFailure{"nranks", "is out of range"};
+  if (c->rank < 0 || c->rank >= c->nranks) return CheckFailure{"rank", "must be within [0, nranks)"};
+  return std::nullopt;
+}
+
+const ObjectSpec& CommSpec() {
+  static const ObjectSpec spec([] {
+    // One list on disk; the model keeps P2P ops apart (their numbers count per peer).
+    FieldSpec records = ObjectArrayField<&detect::CommFacts::records>("records", &RecordSpec());
+    records.leave = [](void* t) {
+      auto* c = static_cast<detect::CommFacts*>(t);
+      if (!detect::IsPointToPoint(c->records.back().op)) return;
+      c->p2p_records.push_back(std::move(c->records.back()));
+      c->records.pop_back();
+    };
+    records.reset = [](void* t) {
+      auto* c = static_cast<detect::CommFacts*>(t);
+      c->records.clear();
+      c->p2p_records.clear();
+    };
+    return std::vector<FieldSpec>{
+        HexField<&detect::CommFacts::comm_hash>("comm", kRequired),
+        StringField<&detect::CommFacts::name>("comm_name"),  // absent before layout 5's names: none
+        IntField<&detect::CommFacts::rank>("rank", kRequired),
+        IntField<&detect::CommFacts::nranks>("nranks", kRequired),
+        CheckField(&CommRanksInRange),
+        IntField<&detect::CommFacts::device>("device"),
+        U64Field<&detect::CommFacts::init_started_ns>("init_started_ns"),
+        U64Field<&detect::CommFacts::init_done_ns>("init_done_ns"),
+        U64Field<&detect::CommFacts::last_enqueued_seq>("last_enqueued_seq"),
+        U64Field<&detect::CommFacts::last_completed_seq>("last_completed_seq"),
+        IntField<&detect::CommFacts::async_error>("async_error"),
+        BoolField<&detect::CommFacts::left>("left"),                   // version 2
+        U64Field<&detect::CommFacts::untracked_ops>("untracked_ops"),  // version 2
+        records,
+    };
+  }());
+  return spec;
+}
+
+const ObjectSpec& SyncSpec() {
+  static const ObjectSpec spec([] {
+    const auto set_target = [](void* t, const std::string& name) {
+      static_cast<detect::SyncFacts*>(t)->target = SyncTargetNamed(name);
+    };
+    return std::vector<FieldSpec>{
+        IntField<&detect::SyncFacts::tid>("tid"),
+        U64Field<&detect::SyncFacts::blocked_since_ns>("since_ns", kRequired),
+        StringFieldTo("target", set_target),
+        HexField<&detect::SyncFacts::handle>("handle"),
+    };
+  }());
+  return spec;
+}
+
+const ObjectSpec& NativeFrameSpec() {
+  static const ObjectSpec spec({
+      HexField<&NativeFrame::pc>("pc"),
+      StringField<&NativeFrame::function>("function"),
+      StringField<&NativeFrame::module>("module"),
+      HexField<&NativeFrame::offset>("offset"),
+      BoolField<&NativeFrame::internal>("internal"),
+  });
+  return spec;
+}
+
+const ObjectSpec& NativeThreadSpec() {
+  static const ObjectSpec spec({
+      IntField<&NativeThread::tid>("tid", kRequired),
+      StringField<&NativeThread::name>("name"),
+      StringField<&NativeThread::state>("state"),
+      BoolField<&NativeThread::answered>("answered"),
+      ObjectArrayField<&NativeThread::frames>("frames", &NativeFrameSpec()),
+  });
+  return spec;
+}
+
+// "native_stacks" holds two members of RankDump itself.
+const ObjectSpec& NativeStacksSpec() {
+  static const ObjectSpec spec({
+      ObjectArrayField<&RankDump::threads>("threads", &NativeThreadSpec()),
+      StringArrayField<&RankDump::stack_errors>("errors"),
+  });
+  return spec;
+}
+
+const ObjectSpec& PythonFrameSpec() {
+  static const ObjectSpec spec({
+      StringField<&PythonFrame::file>("file"),
+      IntField<&PythonFrame::line>("line"),
+      StringField<&PythonFrame::function>("function"),
+  });
+  return spec;
+}
+
+const ObjectSpec& PythonThreadSpec() {
+  static const ObjectSpec spec({
+      U64Field<&PythonThread::thread_id>("thread_id"),
+      BoolField<&PythonThread::current>("current"),
+      ObjectArrayField<&PythonThread::frames>("frames", &PythonFrameSpec()),
+  });
+  return spec;
+}
+
+const ObjectSpec& PythonStacksSpec() {
+  static const ObjectSpec spec({
+      BoolField<&PythonStacks::available>("available"),
+      StringField<&PythonStacks::reason>("reason"),
+      ObjectArrayField<&PythonStacks::threads>("threads", &PythonThreadSpec()),
+  });
+  return spec;
+}
+
+const ObjectSpec& DumpSpec() {
+  static const ObjectSpec spec([] {
+    const auto reset_native_stacks = [](void* t) {
+      auto* d = static_cast<RankDump*>(t);
+      d->threads.clear();
+      d->stack_errors.clear();
+    };
+    return std::vector<FieldSpec>{
+        ObjectField<&RankDump::incident>("incident", &IncidentSpec(), kRequired),
+        ObjectField<&RankDump::verdict>("verdict", &VerdictSpec()),
+        ObjectField<&RankDump::process>("process", &ProcessSpec(), kRequired),
+        ObjectField<&RankDump::written_by>("written_by", &WriterSpec()),
+        ObjectField<&RankDump::environment>("environment", &EnvironmentSpec()),
+        ObjectArrayField<&RankDump::comms>("comms", &CommSpec()),
+        ObjectArrayField<&RankDump::host_syncs>("host_syncs", &SyncSpec()),
+        InlineObjectField("native_stacks", &NativeStacksSpec(), reset_native_stacks),
+        ObjectField<&RankDump::python>("python_stacks", &PythonStacksSpec()),
+    };
+  }());
+  return spec;
+}
+
 }  // namespace
 
 nlohmann::json ToJson(const RankDump& d) {
@@ -336,6 +588,14 @@ RankDump FromJson(const nlohmann::json& doc) {
 }  // namespace
 
 Result<RankDump> ParseDump(std::string_view text) noexcept {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return Status::Error("empty file (truncated?)");
+  RankDump dump;
+  static constexpr SchemaHeader kHeader{kSchemaName, kSchemaVersion, "dump"};
+  if (Status read = ReadCheckedJson(text, kHeader, DumpSpec(), &dump, &dump.version); !read.ok()) return read;
+  return dump;
+}
+
+Result<RankDump> ParseDumpWithDom(std::string_view text) noexcept {
   try {
     if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return Status::Error("empty file (truncated?)");
     json doc;
