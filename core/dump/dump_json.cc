@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/detect/p2p_op.h"
-#include "core/dump/checked_json.h"
 #include "core/dump/checked_reader.h"
 #include "core/dump/records_in_order.h"
 #include "core/format/hex.h"
@@ -97,158 +96,6 @@ json ToJson(const PythonStacks& p) {
                            {"frames", std::move(frames)}});
   }
   return json{{"available", p.available}, {"reason", p.reason}, {"threads", std::move(threads)}};
-}
-
-// ---- reading ----
-
-void Read(const CheckedJson& n, Incident* out) {
-  n.Get("id", &out->id, true);
-  n.Get("trigger", &out->trigger);
-  n.Get("job_id", &out->job_id);
-  n.Get("detected_mono_ns", &out->detected_mono_ns);
-  n.Get("detected_unix_ns", &out->detected_unix_ns);
-  n.Get("detected_iso", &out->detected_iso);
-}
-
-void Read(const CheckedJson& n, detect::Verdict* out) {
-  std::string kind;
-  n.Get("kind", &kind, true);
-  out->kind = detect::ParseVerdictKind(kind).value_or(detect::VerdictKind::kUnknown);
-  n.GetHex("comm", &out->comm_hash);
-  n.Get("seq", &out->seq);
-  n.Get("framework_seq", &out->framework_seq);  // absent before shm layout 6: 0, unknown
-  n.Get("op", &out->op);
-  n.Get("culprit_ranks", &out->culprit_ranks);
-  n.Get("other_ranks", &out->other_ranks);
-  n.Get("since_mono_ns", &out->since_ns);
-  n.Get("summary", &out->summary);
-  n.Get("partial", &out->partial);
-}
-
-void Read(const CheckedJson& n, ProcessInfo* out) {
-  n.Get("global_rank", &out->global_rank, true);
-  n.Get("local_rank", &out->local_rank);
-  n.Get("world_size", &out->world_size);
-  n.Get("host", &out->host, true);
-  n.Get("pid", &out->pid, true);
-  n.Get("device", &out->device);
-  n.Get("exe", &out->exe);
-  n.Get("cmdline", &out->cmdline);
-  n.Get("alive", &out->alive);  // version 2; a version 1 dump was written by its live process
-  if (n.Has("exit")) {
-    CheckedJson exit = n.Child("exit");
-    exit.Get("recorded", &out->exit.recorded);
-    exit.Get("status", &out->exit.status);
-    exit.Get("signal", &out->exit.signal);
-    exit.Get("exit_ns", &out->exit.exit_ns);
-  }
-}
-
-void Read(const CheckedJson& n, DumpWriter* out) {
-  n.Get("pid", &out->pid, true);
-  n.Get("host", &out->host);
-  n.Get("global_rank", &out->global_rank);
-}
-
-void Read(const CheckedJson& n, Environment* out) {
-  if (n.Has("nccl_env")) {
-    CheckedJson env = n.Child("nccl_env");
-    for (const auto& [key, value] : env.value().items()) {
-      if (!value.is_string()) CheckedJson::Fail(env.path() + "." + key, "must be a string");
-      out->nccl_env[key] = value.get<std::string>();
-    }
-  }
-  n.Get("cuda_driver_version", &out->cuda_driver_version);
-  n.Get("cuda_runtime_version", &out->cuda_runtime_version);
-  n.Get("nccl_version", &out->nccl_version);
-  n.Get("nvidia_driver", &out->nvidia_driver);
-  n.Get("kernel_release", &out->kernel_release);
-}
-
-void Read(const CheckedJson& n, detect::RecordFacts* out) {
-  n.Get("seq", &out->seq, true);
-  n.Get("framework_seq", &out->framework_seq);  // absent before shm layout 6: 0, unknown
-  n.Get("op", &out->op, true);
-  n.Get("count", &out->count);
-  n.Get("datatype", &out->datatype);
-  n.Get("redop", &out->redop);
-  n.Get("root", &out->root);
-  n.Get("peer", &out->peer);
-  n.GetHex("stream", &out->stream);
-  uint64_t group = 0;  // absent before issue 19: 0 (not grouped)
-  n.Get("group", &group);
-  // The model numbers groups in 32 bits; a hostile value stays a group.
-  out->group = static_cast<uint32_t>(std::min<uint64_t>(group, kMaxGroup));
-  n.Get("enqueue_ns", &out->enqueue_ns);
-  n.Get("complete_ns", &out->complete_ns);
-  n.Get("never_completes", &out->never_completes);  // absent before 2026-11: false
-  n.Get("untracked", &out->untracked);
-  n.Get("call_site", &out->call_site);  // absent unless NCCLWATCH_CALL_SITES=1  // absent before schema 2's untracked: false (it was folded into never_completes)
-}
-
-void Read(const CheckedJson& n, detect::CommFacts* out) {
-  n.GetHex("comm", &out->comm_hash, true);
-  n.Get("comm_name", &out->name);  // absent before layout 5's names: none
-  n.Get("rank", &out->rank, true);
-  n.Get("nranks", &out->nranks, true);
-  if (out->nranks <= 0 || out->nranks > kMaxRanks) CheckedJson::Fail(n.path() + ".nranks", "is out of range");
-  if (out->rank < 0 || out->rank >= out->nranks) {
-    CheckedJson::Fail(n.path() + ".rank", "must be within [0, nranks)");
-  }
-  n.Get("device", &out->device);
-  n.Get("init_started_ns", &out->init_started_ns);
-  n.Get("init_done_ns", &out->init_done_ns);
-  n.Get("last_enqueued_seq", &out->last_enqueued_seq);
-  n.Get("last_completed_seq", &out->last_completed_seq);
-  n.Get("async_error", &out->async_error);
-  n.Get("left", &out->left);                    // version 2
-  n.Get("untracked_ops", &out->untracked_ops);  // version 2
-  // One list on disk; the model keeps P2P ops apart (their numbers count per peer).
-  for (const CheckedJson& r : n.Elements("records")) {
-    detect::RecordFacts record;
-    Read(r, &record);
-    (detect::IsPointToPoint(record.op) ? out->p2p_records : out->records).push_back(std::move(record));
-  }
-}
-
-void Read(const CheckedJson& n, detect::SyncFacts* out) {
-  n.Get("tid", &out->tid);
-  n.Get("since_ns", &out->blocked_since_ns, true);
-  std::string target;
-  n.Get("target", &target);
-  out->target = SyncTargetNamed(target);
-  n.GetHex("handle", &out->handle);
-}
-
-void Read(const CheckedJson& n, NativeThread* out) {
-  n.Get("tid", &out->tid, true);
-  n.Get("name", &out->name);
-  n.Get("state", &out->state);
-  n.Get("answered", &out->answered);
-  for (const CheckedJson& f : n.Elements("frames")) {
-    NativeFrame& frame = out->frames.emplace_back();
-    f.GetHex("pc", &frame.pc);
-    f.Get("function", &frame.function);
-    f.Get("module", &frame.module);
-    f.GetHex("offset", &frame.offset);
-    f.Get("internal", &frame.internal);
-  }
-}
-
-void Read(const CheckedJson& n, PythonStacks* out) {
-  n.Get("available", &out->available);
-  n.Get("reason", &out->reason);
-  for (const CheckedJson& t : n.Elements("threads")) {
-    PythonThread& thread = out->threads.emplace_back();
-    t.Get("thread_id", &thread.thread_id);
-    t.Get("current", &thread.current);
-    for (const CheckedJson& f : t.Elements("frames")) {
-      PythonFrame& frame = thread.frames.emplace_back();
-      f.Get("file", &frame.file);
-      f.Get("line", &frame.line);
-      f.Get("function", &frame.function);
-    }
-  }
 }
 
 // ---- reading: the schema as the checked reader's specs (checked_reader.h), in the order
@@ -561,57 +408,12 @@ nlohmann::json ToJson(const RankDump& d) {
   return doc;
 }
 
-namespace {
-
-// Throws JsonFormatError naming the first bad field.
-RankDump FromJson(const nlohmann::json& doc) {
-  CheckSchemaHeader(doc, kSchemaName, kSchemaVersion, "dump");
-  CheckedJson root(doc);
-  RankDump d;
-  root.Get("version", &d.version);
-  Read(root.Child("incident"), &d.incident);
-  if (root.Has("verdict")) Read(root.Child("verdict"), &d.verdict);
-  Read(root.Child("process"), &d.process);
-  if (root.Has("written_by")) Read(root.Child("written_by"), &d.written_by);
-  if (root.Has("environment")) Read(root.Child("environment"), &d.environment);
-  for (const CheckedJson& c : root.Elements("comms")) Read(c, &d.comms.emplace_back());
-  for (const CheckedJson& s : root.Elements("host_syncs")) Read(s, &d.host_syncs.emplace_back());
-  if (root.Has("native_stacks")) {
-    CheckedJson stacks = root.Child("native_stacks");
-    for (const CheckedJson& t : stacks.Elements("threads")) Read(t, &d.threads.emplace_back());
-    stacks.Get("errors", &d.stack_errors);
-  }
-  if (root.Has("python_stacks")) Read(root.Child("python_stacks"), &d.python);
-  return d;
-}
-
-}  // namespace
-
 Result<RankDump> ParseDump(std::string_view text) noexcept {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return Status::Error("empty file (truncated?)");
   RankDump dump;
   static constexpr SchemaHeader kHeader{kSchemaName, kSchemaVersion, "dump"};
   if (Status read = ReadCheckedJson(text, kHeader, DumpSpec(), &dump, &dump.version); !read.ok()) return read;
   return dump;
-}
-
-Result<RankDump> ParseDumpWithDom(std::string_view text) noexcept {
-  try {
-    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return Status::Error("empty file (truncated?)");
-    json doc;
-    try {
-      doc = json::parse(text);
-    } catch (const json::parse_error& e) {
-      return Status::Error("not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte));
-    }
-    return FromJson(doc);
-  } catch (const JsonFormatError& e) {  // the checked reader's one exception, caught at its boundary
-    return Status::Error(e.what());
-  } catch (const std::bad_alloc&) {
-    return Status::Error("out of memory while reading it", ENOMEM);
-  } catch (const std::exception& e) {
-    return Status::Error(std::string("unreadable dump: ") + e.what());
-  }
 }
 
 }  // namespace ncclwatch::dump

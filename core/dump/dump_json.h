@@ -23,8 +23,6 @@ namespace ncclwatch::dump {
 nlohmann::json ToJson(const RankDump& dump);
 // The dump in `text`, the whole content of a file.
 Result<RankDump> ParseDump(std::string_view text) noexcept;
-// The reader before the streaming one, kept for the differential test while it is written.
-Result<RankDump> ParseDumpWithDom(std::string_view text) noexcept;
 
 // The dump's hex fields ("comm", "stream", "pc", ...) are written with format::FormatHex and
 // read with format::ParseHex (core/format/hex.h): "0x" and 1 to 16 hex digits, nothing else.

@@ -24,8 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Files above this are parsed one at a time: a parsed JSON document takes up to ~20 times
-// its text, so two big files at once would double the peak for no gain.
+// Files above this are read one at a time: text dense with tiny records takes up to ~10 times
+// its size once read (dump_reader.h), so two big files at once would double the peak for no gain.
 constexpr uint64_t kSerialParseBytes = 4ull << 20;
 
 // Reads at most `max_bytes` of a regular file. O_NONBLOCK: a name that turned into a FIFO

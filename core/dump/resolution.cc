@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/dump/checked_json.h"
+#include "core/dump/checked_reader.h"
 #include "core/dump/process_facts.h"
 
 namespace ncclwatch::dump {
@@ -19,22 +19,19 @@ namespace {
 
 using nlohmann::json;
 
-Resolution FromJson(const json& doc) {
-  CheckSchemaHeader(doc, kResolutionSchemaName, kResolutionSchemaVersion, "resolution");
-  const CheckedJson note(doc);
-  Resolution r;
-  note.Get("incident", &r.incident_id, true);
-  int pid = 0;
-  note.GetInRange("pid", 1, std::numeric_limits<int32_t>::max(), &pid, true);
-  r.pid = static_cast<int32_t>(pid);
-  note.GetInRange("global_rank", -1, std::numeric_limits<int32_t>::max(), &r.global_rank, true);
-  note.Get("host", &r.host, true);
-  note.Get("detected_mono_ns", &r.detected_mono_ns);
-  note.Get("resolved_mono_ns", &r.resolved_mono_ns);
-  note.Get("resolved_unix_ns", &r.resolved_unix_ns);
-  auto iso = doc.find("resolved_iso");  // shown only: a malformed one is left out, not fatal
-  if (iso != doc.end() && iso->is_string()) r.resolved_iso = iso->get<std::string>();
-  return r;
+// The note's fields, in the order they are checked (README.md, "Resolution notes").
+const ObjectSpec& ResolutionSpec() {
+  static const ObjectSpec spec({
+      StringField<&Resolution::incident_id>("incident", kRequired),
+      IntInRangeField<&Resolution::pid>("pid", 1, std::numeric_limits<int32_t>::max(), kRequired),
+      IntInRangeField<&Resolution::global_rank>("global_rank", -1, std::numeric_limits<int32_t>::max(), kRequired),
+      StringField<&Resolution::host>("host", kRequired),
+      U64Field<&Resolution::detected_mono_ns>("detected_mono_ns"),
+      U64Field<&Resolution::resolved_mono_ns>("resolved_mono_ns"),
+      U64Field<&Resolution::resolved_unix_ns>("resolved_unix_ns"),
+      LenientStringField<&Resolution::resolved_iso>("resolved_iso"),  // shown only: a malformed one is left out
+  });
+  return spec;
 }
 
 // Reads a regular file of at most kMaxResolutionBytes; nullopt when there is none. O_NONBLOCK:
@@ -130,17 +127,15 @@ Result<std::optional<Resolution>> ReadResolutionFile(const std::string& path) no
     Result<std::optional<std::string>> text = ReadSmallFile(path);
     if (!text.ok()) return text.error();
     if (!*text) return std::optional<Resolution>();
-    json doc;
-    try {
-      doc = json::parse(**text);
-    } catch (const json::parse_error& e) {
-      return Status::Error(path + ": not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte));
+    static constexpr SchemaHeader kHeader{kResolutionSchemaName, kResolutionSchemaVersion, "resolution"};
+    Resolution note;
+    int version = 0;
+    if (Status read = ReadCheckedJson(**text, kHeader, ResolutionSpec(), &note, &version); !read.ok()) {
+      return Status::Error(path + ": " + read.message(), read.error_number());
     }
-    return std::optional<Resolution>(FromJson(doc));
-  } catch (const JsonFormatError& e) {
-    return Status::Error(path + ": " + e.what());
-  } catch (const std::exception&) {
-    return Status::Error(path + ": unreadable resolution note");
+    return std::optional<Resolution>(std::move(note));
+  } catch (const std::exception&) {  // out of memory for the text or a message
+    return Status::Error(path + ": unreadable resolution note", ENOMEM);
   }
 }
 
