@@ -2,7 +2,7 @@
 // and renders them in a fresh child process, reporting wall time and peak RSS
 // (getrusage). Not a test: figures depend on the machine.
 //
-// Usage: analyze_bench [--repeat=K] [--keep=DIR] [N...]   (default: 1 analysis each of 512 1024 4096
+// Usage: analyze_bench [--repeat=K] [--keep=DIR] [N...]   (default: 1 analysis each of 1024 4096 16384
 // ranks; --keep leaves the dumps of N ranks in DIR/N)
 // With K > 1 each size is analysed K times (one line each), so that a caller can take the
 // median over the noise of a shared machine.
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
       sizes.push_back(std::atoi(arg.c_str()));
     }
   }
-  if (sizes.empty()) sizes = {512, 1024, 4096};
+  if (sizes.empty()) sizes = {1024, 4096, 16384};
   std::string root = !keep.empty() ? keep
                                     : (std::filesystem::temp_directory_path() / ("ncclwatch-bench-" + std::to_string(getpid()))).string();
   int failures = 0;
