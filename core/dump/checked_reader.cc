@@ -52,6 +52,12 @@ struct Scalar {
   int64_t AsInt64() const { return type == Type::kUnsigned ? static_cast<int64_t>(unsigned_value) : signed_value; }
 };
 
+// SchemaHeader::unreadable, with `detail` when it asks for it.
+std::string UnreadableLine(const SchemaHeader& header, const std::string& detail) {
+  const std::string_view line = header.unreadable;
+  return std::string(line) + (line.ends_with(": ") ? detail : std::string());
+}
+
 // What a value of `kind` must be, in the messages of a wrong type.
 const char* MustBe(FieldKind kind) {
   switch (kind) {
@@ -84,6 +90,7 @@ class CheckedReader {
     if (syntax_error_byte_) {
       return Status::Error("not valid JSON (truncated or corrupt) at byte " + std::to_string(*syntax_error_byte_));
     }
+    if (unreadable_) return Status::Error(UnreadableLine(header_, *unreadable_));
     if (!parsed) return Status::Error("not valid JSON (truncated or corrupt)");
     if (!top_is_object_) return Status::Error("foreign JSON: top level is not an object");
     if (error_) return Status::Error(*error_);
@@ -107,6 +114,7 @@ class CheckedReader {
     version_ = 0;
     error_.reset();
     syntax_error_byte_.reset();
+    unreadable_.reset();
   }
 
   bool null() { return OnScalar(Scalar{Scalar::Type::kNull}); }
@@ -137,8 +145,12 @@ class CheckedReader {
   bool key(std::string& key);
   bool end_object() { return OnEnd(); }
   bool end_array() { return OnEnd(); }
-  bool parse_error(size_t position, const std::string&, const nlohmann::detail::exception&) {
-    syntax_error_byte_ = position;
+  bool parse_error(size_t position, const std::string&, const nlohmann::detail::exception& error) {
+    if (dynamic_cast<const json::parse_error*>(&error) != nullptr) {
+      syntax_error_byte_ = position;
+    } else {
+      unreadable_ = error.what();  // out_of_range 406: a number overflow
+    }
     return false;
   }
 
@@ -256,6 +268,7 @@ class CheckedReader {
   int version_ = 0;
   std::optional<std::string> error_;
   std::optional<size_t> syntax_error_byte_;
+  std::optional<std::string> unreadable_;
 };
 
 bool CheckedReader::key(std::string& key) {
@@ -565,7 +578,7 @@ Status ReadCheckedJson(std::string_view text, const SchemaHeader& header, const 
   } catch (const std::bad_alloc&) {
     return Status::Error("out of memory while reading it", ENOMEM);
   } catch (const std::exception& e) {
-    return Status::Error(std::string("unreadable: ") + e.what());
+    return Status::Error(UnreadableLine(header, e.what()));
   }
 }
 

@@ -108,6 +108,9 @@ struct SchemaHeader {
   const char* name;
   int max_version;
   const char* what;
+  // The error of a text nlohmann rejects for a number a double cannot hold (1e400), not for
+  // its syntax: nlohmann's own message follows when this ends in ": " ("unreadable dump: ").
+  const char* unreadable;
 };
 
 // Reads `text` into `*target` (the struct the root spec fills, default-constructed) after

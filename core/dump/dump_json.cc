@@ -411,7 +411,7 @@ nlohmann::json ToJson(const RankDump& d) {
 Result<RankDump> ParseDump(std::string_view text) noexcept {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return Status::Error("empty file (truncated?)");
   RankDump dump;
-  static constexpr SchemaHeader kHeader{kSchemaName, kSchemaVersion, "dump"};
+  static constexpr SchemaHeader kHeader{kSchemaName, kSchemaVersion, "dump", "unreadable dump: "};
   if (Status read = ReadCheckedJson(text, kHeader, DumpSpec(), &dump, &dump.version); !read.ok()) return read;
   return dump;
 }

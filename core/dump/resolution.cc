@@ -127,7 +127,8 @@ Result<std::optional<Resolution>> ReadResolutionFile(const std::string& path) no
     Result<std::optional<std::string>> text = ReadSmallFile(path);
     if (!text.ok()) return text.error();
     if (!*text) return std::optional<Resolution>();
-    static constexpr SchemaHeader kHeader{kResolutionSchemaName, kResolutionSchemaVersion, "resolution"};
+    static constexpr SchemaHeader kHeader{kResolutionSchemaName, kResolutionSchemaVersion, "resolution",
+                                          "unreadable resolution note"};
     Resolution note;
     int version = 0;
     if (Status read = ReadCheckedJson(**text, kHeader, ResolutionSpec(), &note, &version); !read.ok()) {

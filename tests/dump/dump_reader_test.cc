@@ -68,6 +68,13 @@ TEST_CASE("bad dump files give a one-line error naming the problem", "[dump][rea
   CHECK(Contains(ErrorFor(dir, bad_hash.dump()), "comms[0].comm' must be a hex string"));
 
   CHECK(Contains(ErrorFor(dir, std::string(100000, '[')), "not valid JSON"));
+
+  // A number no double holds is not a syntax error: nlohmann says so itself.
+  nlohmann::json overflow = nlohmann::json::parse(valid);
+  std::string overflow_text = overflow.dump();
+  overflow_text.replace(overflow_text.find("\"world_size\":2"), 14, "\"world_size\":1e400");
+  CHECK(Contains(ErrorFor(dir, overflow_text),
+                 ": unreadable dump: [json.exception.out_of_range.406] number overflow parsing '1e400'"));
 }
 
 TEST_CASE("reading a directory finds dumps recursively and sorts out the bad ones", "[dump][reader]") {

@@ -128,6 +128,8 @@ TEST_CASE("a missing note is absent, a bad one invalid with a one-line reason", 
                         Case{"bad_time", R"({"schema":"ncclwatch.resolution","version":1,"incident":"i",)"
                                          R"("pid":4,"global_rank":0,"host":"h","resolved_mono_ns":"soon"})",
                              "'resolved_mono_ns'"},
+                        Case{"overflow", R"({"schema":"ncclwatch.resolution","version":1e400})",
+                             "unreadable resolution note"},
                         Case{"big", big, "too large"}}) {
     INFO(c.name);
     const std::string path = dir.File(std::string(c.name) + ".resolved");
