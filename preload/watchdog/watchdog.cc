@@ -455,7 +455,7 @@ void Watchdog::Start() {
   pthread_sigmask(SIG_SETMASK, &all, &previous);
   try {
     thread_ = std::thread([this] { Run(); });
-  } catch (...) {
+  } catch (...) {  // started from the first communicator's hook (C ABI): nothing may reach the job
     Log(LogLevel::kWarn, "cannot start the watchdog thread; hangs will not be detected in this process");
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
@@ -527,7 +527,7 @@ void Watchdog::Run() {
     lock.unlock();
     DisarmLastGasp();
     poller.FinalResolutionCheck();
-  } catch (...) {
+  } catch (...) {  // the thread's entry point: an escaping exception would terminate the job
     DisarmLastGasp();
     Log(LogLevel::kWarn, "watchdog stopped after an internal error; the job carries on unwatched");
   }
