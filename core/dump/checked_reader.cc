@@ -111,6 +111,7 @@ class CheckedReader {
     schema_name_.clear();
     version_seen_ = ValueSeen::kAbsent;
     version_value_ = Scalar{Scalar::Type::kNull};
+    root_current_header_ = 0;
     version_ = 0;
     error_.reset();
     syntax_error_byte_.reset();
