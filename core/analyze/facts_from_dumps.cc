@@ -13,7 +13,7 @@ namespace {
 
 // P2P completion and matching compare each op with the others of its communicator (stream
 // order): a hostile dump's million records must not make that quadratic. The watchdog writes
-// 64 P2P records per communicator (kRecordsPerCommInDump), so the newest 256 lose nothing real.
+// 64 P2P records per communicator (watch::kRecordsPerCommInView), so the newest 256 lose nothing real.
 constexpr size_t kMaxP2PRecordsPerComm = 256;
 
 // The dump's collectives in ascending #N, the first record of each number only (a hostile
@@ -56,6 +56,7 @@ detect::ProcessFacts ToProcessFacts(const dump::RankDump& d) {
   out.alive = d.process.alive;
   out.host = d.process.host;
   out.global_rank = d.process.global_rank;
+  out.attempt = d.process.attempt;
   out.exit = d.process.exit;
   for (const detect::SyncFacts& sync : d.host_syncs) {
     if (sync.blocked_since_ns == 0) continue;

@@ -18,12 +18,15 @@ namespace ncclwatch::detect {
 // declared first is reported. kNone is never reported; it exists for parsing and tables.
 // kUnknown is never classified: it is a kind read from a file (a dump, a trigger file) that
 // this version does not know (a newer writer, or a forged one), named "unknown".
+// A stale unique id is certain, like a mismatch, and is the cause of the init hangs it
+// brings (stale_id_rule.h), so it comes before every kind of wait.
 // A cycle of P2P waits can never resolve, so it comes before the stragglers; a pair of
 // posted ops that does not complete (p2p_hang) is judged after every other kind of wait, as
 // collective_hang is.
 enum class VerdictKind {
   kMismatch,
   kP2PMismatch,
+  kStaleUniqueId,
   kRankExited,
   kInitHang,
   kP2PDeadlock,
@@ -36,7 +39,7 @@ enum class VerdictKind {
   kUnknown,
 };
 
-// Stable lowercase names: "mismatch", "p2p_mismatch", "rank_exited", "init_hang",
+// Stable lowercase names: "mismatch", "p2p_mismatch", "stale_unique_id", "rank_exited", "init_hang",
 // "p2p_deadlock", "straggler", "p2p_straggler", "collective_hang", "p2p_hang", "sync_stuck",
 // "none", "unknown". Part of the output format; never rename.
 std::string ToString(VerdictKind kind);
@@ -52,6 +55,10 @@ bool IsPointToPointKind(VerdictKind kind);
 
 // "stream", "event", "device".
 std::string ToString(SyncTarget target);
+// "runtime", "driver".
+std::string ToString(SyncApi api);
+// The call a thread blocked in `sync` made: "cudaStreamSynchronize", "cuCtxSynchronize", ...
+std::string SyncCallName(const SyncFacts& sync);
 
 // What one collective call looked like on one rank; ranks must agree on it at each #N.
 struct Fingerprint {
@@ -123,6 +130,9 @@ struct Verdict {
   // P2P kinds: each rank of the pair or cycle, in order (waiter first, then what it waits on).
   std::vector<P2PEvidence> p2p;
   std::vector<std::string> notes;   // further facts worth printing
+  // Other communicators this verdict accounts for, which get no verdict of their own
+  // (stale_unique_id: those the other ranks initialise instead of comm_hash). Live only.
+  std::vector<uint64_t> explained_comms;
 };
 
 // Every culprit of `verdict`, sorted: culprit_ranks and culprits_without_facts expanded.

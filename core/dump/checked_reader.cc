@@ -27,6 +27,29 @@ int ObjectSpec::Find(std::string_view key) const {
   return -1;
 }
 
+const std::string* KeptValues::Text(std::string_view key) const {
+  for (const Value& v : values_) {
+    if (key == v.key) return &v.text;
+  }
+  return nullptr;
+}
+
+std::optional<bool> KeptValues::Flag(std::string_view key) const {
+  for (const Value& v : values_) {
+    if (key == v.key) return v.flag;
+  }
+  return std::nullopt;
+}
+
+void KeptValues::Keep(const char* key, const std::string* text, bool flag) {
+  Forget(key);
+  values_.push_back(Value{key, text ? *text : std::string(), flag});
+}
+
+void KeptValues::Forget(const char* key) {
+  std::erase_if(values_, [key](const Value& v) { return std::string_view(key) == v.key; });
+}
+
 namespace checked_internal {
 namespace {
 
@@ -173,6 +196,7 @@ class CheckedReader {
     // The first problem of each field (kObject, by position), or of the array's two passes
     // (0: an element of the wrong type, 1: a problem inside an element), until the frame ends.
     std::vector<std::pair<int, std::string>> errors;
+    KeptValues kept;                                          // kObject: the values of `keep` fields
     std::string map_key;                                      // kStringMap: the key of the next value
     std::map<std::string, std::optional<std::string>> map;   // kStringMap: nullopt = not a string
   };
@@ -191,6 +215,7 @@ class CheckedReader {
     f.current = -1;
     f.count = 0;
     f.errors.clear();
+    f.kept.Clear();
     f.map.clear();
     return f;
   }
@@ -296,6 +321,7 @@ bool CheckedReader::key(std::string& key) {
     std::erase_if(f.errors, [ordinal](const auto& e) { return e.first == ordinal; });
     const FieldSpec& field = f.spec->fields()[ordinal];
     if (field.reset) field.reset(f.target);
+    if (field.keep) f.kept.Forget(field.key);
   }
   f.seen |= bit;
   return true;
@@ -347,12 +373,14 @@ void CheckedReader::ScalarField(const FieldSpec& field, const Scalar& value) {
   switch (field.kind) {
     case FieldKind::kString:
       if (value.type != Scalar::Type::kString) return FieldProblem(MustBe(field.kind));
+      if (field.keep) return Top().kept.Keep(field.key, value.text, false);
       return field.set_string(target, *value.text);
     case FieldKind::kLenientString:
       if (value.type == Scalar::Type::kString) field.set_string(target, *value.text);
       return;
     case FieldKind::kBool:
       if (value.type != Scalar::Type::kBool) return FieldProblem(MustBe(field.kind));
+      if (field.keep) return Top().kept.Keep(field.key, nullptr, value.boolean);
       return field.set_bool(target, value.boolean);
     case FieldKind::kU64:
       if (value.type != Scalar::Type::kUnsigned) return FieldProblem(MustBe(field.kind));
@@ -502,8 +530,9 @@ void CheckedReader::EndObject(Frame& f) {
     const FieldSpec& field = fields[i];
     const int ordinal = static_cast<int>(i);
     if (field.kind == FieldKind::kCheck) {
-      if (const std::optional<CheckFailure> failed = field.check(f.target)) {
-        AddError(f, ordinal, FieldError(FieldPath(depth_ - 1, failed->field), failed->what));
+      if (const std::optional<CheckFailure> failed = field.check(f.target, f.kept)) {
+        const std::string path = failed->field ? FieldPath(depth_ - 1, failed->field) : PathOf(depth_ - 1);
+        AddError(f, ordinal, FieldError(path, failed->what));
       }
     } else if (field.required && !(f.seen & (uint64_t{1} << i))) {
       AddError(f, ordinal, FieldError(FieldPath(depth_ - 1, field.key), "is missing"));

@@ -51,13 +51,36 @@ enum class FieldKind : uint8_t {
   kCheck,          // no key: a check of the object's values once it ends (CheckFn)
 };
 
-// A check of an object's values made where its field list has it (kCheck): nullopt when it
-// holds, else the problem: the field it names and what is wrong ("is out of range").
+// The values of an object's fields made with `keep` (KeptStringField, KeptBoolField): read
+// and type-checked like the others, then left to the object's checks to store (several fields
+// make one value, or a value is checked further).
+class KeptValues {
+ public:
+  const std::string* Text(std::string_view key) const;
+  std::optional<bool> Flag(std::string_view key) const;
+
+  // The reader's side.
+  void Keep(const char* key, const std::string* text, bool flag);
+  void Forget(const char* key);
+  void Clear() { values_.clear(); }
+
+ private:
+  struct Value {
+    const char* key;
+    std::string text;
+    bool flag = false;
+  };
+  std::vector<Value> values_;
+};
+
+// A check of an object once it ended, made where its field list has it (kCheck): nullopt when
+// it holds, else the problem: the field it names (nullptr: the object itself) and what is
+// wrong ("is out of range"). It may also store what the kept values make.
 struct CheckFailure {
   const char* field;
   const char* what;
 };
-using CheckFn = std::optional<CheckFailure> (*)(const void* target);
+using CheckFn = std::optional<CheckFailure> (*)(void* target, const KeptValues& kept);
 
 // One field of an object. `target` is the struct the object fills (ObjectSpec::Target).
 struct FieldSpec {
@@ -81,6 +104,7 @@ struct FieldSpec {
   // kStringMap: stores the whole map once every value was found a string.
   void (*set_map)(void* target, std::map<std::string, std::string>&& value) = nullptr;
   CheckFn check = nullptr;  // kCheck
+  bool keep = false;        // the value goes to KeptValues, for a check, not to a setter
 };
 
 class ObjectSpec {
@@ -291,6 +315,19 @@ inline FieldSpec InlineObjectField(const char* key, const ObjectSpec* spec, void
   f.object = spec;
   f.enter = [](void* t) { return t; };
   f.reset = reset;
+  return f;
+}
+
+// A string or a bool kept for the object's checks (KeptValues) rather than stored.
+inline FieldSpec KeptStringField(const char* key, bool required = false) {
+  FieldSpec f{key, FieldKind::kString, required};
+  f.keep = true;
+  return f;
+}
+
+inline FieldSpec KeptBoolField(const char* key) {
+  FieldSpec f{key, FieldKind::kBool};
+  f.keep = true;
   return f;
 }
 

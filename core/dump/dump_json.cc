@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/detect/comm_lifecycle.h"
 #include "core/detect/p2p_op.h"
 #include "core/dump/checked_reader.h"
 #include "core/dump/records_in_order.h"
@@ -63,8 +64,10 @@ json ToJson(const detect::CommFacts& c) {
               {"last_completed_seq", c.last_completed_seq},
               {"async_error", c.async_error},
               {"async_error_name", format::NcclResultName(c.async_error)},
-              {"left", c.left},
+              {"lifecycle", std::string(detect::ToString(c.lifecycle))},
+              {"left", c.left()},  // what readers before "lifecycle" judge by
               {"untracked_ops", c.untracked_ops},
+              {"derived", c.derived},
               {"records", std::move(records)}};
 }
 
@@ -145,6 +148,43 @@ const ObjectSpec& ExitSpec() {
   return spec;
 }
 
+// Each of restart and requeue is -1 (the launcher said nothing) or a count.
+std::optional<CheckFailure> AttemptInRange(void* target, const KeptValues&) {
+  const auto* a = static_cast<const detect::Attempt*>(target);
+  if (a->restart < -1 || a->requeue < -1) return CheckFailure{nullptr, "is out of range"};
+  return std::nullopt;
+}
+
+const ObjectSpec& AttemptSpec() {
+  static const ObjectSpec spec({
+      IntField<&detect::Attempt::restart>("restart"),
+      IntField<&detect::Attempt::requeue>("requeue"),
+      CheckField(&AttemptInRange),
+  });
+  return spec;
+}
+
+// A process state of /proc/<pid>/stat: one letter.
+std::optional<CheckFailure> OsStateLetter(void* target, const KeptValues& kept) {
+  const std::string* state = kept.Text("state");
+  if (state == nullptr) return std::nullopt;  // missing: said where the field is
+  if (state->size() != 1 || (*state)[0] < 'A' || (*state)[0] > 'z') {
+    return CheckFailure{"state", "is not a process state letter"};
+  }
+  static_cast<detect::OsFacts*>(target)->state = (*state)[0];
+  return std::nullopt;
+}
+
+const ObjectSpec& OsSpec() {
+  static const ObjectSpec spec({
+      KeptStringField("state", kRequired),
+      CheckField(&OsStateLetter),
+      StringField<&detect::OsFacts::wchan>("wchan"),
+      StringArrayField<&detect::OsFacts::kernel_stack>("kernel_stack"),
+  });
+  return spec;
+}
+
 const ObjectSpec& ProcessSpec() {
   static const ObjectSpec spec({
       IntField<&ProcessInfo::global_rank>("global_rank", kRequired),
@@ -156,7 +196,9 @@ const ObjectSpec& ProcessSpec() {
       StringField<&ProcessInfo::exe>("exe"),
       StringArrayField<&ProcessInfo::cmdline>("cmdline"),
       BoolField<&ProcessInfo::alive>("alive"),  // version 2; a version 1 dump was written by its live process
+      ObjectField<&ProcessInfo::attempt>("attempt", &AttemptSpec()),  // absent before shm layout 7, and when the launcher gave none
       ObjectField<&ProcessInfo::exit>("exit", &ExitSpec()),
+      ObjectField<&ProcessInfo::os>("os", &OsSpec()),
   });
   return spec;
 }
@@ -212,10 +254,25 @@ const ObjectSpec& RecordSpec() {
 
 // nranks within [1, kMaxRanks], then rank within [0, nranks): checked where README.md lists
 // them, after both were read.
-std::optional<CheckFailure> CommRanksInRange(const void* target) {
+std::optional<CheckFailure> CommRanksInRange(void* target, const KeptValues&) {
   const auto* c = static_cast<const detect::CommFacts*>(target);
   if (c->nranks <= 0 || c->nranks > kMaxRanks) return CheckFailure{"nranks", "is out of range"};
   if (c->rank < 0 || c->rank >= c->nranks) return CheckFailure{"rank", "must be within [0, nranks)"};
+  return std::nullopt;
+}
+
+// "lifecycle" names the state; a dump without it (or of a state this version does not know)
+// says only whether the rank left.
+std::optional<CheckFailure> CommLifecycleOf(void* target, const KeptValues& kept) {
+  auto* c = static_cast<detect::CommFacts*>(target);
+  const std::string* name = kept.Text("lifecycle");
+  if (const std::optional<detect::CommLifecycle> known = detect::ParseCommLifecycle(name ? *name : std::string())) {
+    c->lifecycle = *known;
+  } else {
+    c->lifecycle = kept.Flag("left").value_or(false) ? detect::CommLifecycle::kDestroyed
+                   : c->init_done_ns == 0            ? detect::CommLifecycle::kInitializing
+                                                     : detect::CommLifecycle::kReady;
+  }
   return std::nullopt;
 }
 
@@ -246,8 +303,11 @@ const ObjectSpec& CommSpec() {
         U64Field<&detect::CommFacts::last_enqueued_seq>("last_enqueued_seq"),
         U64Field<&detect::CommFacts::last_completed_seq>("last_completed_seq"),
         IntField<&detect::CommFacts::async_error>("async_error"),
-        BoolField<&detect::CommFacts::left>("left"),                   // version 2
+        KeptStringField("lifecycle"),
+        KeptBoolField("left"),  // version 2
+        CheckField(&CommLifecycleOf),
         U64Field<&detect::CommFacts::untracked_ops>("untracked_ops"),  // version 2
+        BoolField<&detect::CommFacts::derived>("derived"),  // absent before shm layout 7: a root communicator
         records,
     };
   }());
@@ -259,10 +319,14 @@ const ObjectSpec& SyncSpec() {
     const auto set_target = [](void* t, const std::string& name) {
       static_cast<detect::SyncFacts*>(t)->target = SyncTargetNamed(name);
     };
+    const auto set_api = [](void* t, const std::string& name) {
+      static_cast<detect::SyncFacts*>(t)->api = name == "driver" ? detect::SyncApi::kDriver : detect::SyncApi::kRuntime;
+    };
     return std::vector<FieldSpec>{
         IntField<&detect::SyncFacts::tid>("tid"),
         U64Field<&detect::SyncFacts::blocked_since_ns>("since_ns", kRequired),
         StringFieldTo("target", set_target),
+        StringFieldTo("api", set_api),
         HexField<&detect::SyncFacts::handle>("handle"),
     };
   }());
@@ -359,6 +423,7 @@ nlohmann::json ToJson(const RankDump& d) {
     syncs.push_back(json{{"tid", s.tid},
                          {"since_ns", s.blocked_since_ns},
                          {"target", detect::ToString(s.target)},
+                         {"api", detect::ToString(s.api)},
                          {"handle", FormatHex(s.handle)}});
   }
   json threads = json::array();
@@ -371,9 +436,13 @@ nlohmann::json ToJson(const RankDump& d) {
   json process = {{"global_rank", p.global_rank}, {"local_rank", p.local_rank}, {"world_size", p.world_size},
                   {"host", p.host},               {"pid", p.pid},               {"device", p.device},
                   {"exe", p.exe},                 {"cmdline", p.cmdline},       {"alive", p.alive}};
+  if (p.attempt.known()) process["attempt"] = {{"restart", p.attempt.restart}, {"requeue", p.attempt.requeue}};
   if (!p.alive) {
     process["exit"] = {{"recorded", p.exit.recorded}, {"status", p.exit.status}, {"signal", p.exit.signal},
                        {"exit_ns", p.exit.exit_ns}};
+  }
+  if (p.os.state != 0) {
+    process["os"] = {{"state", std::string(1, p.os.state)}, {"wchan", p.os.wchan}, {"kernel_stack", p.os.kernel_stack}};
   }
   // nlohmann::ordered_json is not used: key order does not matter to readers, and the
   // default json sorts keys, which keeps files diffable.

@@ -1,5 +1,7 @@
 #include "core/dump/dump_text.h"
 
+#include "core/detect/comm_lifecycle.h"
+
 #include <sstream>
 
 #include "core/format/comm_label.h"
@@ -92,19 +94,28 @@ void RenderRecord(const RankDump& d, const detect::RecordFacts& r, std::ostrings
   out << '\n';
 }
 
+// ", LEFT (aborted by this rank)", ", SUSPENDED (idle by request)", ", INIT FAILED"; "" for a
+// communicator that initialises or is ready.
+std::string LifecycleText(const detect::CommFacts& c) {
+  if (c.left()) return ", LEFT (" + std::string(detect::ToString(c.lifecycle)) + " by this rank)";
+  if (c.lifecycle == detect::CommLifecycle::kSuspended) return ", SUSPENDED (idle by request)";
+  if (c.lifecycle == detect::CommLifecycle::kInitFailed) return ", INIT FAILED";
+  return "";
+}
+
 void RenderComms(const RankDump& d, std::ostringstream& out) {
   for (const auto& c : d.comms) {
     out << "comm " << format::CommLabel(c.comm_hash, c.name) << " rank " << c.rank << '/' << c.nranks << " device " << c.device
         << ": init " << (c.init_done_ns ? "done" : c.init_started_ns ? "STARTED, NOT DONE" : "not started")
         << ", enqueued #" << c.last_enqueued_seq << ", completed #" << c.last_completed_seq << ", async error "
         << format::NcclResultName(c.async_error)
-        << (c.left ? ", LEFT (destroyed/finalized/aborted/revoked by this rank)" : "")
+        << LifecycleText(c)
         << (c.untracked_ops ? ", untracked ops " + std::to_string(c.untracked_ops) : "") << '\n';
     for (const detect::RecordFacts* r : RecordsInIssueOrder(c)) RenderRecord(d, *r, out);
   }
   for (const auto& s : d.host_syncs) {
     const std::string blocked = Age(d, s.blocked_since_ns);
-    out << "thread " << s.tid << " blocked in " << Esc(format::SyncCallName(detect::ToString(s.target))) << " ("
+    out << "thread " << s.tid << " blocked in " << Esc(detect::SyncCallName(s)) << " ("
         << format::SyncObjectText(detect::ToString(s.target), s.handle) << ")"
         << (blocked.empty() ? "" : " for " + blocked) << '\n';
   }

@@ -10,7 +10,7 @@
 // invalid UTF-8, nesting deeper than kMaxPullDepth, any syntax error. StreamJson then
 // parses the whole text again with nlohmann::json::sax_parse, whose acceptance and error
 // position ("at byte N") are the reference: on every text PullParser accepts, nlohmann
-// accepts it with the same events (tests/dump/json_stream_test.cc compares the two).
+// accepts it with the same events (tests/core/dump/json_stream_test.cc compares the two).
 //
 // Handler: the methods of nlohmann::json_sax<nlohmann::json>, plus Reset(), which must
 // forget every event (StreamJson calls it before the second parser). Strings and keys are

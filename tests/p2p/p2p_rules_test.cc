@@ -20,7 +20,7 @@
 #include "core/shm/record_flags.h"
 #include "core/watch/dump_builder.h"
 #include "core/watch/facts_from_snapshot.h"
-#include "tests/analyze/analyze_dumps.h"
+#include "tests/core/analyze/analyze_dumps.h"
 
 namespace ncclwatch {
 namespace {
@@ -98,7 +98,7 @@ analyze::Analysis Offline(const shm::JobSnapshot& job) {
     d.process.pid = p.pid;
     d.process.host = p.host;
     d.process.alive = p.alive;
-    watch::AddPublishedState(p, watch::kRecordsPerCommInDump, &d);
+    watch::AddPublishedState(watch::ProcessFactsFromSnapshot(p), &d);
     dumps.push_back(dump::ParseDump(dump::ToJson(d).dump()).value());  // what a reader gets back from the file
   }
   return testing::AnalyzeDumps(dumps);
