@@ -83,7 +83,7 @@ Verdict StartVerdict(VerdictKind kind, const CommGroup& group, uint64_t seq) {
                               (member.comm->untracked_ops == 1 ? " could not be tracked; its completion is unknown"
                                                                : " could not be tracked; their completion is unknown"));
     }
-    verdict.ranks.push_back(std::move(evidence));
+    verdict.rank_evidence.push_back(std::move(evidence));
   }
   if (std::optional<std::string> note = NotVisibleNote(group)) {
     verdict.notes.push_back(*note);

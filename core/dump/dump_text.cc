@@ -71,7 +71,7 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
   out << '\n';
   const auto& v = d.verdict;
   out << "verdict " << detect::ToString(v.kind) << " comm " << format::CommLabel(v.comm_hash, NameOf(d, v.comm_hash)) << " #" << v.seq << ' ' << Esc(v.op)
-      << format::FrameworkSeqNote(v.framework_seq, v.kind && detect::IsPointToPointKind(*v.kind)) << " culprits " << FormatRangeList(v.culprit_ranks) << " others " << FormatRangeList(v.other_ranks)
+      << format::FrameworkSeqNote(v.framework_seq, detect::IsPointToPointKind(v.kind)) << " culprits " << FormatRangeList(v.culprit_ranks) << " others " << FormatRangeList(v.other_ranks)
       << (v.partial ? " (partial view)" : "") << "\n  " << Esc(v.summary) << "\n\n";
   const auto& e = d.environment;
   out << "versions: nvidia driver " << (e.nvidia_driver.empty() ? "none" : Esc(e.nvidia_driver)) << ", cuda driver "

@@ -17,7 +17,7 @@ std::string CulpritList(const detect::Verdict& v) {
   for (size_t i = 0; i < v.culprit_ranks.size(); ++i) {
     const int comm_rank = v.culprit_ranks[i];
     int global = v.kind == detect::VerdictKind::kSyncStuck ? comm_rank : -1;
-    for (const detect::RankEvidence& e : v.ranks) {
+    for (const detect::RankEvidence& e : v.rank_evidence) {
       if (e.comm_rank == comm_rank && e.global_rank >= 0) global = e.global_rank;
     }
     out += i ? "," : "";

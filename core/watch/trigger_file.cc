@@ -156,7 +156,7 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
     const std::string value = line.substr(eq + 1);
     if (key == "incident") t.incident_id = value;
     else if (key == "job") t.job_id = value;
-    else if (key == "kind") t.verdict.kind = detect::ParseVerdictKind(value);
+    else if (key == "kind") t.verdict.kind = detect::ParseVerdictKind(value).value_or(detect::VerdictKind::kUnknown);
     else if (key == "comm") t.verdict.comm_hash = format::ParseHex(value).value_or(0);
     else if (key == "seq") t.verdict.seq = std::strtoull(value.c_str(), nullptr, 10);
     else if (key == "op") t.verdict.op = value;
@@ -176,9 +176,7 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
 
 Status WriteTriggerFile(const std::string& dir, const Trigger& trigger) noexcept {
   try {
-    const dump::WriteResult result =
-        dump::WriteFileAtomically(dir + "/" + trigger.incident_id + kTriggerSuffix, FormatTrigger(trigger));
-    return result.ok() ? OkStatus() : Status::Error(result.message, result.error);
+    return dump::WriteFileAtomically(dir + "/" + trigger.incident_id + kTriggerSuffix, FormatTrigger(trigger));
   } catch (...) {
     return Status::Error("out of memory writing the trigger file", ENOMEM);
   }

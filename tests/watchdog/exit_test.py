@@ -165,7 +165,7 @@ def init_all_4():
             a = json.loads(report.stdout).get("verdict", {})
         except ValueError:
             a = {}
-        assert a.get("kind") == "straggler" and a.get("ranks") == [3] and a.get("seq") == 2, \
+        assert a.get("kind") == "straggler" and a.get("culprit_ranks") == [3] and a.get("seq") == 2, \
             f"analyze names the straggler rank 3 at #2: {a}"
     finally:
         proc.stdin.close()  # releases the straggler

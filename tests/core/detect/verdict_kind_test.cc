@@ -19,6 +19,7 @@ TEST_CASE("every verdict kind has a stable lowercase name that parses back", "[k
       {VerdictKind::kP2PHang, "p2p_hang"},
       {VerdictKind::kStaleUniqueId, "stale_unique_id"},
       {VerdictKind::kNone, "none"},
+      {VerdictKind::kUnknown, "unknown"},
   };
   for (const auto& [kind, name] : expected) {
     CHECK(ToString(kind) == name);

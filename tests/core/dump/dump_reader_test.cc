@@ -17,10 +17,9 @@ std::string ValidDumpText() { return dump::ToJson(testing::MakeRankDump(0, 2)).d
 // The reader's error for a file with `contents`; fails the test if the file is accepted.
 std::string ErrorFor(const testing::TempDir& dir, const std::string& contents) {
   dir.Write("bad.json", contents);
-  dump::RankDump out;
-  std::string error;
-  bool ok = dump::ReadDumpFile(dir.File("bad.json"), &out, &error);
-  CHECK_FALSE(ok);
+  const Result<dump::RankDump> read = dump::ReadDumpFile(dir.File("bad.json"));
+  REQUIRE_FALSE(read.ok());
+  const std::string& error = read.error().message();
   CHECK(error.find('\n') == std::string::npos);
   CHECK(error.rfind(dir.File("bad.json"), 0) == 0);
   return error;
@@ -69,6 +68,13 @@ TEST_CASE("bad dump files give a one-line error naming the problem", "[dump][rea
   CHECK(Contains(ErrorFor(dir, bad_hash.dump()), "comms[0].comm' must be a hex string"));
 
   CHECK(Contains(ErrorFor(dir, std::string(100000, '[')), "not valid JSON"));
+
+  // A number no double holds is not a syntax error: nlohmann says so itself.
+  nlohmann::json overflow = nlohmann::json::parse(valid);
+  std::string overflow_text = overflow.dump();
+  overflow_text.replace(overflow_text.find("\"world_size\":2"), 14, "\"world_size\":1e400");
+  CHECK(Contains(ErrorFor(dir, overflow_text),
+                 ": unreadable dump: [json.exception.out_of_range.406] number overflow parsing '1e400'"));
 }
 
 TEST_CASE("reading a directory finds dumps recursively and sorts out the bad ones", "[dump][reader]") {
@@ -81,16 +87,15 @@ TEST_CASE("reading a directory finds dumps recursively and sorts out the bad one
   dir.Write("notes.txt", "not json, not read");
   dir.Write("broken.json", "{\"schema\": \"ncclwatch.dump\", ");
 
-  dump::DumpSet set = dump::ReadDumpDir(dir.path());
-  CHECK(set.error.empty());
+  dump::DumpSet set = dump::ReadDumpDir(dir.path()).value();
   CHECK(set.dumps.size() == 2);
   REQUIRE(set.rejected.size() == 1);
   CHECK(set.rejected[0].path == dir.File("broken.json"));
 }
 
 TEST_CASE("a missing directory or a file given as directory is a directory-level error", "[dump][reader]") {
-  CHECK(dump::ReadDumpDir("/nonexistent/dumps").error == "/nonexistent/dumps: no such directory");
+  CHECK(dump::ReadDumpDir("/nonexistent/dumps").error().why == "/nonexistent/dumps: no such directory");
   testing::TempDir dir;
   dir.Write("f.json", "{}");
-  CHECK(dump::ReadDumpDir(dir.File("f.json")).error == dir.File("f.json") + ": not a directory");
+  CHECK(dump::ReadDumpDir(dir.File("f.json")).error().why == dir.File("f.json") + ": not a directory");
 }
