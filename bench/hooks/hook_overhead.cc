@@ -12,7 +12,9 @@
 // figure by tens of ns from run to run. So it is timed apart, and both are reported.
 //
 // families: collective (ncclAllReduce), group (ncclGroupStart + ncclAllReduce + ncclGroupEnd,
-// per group), p2p (ncclSend), sync (cudaStreamSynchronize), and the floor: plt_empty (an
+// per group), p2p (ncclSend), sync (cudaStreamSynchronize), driver_sync (cuStreamSynchronize
+// as a static CUDA runtime calls it: through the pointer cuGetProcAddress_v2 gave, itself found
+// with dlsym in libcuda.so.1; only when libcuda.so.1 is found), and the floor: plt_empty (an
 // empty call into a shared object), clock_read (one clock_gettime(CLOCK_MONOTONIC)),
 // stamp_read (one clock::StampNowNs, the hooks' clock, calibrated here as the preload's tracker
 // does: refreshed in every pause) and cuda_record (one cuEventRecord on the sim driver, the call
@@ -27,7 +29,9 @@
 // Families run in turn, batch by batch, so slow phases of a shared machine hit them alike.
 // scripts/bench runs it alternately with and without the preload and pairs the batches.
 //
-// usage: bench_hook_overhead [BATCHES]   (default 40)
+// usage: bench_hook_overhead [BATCHES [FAMILIES]]   (default 40, every family)
+// FAMILIES (comma-separated) keeps only those: on a real GPU, one rank's unmatched ncclSend (p2p)
+// would never complete and hang its stream (scripts/gpu-check leaves it out).
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -57,7 +61,7 @@ CallCounter FindCallCounter() {
 // Fewer calls per batch than the preload's event pool holds (512), with an untimed pause
 // between batches in which its tracker drains completed events: the steady state of a
 // training step rather than an endless burst. The three families that record an event put
-// 384 in the pool per round of 8 batches (80 ms), in which the tracker polls (every 50 ms, or
+// 384 in the pool per round of 9 batches (90 ms), in which the tracker polls (every 50 ms, or
 // 10 ms once a quarter of the pool is pending) once or more: the pool never fills, so every op
 // is tracked as in a job. (With 256 calls and 3 ms, the pool was full by the P2P batch, whose
 // ops went untracked.)
@@ -95,6 +99,7 @@ struct Sim {
   std::vector<cudaEvent_t> events;
   mutable size_t next_event = 0;
   CUresult (*event_record)(CUevent, CUstream) = nullptr;  // the sim driver's, when found
+  CUresult (*driver_sync)(CUstream) = nullptr;            // cuStreamSynchronize from cuGetProcAddress_v2
 };
 
 // The driver the preload would use: the sim's libcuda.so.1 when LD_LIBRARY_PATH has it.
@@ -103,6 +108,13 @@ void FindDriver(Sim* sim) {
   if (driver == nullptr) driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (driver == nullptr) return;
   sim->event_record = reinterpret_cast<CUresult (*)(CUevent, CUstream)>(dlsym(driver, "cuEventRecord"));
+  using GetProcAddress = CUresult(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+  auto* get_proc_address = reinterpret_cast<GetProcAddress*>(dlsym(driver, "cuGetProcAddress_v2"));
+  void* fn = nullptr;
+  if (get_proc_address != nullptr &&
+      get_proc_address("cuStreamSynchronize", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, nullptr) == CUDA_SUCCESS) {
+    sim->driver_sync = reinterpret_cast<CUresult (*)(CUstream)>(fn);
+  }
 }
 
 bool CreateEvents(Sim* sim) {
@@ -147,6 +159,9 @@ std::vector<Family> Families(const Sim& sim) {
          asm volatile("" : : "r"(stamp) : "memory");
        }},
   };
+  if (sim.driver_sync != nullptr) {
+    families.push_back({"driver_sync", [&] { sim.driver_sync(reinterpret_cast<CUstream>(sim.stream)); }, true});
+  }
   if (sim.event_record != nullptr) {
     families.push_back({"cuda_record", [&] {
                           const cudaEvent_t e = sim.events[sim.next_event++ % sim.events.size()];
@@ -170,7 +185,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_hook_overhead: setup failed\n");
     return 1;
   }
-  const std::vector<Family> families = Families(sim);
+  std::vector<Family> families = Families(sim);
+  if (argc > 2) {
+    const std::string wanted = std::string(",") + argv[2] + ",";
+    std::erase_if(families, [&](const Family& f) { return wanted.find("," + f.name + ",") == std::string::npos; });
+  }
   ncclwatch::clock::StartStampClock();
   const CallCounter count_calls = FindCallCounter();
   // Warm up: resolve symbols, fault pages, and let the stamp clock's first line come (10 ms).

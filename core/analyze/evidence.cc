@@ -54,7 +54,7 @@ std::string Signature(const ThreadViews& views) {
 
 }  // namespace
 
-std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict& verdict) {
+std::vector<RankRow> BuildRankRows(const CommTable& table, uint64_t seq) {
   std::vector<RankRow> rows;
   rows.reserve(table.nranks);
   for (int r = 0; r < table.nranks; ++r) {
@@ -76,7 +76,7 @@ std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict
     row.last_joined = c.last_enqueued_seq;
     row.last_completed = c.last_completed_seq;
     row.async_error = c.async_error;
-    row.state = StateOf(c, verdict.seq);
+    row.state = StateOf(c, seq);
     // Its oldest incomplete collective, or the earliest kept one after it when that record
     // has been dropped (a lower bound on the wait). A hostile last_completed of 2^64-1 waits
     // in nothing (pending 0 would match every record).

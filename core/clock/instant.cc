@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <cstdio>
+#include <exception>
 
 #include "core/clock/monotonic.h"
 
@@ -16,7 +17,7 @@ Instant NowInstant() noexcept {
   now.unix_ns = TimespecNs(wall);
   try {
     now.iso = FormatIso8601Utc(now.unix_ns);
-  } catch (...) {
+  } catch (const std::exception&) {  // out of memory: the instant without its text
   }
   return now;
 }

@@ -17,7 +17,7 @@
 // one stands at that instant, sloped to absorb the old line's offset by the next refresh.
 // Stamps therefore never step: within a thread they only increase, and each is within the
 // rate's error times one refresh interval of CLOCK_MONOTONIC (tens of ns; 10 us while NTP
-// slews CLOCK_MONOTONIC by 200 ppm, with 50 ms refreshes; tests/clock checks both).
+// slews CLOCK_MONOTONIC by 200 ppm, with 50 ms refreshes; tests/core/clock checks both).
 //
 // Why that is safe across cores, sleeps and migrations: the TSC is used only when the CPU
 // says it ticks at a constant rate in every P-state (constant_tsc) and through deep C-states

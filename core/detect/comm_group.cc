@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "core/detect/pending.h"
+
 namespace ncclwatch::detect {
 namespace {
 
@@ -14,18 +16,7 @@ bool Supersedes(const CommMember& candidate, const CommMember& current) {
 
 }  // namespace
 
-bool CommMember::waits() const {
-  if (!alive() || !has_pending()) return false;
-  // Pending ops without a record (aged out of the ring) count as tracked: only a record can
-  // say an op is untracked.
-  uint64_t pending_records = 0;
-  for (const RecordFacts& r : comm->records) {
-    if (r.seq <= comm->last_completed_seq || r.seq > comm->last_enqueued_seq) continue;
-    if (!r.untracked) return true;
-    ++pending_records;
-  }
-  return pending_records < comm->last_enqueued_seq - comm->last_completed_seq;
-}
+bool CommMember::waits() const { return alive() && WaitsOnCollective(*comm); }
 
 std::vector<format::RankRange> CommGroup::NotVisibleRanges() const {
   std::vector<format::RankRange> ranges;
@@ -42,7 +33,7 @@ std::vector<CommGroup> GroupByComm(const JobFacts& facts) {
   std::map<uint64_t, std::map<int, CommMember>> by_hash;
   for (const ProcessFacts& process : facts.processes) {
     for (const CommFacts& comm : process.comms) {
-      if (comm.rank < 0 || comm.rank >= comm.nranks) continue;
+      if (!comm.judged() || comm.rank < 0 || comm.rank >= comm.nranks) continue;
       CommMember member{&process, &comm};
       auto& ranks = by_hash[comm.comm_hash];
       auto [it, inserted] = ranks.emplace(comm.rank, member);

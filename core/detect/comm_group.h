@@ -20,12 +20,10 @@ struct CommMember {
   int rank() const { return comm->rank; }
   // Still takes part: its process runs and it has not destroyed, finalized, aborted or
   // revoked the communicator. A peer waiting on a rank that is not alive waits for nothing.
-  bool alive() const { return process->alive && !comm->left; }
+  bool alive() const { return process->alive && !comm->left(); }
   // Issued collectives that are not known complete.
   bool has_pending() const { return comm->last_enqueued_seq > comm->last_completed_seq; }
-  // Alive and known to wait: some pending collective is tracked (or has no record left to say
-  // otherwise). Pending ops that are all untracked (completion unknown) are no evidence of a
-  // wait, so they raise no alarm; a tracked op pending behind them is.
+  // Alive and known to wait on a collective (pending.h: WaitsOnCollective).
   bool waits() const;
 };
 

@@ -26,6 +26,9 @@ namespace ncclwatch::detect {
 
 // What a host-side CUDA synchronisation call is waiting on.
 enum class SyncTarget { kStream, kEvent, kDevice };
+// Which API the blocked call belongs to: the runtime's (cudaStreamSynchronize ...) or the
+// driver's (cuStreamSynchronize ...), as a static CUDA runtime (CuPy, XLA) reaches it.
+enum class SyncApi { kRuntime, kDriver };
 
 // One thread's host-sync slot. A slot with blocked_since_ns == 0 is idle.
 struct SyncFacts {
@@ -38,6 +41,7 @@ struct SyncFacts {
   // is carried here (core/analyze/facts_from_dumps.cc) and a report reads "blocked ... for 5.3s"
   // as the rank saw it when it dumped. Live (Scope::kHost) the detector's `now` is used instead.
   uint64_t seen_ns = 0;
+  SyncApi api = SyncApi::kRuntime;  // the API of the call: which name the reports give it
 };
 
 // One op as issued by one rank: a collective, or a point-to-point op (p2p_op.h). Two ranks
@@ -70,9 +74,28 @@ struct RecordFacts {
   // complete by itself (a later op seen complete still implies it: stream order), and a rank
   // whose oldest pending op is unknown is not counted as waiting.
   bool untracked = false;
+  // Ended by its communicator's abort or revoke while pending (untracked is set too: after the
+  // abort nothing can tell whether it completed). AsAtAbort (pending.h) undoes the abort.
+  bool aborted = false;
   // Where the job issued it: "file:line in function" of the innermost user Python frame
   // (core/stacks/python_call_site.h); empty unless NCCLWATCH_CALL_SITES=1. No rule reads it.
   std::string call_site;
+};
+
+// Where a communicator stands on one rank. The rules judge communicators that initialise, are
+// ready or were left; a suspended one (ncclCommSuspend: idle by request) and one whose init
+// failed are evidence only.
+enum class CommLifecycle {
+  kInitializing,
+  kReady,
+  kSuspended,
+  kInitFailed,
+  kFinalized,
+  kDestroyed,
+  // Aborted or revoked while ops were pending: those ops ended without completing. An abort
+  // is not a recovery: the collective a rank was stuck in stays stuck.
+  kAborted,
+  kRevoked,
 };
 
 // One communicator as seen from one rank (one process may hold several ranks of one
@@ -90,9 +113,7 @@ struct CommFacts {
   uint64_t last_enqueued_seq = 0;   // highest #N this rank has issued
   uint64_t last_completed_seq = 0;  // highest #N known complete on this rank
   int async_error = 0;              // ncclResult_t from ncclCommGetAsyncError
-  // This rank destroyed, finalized, aborted or revoked the communicator: it takes no further
-  // part, exactly as if its process had exited (a peer still waiting waits for nothing).
-  bool left = false;
+  CommLifecycle lifecycle = CommLifecycle::kReady;
   // Ops whose completion could not be tracked (no event could be recorded): unknown, never
   // counted complete by the tracker itself. Shown in evidence so a reader can weigh them.
   uint64_t untracked_ops = 0;
@@ -101,7 +122,37 @@ struct CommFacts {
   // `records` because their seq counts per peer, outside the collective sequence; their
   // completion is judged op by op (P2PStateOf in completion.h).
   std::vector<RecordFacts> p2p_records;
+
+  // The rules judge it (see CommLifecycle).
+  bool judged() const { return lifecycle != CommLifecycle::kSuspended && lifecycle != CommLifecycle::kInitFailed; }
+  // This rank destroyed, finalized, aborted or revoked the communicator: it takes no further
+  // part, exactly as if its process had exited (a peer still waiting waits for nothing).
+  bool left() const { return lifecycle >= CommLifecycle::kFinalized; }
+  // Aborted or revoked: what was pending then was stuck, not done.
+  bool aborted() const { return lifecycle == CommLifecycle::kAborted || lifecycle == CommLifecycle::kRevoked; }
+  // Created by ncclCommSplit or ncclCommShrink: its hash derives from its parent's, so two
+  // shrinks of one parent legitimately share one (core/comm_id). false: from a unique id (a
+  // root communicator), whose hash is drawn anew for every id; no rank may init one twice.
+  bool derived = false;
 };
+
+// Which attempt of a job a process belongs to, as its launcher numbered it: a torchrun
+// restart (TORCHELASTIC_RESTART_COUNT) within a SLURM requeue (SLURM_RESTART_COUNT). -1:
+// the launcher said nothing. Attempts order by requeue, then restart.
+struct Attempt {
+  int restart = -1;
+  int requeue = -1;
+
+  bool known() const { return restart >= 0 || requeue >= 0; }
+  friend bool operator==(const Attempt&, const Attempt&) = default;
+};
+
+// Whether `earlier` is a strictly earlier attempt than `later` (both known).
+inline bool EarlierAttempt(const Attempt& earlier, const Attempt& later) {
+  if (!earlier.known() || !later.known()) return false;
+  if (earlier.requeue != later.requeue) return earlier.requeue < later.requeue;
+  return earlier.restart < later.restart;
+}
 
 // How a process that is gone left, as far as it could tell before leaving.
 struct ExitFacts {
@@ -111,12 +162,29 @@ struct ExitFacts {
   uint64_t exit_ns = 0;   // when (host clock), 0 unknown
 };
 
+// What the kernel said a live process was doing when its facts were taken on its host
+// (/proc/<pid>/stat, wchan, stack). Evidence only: a rank that cannot answer for itself
+// (stopped, stuck in a driver) is described by it, never judged by it.
+struct OsFacts {
+  char state = 0;  // 'R', 'S', 'D', 'T', 't', 'Z', ...; 0 unknown
+  std::string wchan;                      // the kernel function it sleeps in ('D', 'T')
+  std::vector<std::string> kernel_stack;  // innermost first, 'D' only, when readable (root)
+
+  // Stopped (SIGSTOP, a debugger) or in uninterruptible sleep: its own threads cannot answer
+  // a stack capture, so a peer describes it.
+  bool cannot_answer() const { return state == 'T' || state == 't' || state == 'D'; }
+};
+
 struct ProcessFacts {
   int32_t pid = 0;
   bool alive = true;
   std::string host;
   int global_rank = -1;  // e.g. from RANK; -1 when unknown
+  int local_rank = -1;   // evidence only: LOCAL_RANK and the like; -1 when unknown
+  int world_size = 0;    // evidence only: WORLD_SIZE and the like; 0 when unknown
+  Attempt attempt;       // of the job, as the launcher numbered it
   ExitFacts exit;        // meaningful when !alive
+  OsFacts os;            // meaningful when alive, on the host that built the facts
   std::vector<SyncFacts> syncs;
   std::vector<CommFacts> comms;
 };

@@ -10,6 +10,7 @@ namespace ncclwatch::detect {
 
 bool PendingOpExplains(const ProcessFacts& process, const SyncFacts& sync) {
   for (const CommFacts& comm : process.comms) {
+    if (!comm.judged()) continue;
     // A P2P op not known complete (pending, or its completion unknown), issued before the sync.
     for (const RecordFacts& op : comm.p2p_records) {
       if (P2PStateOf(op, comm) != P2PState::kComplete && op.enqueue_ns <= sync.blocked_since_ns) return true;
@@ -24,7 +25,7 @@ bool PendingOpExplains(const ProcessFacts& process, const SyncFacts& sync) {
 std::string DescribeBlockedSync(int rank, const ProcessFacts& process, const SyncFacts& sync, uint64_t now_ns,
                                 Scope scope) {
   const std::string target = ToString(sync.target);
-  std::string text = "rank " + std::to_string(rank) + " blocked in " + format::SyncCallName(target) + " (" +
+  std::string text = "rank " + std::to_string(rank) + " blocked in " + SyncCallName(sync) + " (" +
                      format::SyncObjectText(target, sync.handle) + ")";
   if (sync.blocked_since_ns == 0) return text;
   if (!process.alive) {
@@ -59,10 +60,11 @@ std::optional<Verdict> CheckSyncStuck(const ProcessFacts& process, const DetectC
   evidence.global_rank = process.global_rank;
   evidence.pid = process.pid;
   evidence.blocked_sync = sync;
-  verdict.ranks.push_back(evidence);
+  verdict.rank_evidence.push_back(evidence);
   verdict.summary = "sync_stuck: global " + DescribeBlockedSync(process.global_rank, process, *sync, now_ns, scope) +
                     " (pid " + std::to_string(process.pid) + "), no NCCL operation pending";
   for (const CommFacts& comm : process.comms) {
+    if (!comm.judged()) continue;
     verdict.notes.push_back("comm " + FormatHash(comm.comm_hash) + " rank " +
                             std::to_string(comm.rank) + ": last issued #" +
                             std::to_string(comm.last_enqueued_seq) + ", all complete" +

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iterator>
 
@@ -41,7 +42,7 @@ std::string FirstVersionToken(const std::string& text) {
 std::string ReadNvidiaDriverVersion(const std::string& path) noexcept {
   try {
     return FirstVersionToken(ReadFile(path));
-  } catch (...) {
+  } catch (const std::exception&) {  // out of memory: no version rather than none at all
     return "";
   }
 }
@@ -75,7 +76,7 @@ void FillProcessFacts(const std::map<std::string, std::string>& nccl_env, RankDu
     utsname u{};
     if (::uname(&u) == 0) e.kernel_release = u.release;
     e.nvidia_driver = ReadNvidiaDriverVersion();
-  } catch (...) {
+  } catch (const std::exception&) {
     // Out of memory while collecting: the dump goes out with what was gathered.
   }
 }

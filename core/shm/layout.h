@@ -1,4 +1,4 @@
-// Binary layout of one ncclwatch shared-memory segment (layout version 6).
+// Binary layout of one ncclwatch shared-memory segment (layout version 7).
 //
 // One segment per process that created at least one NCCL communicator, named
 //   /ncclwatch.<uid>.<job id>.<pid>.<process start ticks>       (see segment_name.h)
@@ -60,7 +60,7 @@ namespace ncclwatch::shm {
 
 inline constexpr uint64_t kMagic = 0x3168637461776e63ULL;  // "ncwatch1" little-endian
 // A reader accepts only its own version and names the version of a segment it refuses.
-inline constexpr uint32_t kLayoutVersion = 6;
+inline constexpr uint32_t kLayoutVersion = 7;
 inline constexpr uint32_t kHeaderBytes = 4096;
 // Communicators watched at once per process. A slot is ~66 KiB with the default ring (1024
 // records of 64 bytes), so 256 slots make a 17 MiB segment of address space, of which only
@@ -133,14 +133,27 @@ struct SegmentHeader {
   std::atomic<uint32_t> exit_how;    // ExitHow
   std::atomic<int32_t> exit_status;  // when kStatus
   std::atomic<int32_t> exit_signal;  // when kSignal
-  std::atomic<uint32_t> stall_threshold_ms;  // the job's NCCLWATCH_STALL_SEC, set at creation; 0: unknown (was reserved1)
+  uint32_t reserved1;
   std::atomic<uint64_t> exit_ns;     // CLOCK_MONOTONIC when it recorded the exit
   // Reservation (layout 4): comm slots [0, comms_reserved) are backed by /dev/shm; always
   // >= comms_claimed. Raised (release) only after posix_fallocate succeeded.
   std::atomic<uint32_t> comms_reserved;
+  // The launcher's attempt, plain fields set at creation: TORCHELASTIC_RESTART_COUNT and
+  // SLURM_RESTART_COUNT, -1 when not given. A torchrun restart keeps its agent, so the run
+  // key, while its processes start over: a process of an earlier attempt is history (the
+  // communicators it used up), never a peer.
+  int32_t restart_count;
+  int32_t requeue_count;
+  uint32_t reserved2;
+  // The job's NCCLWATCH_STALL_SEC, in ns like every time here; set at creation; 0: unknown.
+  std::atomic<uint64_t> stall_threshold_ns;
 };
 
 enum class SyncKind : uint32_t { kNone = 0, kStream = 1, kEvent = 2, kDevice = 3 };
+// Which API the blocked call belongs to: the runtime's cudaStreamSynchronize,
+// cudaEventSynchronize, cudaDeviceSynchronize, or the driver's cuStreamSynchronize,
+// cuEventSynchronize, cuCtxSynchronize (a static runtime's syncs: CuPy, XLA).
+enum class SyncApi : uint32_t { kRuntime = 0, kDriver = 1 };
 
 struct alignas(64) SyncSlot {
   std::atomic<uint32_t> version;
@@ -150,6 +163,9 @@ struct alignas(64) SyncSlot {
   std::atomic<uint64_t> target;  // cudaStream_t / cudaEvent_t, 0 for a device sync
   std::atomic<uint64_t> blocked_since_ns;  // 0 when the thread is not blocked
   std::atomic<uint64_t> syncs_completed;
+  // SyncApi, under `version` with `kind`. In the slot's padding: writers before it left 0,
+  // which reads as the runtime, the only API they hooked.
+  std::atomic<uint32_t> api;
 };
 
 enum class CommState : uint32_t {
@@ -163,12 +179,6 @@ enum class CommState : uint32_t {
   kRevoked = 7,
   kSuspended = 8,  // ncclCommSuspend (NCCL 2.29) until ncclCommResume: idle, not hung
 };
-// The rank left the communicator (destroyed, finalized, aborted, revoked): it takes no further
-// part, and a peer still waiting on it waits for nothing.
-inline constexpr bool RankLeftComm(CommState s) {
-  return s == CommState::kFinalized || s == CommState::kDestroyed || s == CommState::kAborted ||
-         s == CommState::kRevoked;
-}
 
 // CommSlotHeader::flags bits.
 inline constexpr uint32_t kCommNonblocking = 1u << 0;

@@ -3,18 +3,19 @@
 #include <algorithm>
 #include <set>
 
-#include "core/watch/facts_from_snapshot.h"
 
 namespace ncclwatch::watch {
 namespace {
 
 std::string StateLetter(char state) { return std::string(1, state == 0 ? '?' : state); }
 
-// The process's ranks from its segment; its communicators and host syncs are its facts.
-void AddFacts(const shm::ProcessView& self, detect::ProcessFacts facts, dump::RankDump* out) {
-  out->process.global_rank = self.global_rank;
-  out->process.local_rank = self.local_rank;
-  out->process.world_size = self.world_size > 0 ? self.world_size : 0;
+// The process's ranks and device; its communicators and host syncs are its facts.
+void AddFacts(detect::ProcessFacts facts, dump::RankDump* out) {
+  out->process.global_rank = facts.global_rank;
+  out->process.local_rank = facts.local_rank;
+  out->process.world_size = facts.world_size;
+  out->process.os = facts.os;
+  out->process.attempt = facts.attempt;
   for (const detect::CommFacts& c : facts.comms) {
     if (out->process.device < 0) out->process.device = c.device;
   }
@@ -24,31 +25,14 @@ void AddFacts(const shm::ProcessView& self, detect::ProcessFacts facts, dump::Ra
 
 }  // namespace
 
-dump::LocalVerdict ToLocalVerdict(const detect::Verdict& v) {
-  dump::LocalVerdict out;
-  out.kind = v.kind;
-  out.comm_hash = v.comm_hash;
-  out.seq = v.seq;
-  out.framework_seq = v.framework_seq;
-  out.op = v.op;
-  out.culprit_ranks = v.culprit_ranks;
-  out.other_ranks = v.other_ranks;
-  out.since_mono_ns = v.since_ns;
-  out.summary = v.summary;
-  out.partial = v.partial;
-  return out;
-}
-
-dump::LocalVerdict ToLocalVerdict(const Trigger& t) {
-  dump::LocalVerdict out = t.verdict;
-  if (!out.kind) out.kind = detect::VerdictKind::kNone;
+detect::Verdict VerdictOfTrigger(const Trigger& t) {
+  detect::Verdict out = t.verdict;
+  if (out.kind == detect::VerdictKind::kUnknown) out.kind = detect::VerdictKind::kNone;
   out.summary = "requested by " + t.host + ":" + std::to_string(t.pid) + " (trigger file): " + t.verdict.summary;
   return out;
 }
 
-void AddPublishedState(const shm::ProcessView& self, size_t max_records, dump::RankDump* out) {
-  AddFacts(self, ProcessFactsFromSnapshot(self, max_records), out);
-}
+void AddPublishedState(const detect::ProcessFacts& self, dump::RankDump* out) { AddFacts(self, out); }
 
 void AddStacks(const ProcessStacks& stacks, dump::RankDump* out) {
   for (const ThreadStack& t : stacks.threads) {
@@ -72,29 +56,28 @@ void AddStacks(const ProcessStacks& stacks, dump::RankDump* out) {
   out->python.threads = stacks.python;  // one type from capture to dump
 }
 
-std::vector<dump::RankDump> DumpsOfGoneProcesses(const shm::JobSnapshot& snapshot, const dump::RankDump& own,
-                                                 size_t max_records) {
+std::vector<dump::RankDump> DumpsOnBehalf(const detect::JobFacts& facts, const dump::RankDump& own) {
   std::set<uint64_t> shared;  // the writer's communicators: a gone process of an earlier
   for (const detect::CommFacts& c : own.comms) shared.insert(c.comm_hash);  // attempt shares none
-  const auto shares_a_comm = [&shared](const shm::ProcessView& p) {
-    return std::any_of(p.comms.begin(), p.comms.end(), [&shared](const shm::CommView& c) {
-      return shared.count(c.comm_hash) != 0;
-    });
+  const auto shares_a_comm = [&shared](const detect::ProcessFacts& p) {
+    return std::any_of(p.comms.begin(), p.comms.end(),
+                       [&shared](const detect::CommFacts& c) { return shared.count(c.comm_hash) != 0; });
   };
   std::vector<dump::RankDump> out;
-  for (const shm::ProcessView& p : snapshot.processes) {
-    if (p.pid == own.process.pid || (p.alive && !p.exited) || !shares_a_comm(p)) continue;
+  for (const detect::ProcessFacts& p : facts.processes) {
+    if (p.pid == own.process.pid || (p.alive && !p.os.cannot_answer()) || !shares_a_comm(p)) continue;
     dump::RankDump d;
     d.incident = own.incident;
     d.verdict = own.verdict;
     d.process.host = p.host;
     d.process.pid = p.pid;
-    d.process.alive = false;
-    detect::ProcessFacts facts = ProcessFactsFromSnapshot(p, max_records);
-    d.process.exit = facts.exit;
-    AddFacts(p, std::move(facts), &d);
+    d.process.alive = p.alive;
+    if (!p.alive) d.process.exit = p.exit;
+    AddFacts(p, &d);
     d.written_by = dump::DumpWriter{own.process.pid, own.process.host, own.process.global_rank};
-    d.python.reason = "process gone; dump written on its behalf by pid " + std::to_string(own.process.pid);
+    const std::string why = p.alive ? std::string("process ") + (p.os.state == 'D' ? "in the kernel (state D)" : "stopped (state T)")
+                                    : std::string("process gone");
+    d.python.reason = why + "; dump written on its behalf by pid " + std::to_string(own.process.pid);
     out.push_back(std::move(d));
   }
   return out;

@@ -1,19 +1,29 @@
-#include "core/shm/record_flags.h"
 #include "core/watch/facts_from_snapshot.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/detect/completion.h"
 #include "core/detect/p2p_op.h"
+#include "core/shm/record_flags.h"
 
 namespace ncclwatch::watch {
 namespace {
 
-// Initialising and ready communicators are watched; those this rank destroyed, finalized,
-// aborted or revoked are kept as `left` (a peer still waiting on them waits for nothing).
-// Suspended ones (idle by request), failed inits and free slots stay out.
-bool IsWatched(shm::CommState state) {
-  return state == shm::CommState::kInitializing || state == shm::CommState::kReady;
+// Every used slot's state; nullopt for a free slot (or a state this version does not know).
+std::optional<detect::CommLifecycle> LifecycleOf(shm::CommState state) {
+  switch (state) {
+    case shm::CommState::kInitializing: return detect::CommLifecycle::kInitializing;
+    case shm::CommState::kReady: return detect::CommLifecycle::kReady;
+    case shm::CommState::kSuspended: return detect::CommLifecycle::kSuspended;
+    case shm::CommState::kInitFailed: return detect::CommLifecycle::kInitFailed;
+    case shm::CommState::kFinalized: return detect::CommLifecycle::kFinalized;
+    case shm::CommState::kDestroyed: return detect::CommLifecycle::kDestroyed;
+    case shm::CommState::kAborted: return detect::CommLifecycle::kAborted;
+    case shm::CommState::kRevoked: return detect::CommLifecycle::kRevoked;
+    case shm::CommState::kFree: break;
+  }
+  return std::nullopt;
 }
 
 detect::RecordFacts ToRecordView(const shm::RecordView& r) {
@@ -32,6 +42,7 @@ detect::RecordFacts ToRecordView(const shm::RecordView& r) {
   out.complete_ns = r.complete_ns;
   out.never_completes = shm::OwesNoCompletion(r.flags);
   out.untracked = shm::CompletionUnknown(r.flags);
+  out.aborted = (r.flags & shm::kRecordAborted) != 0;
   return out;
 }
 
@@ -73,8 +84,9 @@ detect::CommFacts CommFactsFromSnapshot(const shm::CommView& comm, size_t max_re
   out.init_done_ns = comm.state == shm::CommState::kInitializing ? 0 : comm.init_done_ns;
   out.last_enqueued_seq = comm.last_enqueued_seq;
   out.async_error = comm.async_error;
-  out.left = shm::RankLeftComm(comm.state);
+  out.lifecycle = LifecycleOf(comm.state).value_or(detect::CommLifecycle::kReady);
   out.untracked_ops = comm.untracked_ops;
+  out.derived = (comm.flags & (shm::kCommFromSplit | shm::kCommFromShrink)) != 0;
   for (const shm::RecordView& r : comm.records) {
     detect::RecordFacts record = ToRecordView(r);
     (detect::IsPointToPoint(record.op) ? out.p2p_records : out.records).push_back(std::move(record));
@@ -93,20 +105,27 @@ detect::ProcessFacts ProcessFactsFromSnapshot(const shm::ProcessView& process, s
   // exiting.
   out.alive = process.alive && !process.exited;
   out.exit = ExitFactsFromSnapshot(process);
+  out.os.state = process.os.state;
+  out.os.wchan = process.os.wchan;
+  out.os.kernel_stack = process.os.kernel_stack;
   out.host = process.host;
   out.global_rank = process.global_rank;
+  out.local_rank = process.local_rank;
+  out.world_size = process.world_size > 0 ? process.world_size : 0;
+  out.attempt = detect::Attempt{process.restart_count, process.requeue_count};
   for (const shm::SyncView& s : process.sync_slots) {
     if (s.blocked_since_ns == 0) continue;
     detect::SyncFacts sync;
     sync.tid = s.tid;
     sync.blocked_since_ns = s.blocked_since_ns;
     sync.target = ToSyncTarget(s.kind);
+    sync.api = s.api == shm::SyncApi::kDriver ? detect::SyncApi::kDriver : detect::SyncApi::kRuntime;
     // An unknown device (-1) reads as 0 rather than as 2^64-1.
     sync.handle = s.kind == shm::SyncKind::kDevice ? static_cast<uint64_t>(std::max(s.device, 0)) : s.target;
     out.syncs.push_back(sync);
   }
   for (const shm::CommView& c : process.comms) {
-    if (!(IsWatched(c.state) || shm::RankLeftComm(c.state)) || c.nranks <= 0 || c.rank < 0 || c.rank >= c.nranks) {
+    if (!LifecycleOf(c.state) || c.nranks <= 0 || c.rank < 0 || c.rank >= c.nranks) {
       continue;  // a rank outside [0, nranks) is a corrupt slot
     }
     out.comms.push_back(CommFactsFromSnapshot(c, max_records));

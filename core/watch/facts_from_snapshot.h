@@ -8,10 +8,11 @@
 //     that have none; P2P records go to p2p_records (detect/p2p_op.h decides which ops are P2P);
 //   * a collective that can never be seen complete (captured, untracked, failed) does not
 //     hold last_completed_seq back once a later one completes;
-//   * communicators this rank left (destroyed, finalized, aborted, revoked) stay, with
-//     left == true, so that a peer still waiting on them can blame this rank; suspended ones
-//     (idle by request), failed inits and slots whose rank is outside [0, nranks) are left
-//     out; untracked_ops is copied;
+//   * every used communicator slot is kept with its lifecycle: those this rank left
+//     (destroyed, finalized, aborted, revoked) so that a peer still waiting on them can blame
+//     this rank; suspended ones (idle by request) and failed inits as evidence the rules do
+//     not judge (CommFacts::judged); slots whose rank is outside [0, nranks) are left out;
+//     untracked_ops is copied;
 //   * a host sync keeps its thread; a device sync's handle is the device ordinal, 0 unknown.
 // The hang dump keeps exactly these facts (core/watch/dump_builder.h).
 #ifndef NCCLWATCH_CORE_WATCH_FACTS_FROM_SNAPSHOT_H_

@@ -6,7 +6,6 @@
 #include <string_view>
 #include <vector>
 
-#include "core/watch/facts_from_snapshot.h"
 
 namespace ncclwatch::watch {
 namespace {
@@ -36,34 +35,33 @@ bool ParseSyncStuckId(const std::string& id, IncidentKey* key) {
 }
 
 // This process's ranks of the communicator, else every other process's on this host.
-std::vector<const shm::CommView*> RanksOf(uint64_t comm_hash, const shm::JobSnapshot& snapshot, pid_t self) {
-  std::vector<const shm::CommView*> mine, others;
-  for (const shm::ProcessView& p : snapshot.processes) {
-    for (const shm::CommView& c : p.comms) {
-      if (c.comm_hash != comm_hash || c.state == shm::CommState::kFree) continue;
+std::vector<const detect::CommFacts*> RanksOf(uint64_t comm_hash, const detect::JobFacts& facts, pid_t self) {
+  std::vector<const detect::CommFacts*> mine, others;
+  for (const detect::ProcessFacts& p : facts.processes) {
+    for (const detect::CommFacts& c : p.comms) {
+      if (c.comm_hash != comm_hash) continue;
       (p.pid == self ? mine : others).push_back(&c);
     }
   }
   return mine.empty() ? others : mine;
 }
 
-bool CollectiveCompleted(const IncidentKey& key, const shm::JobSnapshot& snapshot, pid_t self) {
-  const std::vector<const shm::CommView*> ranks = RanksOf(key.comm_hash, snapshot, self);
+bool CollectiveCompleted(const IncidentKey& key, const detect::JobFacts& facts, pid_t self) {
+  const std::vector<const detect::CommFacts*> ranks = RanksOf(key.comm_hash, facts, self);
   if (ranks.empty()) return false;
-  for (const shm::CommView* c : ranks) {
+  for (const detect::CommFacts* c : ranks) {
     // An aborted or revoked communicator's ops end without completing: not a recovery, even
     // where the completed seq moved before the poll saw the abort.
-    if (c->state == shm::CommState::kAborted || c->state == shm::CommState::kRevoked) return false;
-    if (CommFactsFromSnapshot(*c).last_completed_seq < key.seq) return false;
+    if (c->aborted() || c->last_completed_seq < key.seq) return false;
   }
   return true;
 }
 
-bool InitFinished(const IncidentKey& key, const shm::JobSnapshot& snapshot, pid_t self) {
-  const std::vector<const shm::CommView*> ranks = RanksOf(key.comm_hash, snapshot, self);
+bool InitFinished(const IncidentKey& key, const detect::JobFacts& facts, pid_t self) {
+  const std::vector<const detect::CommFacts*> ranks = RanksOf(key.comm_hash, facts, self);
   if (ranks.empty()) return false;
-  for (const shm::CommView* c : ranks) {
-    if (c->state == shm::CommState::kInitializing || c->state == shm::CommState::kInitFailed ||
+  for (const detect::CommFacts* c : ranks) {
+    if (c->lifecycle == detect::CommLifecycle::kInitializing || c->lifecycle == detect::CommLifecycle::kInitFailed ||
         c->init_done_ns == 0) {
       return false;
     }
@@ -71,10 +69,10 @@ bool InitFinished(const IncidentKey& key, const shm::JobSnapshot& snapshot, pid_
   return true;
 }
 
-bool SyncReturned(const IncidentKey& key, const shm::JobSnapshot& snapshot) {
-  for (const shm::ProcessView& p : snapshot.processes) {
+bool SyncReturned(const IncidentKey& key, const detect::JobFacts& facts) {
+  for (const detect::ProcessFacts& p : facts.processes) {
     if (p.pid != key.pid) continue;
-    for (const shm::SyncView& s : p.sync_slots) {
+    for (const detect::SyncFacts& s : p.syncs) {
       if (s.blocked_since_ns == key.since_ns) return false;
     }
     return true;
@@ -112,7 +110,9 @@ EndedBy EndedByOf(detect::VerdictKind kind) {
     case detect::VerdictKind::kP2PStraggler:
     case detect::VerdictKind::kP2PHang:
     case detect::VerdictKind::kMismatch:
+    case detect::VerdictKind::kStaleUniqueId:  // an init from a used id never legitimately finishes
     case detect::VerdictKind::kNone:
+    case detect::VerdictKind::kUnknown:
       return EndedBy::kNever;
   }
   return EndedBy::kNever;
@@ -120,10 +120,9 @@ EndedBy EndedByOf(detect::VerdictKind kind) {
 
 }  // namespace
 
-std::optional<IncidentKey> IncidentKeyOf(const dump::LocalVerdict& verdict, const std::string& incident_id) {
-  if (!verdict.kind) return std::nullopt;
+std::optional<IncidentKey> IncidentKeyOf(const detect::Verdict& verdict, const std::string& incident_id) {
   IncidentKey key;
-  key.kind = *verdict.kind;
+  key.kind = verdict.kind;
   key.comm_hash = verdict.comm_hash;
   key.seq = verdict.seq;
   switch (EndedByOf(key.kind)) {
@@ -141,14 +140,14 @@ std::optional<IncidentKey> IncidentKeyOf(const dump::LocalVerdict& verdict, cons
   return std::nullopt;
 }
 
-bool IncidentKeyResolved(const IncidentKey& key, const shm::JobSnapshot& snapshot, pid_t self) {
+bool IncidentKeyResolved(const IncidentKey& key, const detect::JobFacts& facts, pid_t self) {
   switch (EndedByOf(key.kind)) {
     case EndedBy::kCollective:
-      return CollectiveCompleted(key, snapshot, self);
+      return CollectiveCompleted(key, facts, self);
     case EndedBy::kInit:
-      return InitFinished(key, snapshot, self);
+      return InitFinished(key, facts, self);
     case EndedBy::kSyncReturn:
-      return SyncReturned(key, snapshot);
+      return SyncReturned(key, facts);
     case EndedBy::kNever:
       return false;
   }

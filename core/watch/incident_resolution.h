@@ -1,5 +1,5 @@
 // When an incident this process dumped for is over: what it waits on (its key) is no longer
-// pending in the host's snapshot. A collective 7 s slow under a 3 s threshold is dumped as a
+// pending in the host's facts. A collective 7 s slow under a 3 s threshold is dumped as a
 // collective_hang and then completes; the watchdog then leaves a resolution note next to its
 // dump (core/dump/resolution.h) and logs one line.
 //
@@ -8,13 +8,13 @@
 //   init_hang                                 the communicator's init finished (not failed)
 //   sync_stuck                                the process's host sync that began at the
 //                                             incident's onset returned
-//   mismatch, none                            never resolved: calls that disagree are a bug
+//   mismatch, none, unknown                   never resolved: calls that disagree are a bug
 //                                             of the job even when NCCL finished them
 // Communicator keys are judged on the ranks this process holds (where its own dump's stacks
 // came from); on those of the other processes on this host only when it holds none of that
 // communicator (it dumped for a peer's incident). Completion is the detector's own
-// (detect::EffectiveLastCompleted through CommFactsFromSnapshot). Communicators already
-// destroyed still count with their last published numbers. Nothing found: not resolved.
+// (CommFacts::last_completed_seq). Communicators already destroyed still count with their
+// last published numbers; an aborted one never resolves. Nothing found: not resolved.
 #ifndef NCCLWATCH_CORE_WATCH_INCIDENT_RESOLUTION_H_
 #define NCCLWATCH_CORE_WATCH_INCIDENT_RESOLUTION_H_
 
@@ -24,10 +24,9 @@
 #include <optional>
 #include <string>
 
+#include "core/detect/facts.h"
 #include "core/detect/incident_tracker.h"
 #include "core/detect/verdict.h"
-#include "core/dump/dump.h"
-#include "core/shm/snapshot.h"
 
 namespace ncclwatch::watch {
 
@@ -38,10 +37,11 @@ using detect::IncidentKey;
 // The key of the incident `incident_id` whose dump carries `verdict` (a local verdict or one
 // copied from a trigger file); sync_stuck's process and onset come from its id
 // ("sync_stuck-<pid>-<onset ns>"). nullopt for kinds that never resolve and malformed ids.
-std::optional<IncidentKey> IncidentKeyOf(const dump::LocalVerdict& verdict, const std::string& incident_id);
+std::optional<IncidentKey> IncidentKeyOf(const detect::Verdict& verdict, const std::string& incident_id);
 
-// True when `key` is no longer pending in `snapshot`, judged from process `self` (see above).
-bool IncidentKeyResolved(const IncidentKey& key, const shm::JobSnapshot& snapshot, pid_t self);
+// True when `key` is no longer pending in `facts` (one poll's, facts_from_snapshot.h), judged
+// from process `self` (see above).
+bool IncidentKeyResolved(const IncidentKey& key, const detect::JobFacts& facts, pid_t self);
 
 }  // namespace ncclwatch::watch
 

@@ -8,7 +8,7 @@
 
 namespace ncclwatch::preload {
 
-NCCLWATCH_HOT shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noexcept {
+NCCLWATCH_HOT shm::SyncSlot* BeginSync(shm::SyncKind kind, shm::SyncApi api, uint64_t target) noexcept {
   if (PassThroughOnly()) return nullptr;
   Runtime* rt = ActiveRuntime();
   if (rt == nullptr || ThisThreadDepths().reentry > 0) return nullptr;
@@ -24,10 +24,12 @@ NCCLWATCH_HOT shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noex
     // miss then overlaps it.
     __builtin_prefetch(slot, 1);
     const uint64_t now_ns = clock::StampNowNs();
+    // Only this thread writes its slot: a blocked time still set is the outer sync's.
+    if (slot->blocked_since_ns.load(std::memory_order_relaxed) != 0) return nullptr;
     // The device is left unknown (-1): asking would add a CUDA call to every sync.
-    shm::MarkSyncBlocked(*slot, kind, target, -1, now_ns);
+    shm::MarkSyncBlocked(*slot, kind, api, target, -1, now_ns);
     return slot;
-  } catch (...) {
+  } catch (...) {  // inside an interposed CUDA hook (C ABI): nothing may reach the job
     DisableAfterInternalError("BeginSync");
     return nullptr;
   }

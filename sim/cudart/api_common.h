@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "error_state.h"
+#include "event.h"
 #include "export.h"
 #include "runtime.h"
 
@@ -39,6 +40,16 @@ inline cudaError_t ResolveStream(cudaStream_t handle, DefaultStream default_stre
 
 // Enqueues a kernel that does nothing but keeps its place in the stream order (api_stream.cc).
 cudaError_t LaunchNoOpKernel(cudaStream_t handle, DefaultStream default_stream);
+
+// Whether the host may wait for or query `stream` under the capture rules (capture.h): not if
+// it captures, nor under the calling thread's capture mode, nor (the legacy stream) while a
+// blocking stream of its device captures (api_stream.cc).
+cudaError_t CheckSynchronize(const Stream& stream);
+
+// Records `event` where `stream` now ends (api_event.cc); graph replays use it too.
+cudaError_t RecordNow(Event* event, const std::shared_ptr<Stream>& stream);
+// Orders `stream`'s next work after `point` (nothing for a null point).
+cudaError_t WaitNow(const std::shared_ptr<Stream>& stream, StreamPoint point);
 
 }  // namespace ncclsim
 

@@ -22,7 +22,7 @@ cudaError_t Copy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch
       std::memmove(static_cast<char*>(dst) + row * dpitch, static_cast<const char*>(src) + row * spitch, width);
     }
   };
-  return Runtime::Get().Submit(s, rows, /*trivial=*/true);
+  return Runtime::Get().Submit(s, MakeAction(cudaGraphNodeTypeMemcpy, rows), /*trivial=*/true);
 }
 
 cudaError_t PeerCopyAsync(void* dst, int dst_device, const void* src, int src_device, size_t count,
@@ -34,7 +34,8 @@ cudaError_t PeerCopyAsync(void* dst, int dst_device, const void* src, int src_de
   }
   if (count == 0) return cudaSuccess;
   if (dst == nullptr || src == nullptr) return cudaErrorInvalidValue;
-  return Runtime::Get().Submit(s, [=] { std::memmove(dst, src, count); }, /*trivial=*/true);
+  return Runtime::Get().Submit(s, MakeAction(cudaGraphNodeTypeMemcpy, [=] { std::memmove(dst, src, count); }),
+                               /*trivial=*/true);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "api_common.h"
+#include "capture.h"
 #include "call_count.h"
 #include "device_profile.h"
 
@@ -63,7 +64,8 @@ NCCLSIM_EXPORT cudaError_t cudaRuntimeGetVersion(int* version) {
 NCCLSIM_EXPORT cudaError_t cudaDeviceSynchronize(void) {
   const int device = ncclsim::Runtime::current_device();
   if (cudaError_t e = ncclsim::CheckDevice(device); e != cudaSuccess) return Report(e);
-  if (ncclsim::Runtime::Get().LegacyStreamProhibited()) return Report(cudaErrorStreamCaptureUnsupported);
+  if (cudaError_t e = ncclsim::Captures::Get().CheckUnsafeCall(); e != cudaSuccess) return Report(e);
+  if (cudaError_t e = ncclsim::Captures::Get().CheckDeviceSync(device); e != cudaSuccess) return Report(e);
   ncclsim::Runtime::Get().SynchronizeDevice(device);
   return cudaSuccess;
 }

@@ -5,6 +5,7 @@
 
 #include "api_common.h"
 #include "call_count.h"
+#include "capture.h"
 #include "event.h"
 
 namespace ncclsim {
@@ -27,20 +28,14 @@ cudaError_t Lookup(cudaEvent_t handle, Event** event) {
   return *event ? cudaSuccess : cudaErrorInvalidResourceHandle;
 }
 
-cudaError_t Record(cudaEvent_t handle, cudaStream_t stream_handle, DefaultStream ds) {
+cudaError_t Record(cudaEvent_t handle, cudaStream_t stream_handle, unsigned flags, DefaultStream ds) {
   Event* event;
   if (cudaError_t e = Lookup(handle, &event); e != cudaSuccess) return e;
   std::shared_ptr<Stream> stream;
   if (cudaError_t e = ResolveStream(stream_handle, ds, &stream); e != cudaSuccess) return e;
-  if (Runtime::Get().CaptureOf(*stream, nullptr)) {
-    // Captured records become graph nodes; the event itself is untouched.
-    return Runtime::Get().Submit(stream, [] {}, /*trivial=*/true);
-  }
-  auto time_ns = std::make_shared<std::atomic<int64_t>>(-1);
-  uint64_t ticket = 0;
-  cudaError_t e = Runtime::Get().Submit(stream, [time_ns] { time_ns->store(MonotonicNs()); }, true, &ticket);
-  if (e == cudaSuccess && ticket != 0) event->SetRecord(StreamPoint{stream, ticket}, time_ns);
-  return e;
+  if ((flags & ~cudaEventRecordExternal) != 0) return cudaErrorInvalidValue;
+  if (cudaError_t e = cudaSuccess; Captures::Get().RecordEvent(*stream, event, flags, &e)) return e;
+  return RecordNow(event, stream);
 }
 
 cudaError_t Elapsed(float* ms, cudaEvent_t start, cudaEvent_t end) {
@@ -49,6 +44,8 @@ cudaError_t Elapsed(float* ms, cudaEvent_t start, cudaEvent_t end) {
   if (cudaError_t e = Lookup(start, &a); e != cudaSuccess) return e;
   if (cudaError_t e = Lookup(end, &b); e != cudaSuccess) return e;
   if (ms == nullptr) return cudaErrorInvalidValue;
+  if (cudaError_t e = Captures::Get().CheckEventUse(a); e != cudaSuccess) return e;
+  if (cudaError_t e = Captures::Get().CheckEventUse(b); e != cudaSuccess) return e;
   if (!a->timing() || !b->timing()) return cudaErrorInvalidResourceHandle;
   if (a->Query() != cudaSuccess || b->Query() != cudaSuccess) return cudaErrorNotReady;
   const int64_t t0 = a->TimeNs();
@@ -64,14 +61,39 @@ cudaError_t WaitEvent(cudaStream_t stream_handle, cudaEvent_t handle, unsigned f
   std::shared_ptr<Stream> stream;
   if (cudaError_t e = ResolveStream(stream_handle, ds, &stream); e != cudaSuccess) return e;
   if ((flags & ~cudaEventWaitExternal) != 0) return cudaErrorInvalidValue;
-  StreamPoint point = event->point();
-  if (!point.stream) return cudaSuccess;  // waiting on a never-recorded event is a no-op
-  // A marker item that depends on the event; everything after it is ordered behind it.
-  if (point.stream->IsComplete(point.ticket)) return Runtime::Get().Submit(stream, [] {}, /*trivial=*/true);
-  return Runtime::Get().Submit(stream, [point] { point.stream->WaitFor(point.ticket); }, /*trivial=*/false);
+  if (cudaError_t e = cudaSuccess; Captures::Get().WaitEvent(stream, event, flags, &e)) return e;
+  return WaitNow(stream, event->point());
+}
+
+// Host-side waits on an event: refused for one recorded in a capture and under the calling
+// thread's capture mode.
+cudaError_t CheckWaitable(Event* event) {
+  if (cudaError_t e = Captures::Get().CheckEventUse(event); e != cudaSuccess) return e;
+  return Captures::Get().CheckUnsafeCall();
 }
 
 }  // namespace
+
+cudaError_t RecordNow(Event* event, const std::shared_ptr<Stream>& stream) {
+  auto time_ns = std::make_shared<std::atomic<int64_t>>(-1);
+  uint64_t ticket = 0;
+  cudaError_t e = Runtime::Get().Submit(
+      stream, MakeAction(cudaGraphNodeTypeEventRecord, [time_ns] { time_ns->store(MonotonicNs()); }), true, &ticket);
+  if (e == cudaSuccess && ticket != 0) event->SetRecord(StreamPoint{stream, ticket}, time_ns);
+  return e;
+}
+
+cudaError_t WaitNow(const std::shared_ptr<Stream>& stream, StreamPoint point) {
+  if (!point.stream) return cudaSuccess;  // waiting on a never-recorded event is a no-op
+  // A marker item that depends on the event; everything after it is ordered behind it.
+  if (point.stream->IsComplete(point.ticket)) {
+    return Runtime::Get().Submit(stream, MakeAction(cudaGraphNodeTypeWaitEvent), /*trivial=*/true);
+  }
+  return Runtime::Get().Submit(
+      stream, MakeAction(cudaGraphNodeTypeWaitEvent, [point] { point.stream->WaitFor(point.ticket); }),
+      /*trivial=*/false);
+}
+
 }  // namespace ncclsim
 
 using ncclsim::DefaultStream;
@@ -88,27 +110,29 @@ NCCLSIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
 }
 NCCLSIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t s) {
   ncclsim::CountCall();
-  return Report(ncclsim::Record(event, s, DefaultStream::kLegacy));
+  return Report(ncclsim::Record(event, s, 0, DefaultStream::kLegacy));
 }
 NCCLSIM_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t s) {
   ncclsim::CountCall();
-  return Report(ncclsim::Record(event, s, DefaultStream::kPerThread));
+  return Report(ncclsim::Record(event, s, 0, DefaultStream::kPerThread));
 }
-NCCLSIM_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t s, unsigned int) {
-  return Report(ncclsim::Record(event, s, DefaultStream::kLegacy));
+NCCLSIM_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t s, unsigned int flags) {
+  return Report(ncclsim::Record(event, s, flags, DefaultStream::kLegacy));
 }
-NCCLSIM_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t s, unsigned int) {
-  return Report(ncclsim::Record(event, s, DefaultStream::kPerThread));
+NCCLSIM_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t s, unsigned int flags) {
+  return Report(ncclsim::Record(event, s, flags, DefaultStream::kPerThread));
 }
 NCCLSIM_EXPORT cudaError_t cudaEventQuery(cudaEvent_t handle) {
   ncclsim::CountCall();
   ncclsim::Event* event;
   if (cudaError_t e = ncclsim::Lookup(handle, &event); e != cudaSuccess) return Report(e);
+  if (cudaError_t e = ncclsim::CheckWaitable(event); e != cudaSuccess) return Report(e);
   return Report(event->Query());
 }
 NCCLSIM_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t handle) {
   ncclsim::Event* event;
   if (cudaError_t e = ncclsim::Lookup(handle, &event); e != cudaSuccess) return Report(e);
+  if (cudaError_t e = ncclsim::CheckWaitable(event); e != cudaSuccess) return Report(e);
   event->Synchronize();
   return cudaSuccess;
 }

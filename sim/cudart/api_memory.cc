@@ -5,6 +5,7 @@
 
 #include "allocations.h"
 #include "api_common.h"
+#include "capture.h"
 
 namespace ncclsim {
 namespace {
@@ -15,6 +16,7 @@ constexpr unsigned kHostTypes = 1u << cudaMemoryTypeHost;
 cudaError_t Malloc(void** out, size_t size, cudaMemoryType type) {
   if (cudaError_t e = CheckUsable(); e != cudaSuccess) return e;
   if (out == nullptr) return cudaErrorInvalidValue;
+  if (cudaError_t e = Captures::Get().CheckUnsafeCall(); e != cudaSuccess) return e;
   const int device = Runtime::current_device();
   if (device >= Runtime::Get().device_count()) return cudaErrorInvalidDevice;
   *out = Allocate(size, type, type == cudaMemoryTypeHost ? -1 : device);
@@ -24,6 +26,7 @@ cudaError_t Malloc(void** out, size_t size, cudaMemoryType type) {
 cudaError_t Free(void* ptr, unsigned types) {
   if (cudaError_t e = CheckUsable(); e != cudaSuccess) return e;
   if (ptr == nullptr) return cudaSuccess;  // cudaFree(0) is the usual "initialise now" idiom
+  if (cudaError_t e = Captures::Get().CheckUnsafeCall(); e != cudaSuccess) return e;
   // Freeing implicitly synchronises the device, as in CUDA.
   Runtime::Get().SynchronizeDevice(Runtime::current_device());
   return Release(ptr, types) ? cudaSuccess : cudaErrorInvalidValue;
@@ -36,9 +39,7 @@ cudaError_t RunOnDefaultStream(DefaultStream ds, void (*op)(void*, const void*, 
   std::shared_ptr<Stream> s;
   if (cudaError_t e = ResolveStream(nullptr, ds, &s); e != cudaSuccess) return e;
   if (count != 0 && (dst == nullptr || (op == nullptr))) return cudaErrorInvalidValue;
-  if (s->kind() == StreamKind::kLegacy && Runtime::Get().LegacyStreamProhibited()) {
-    return cudaErrorStreamCaptureImplicit;
-  }
+  if (cudaError_t e = CheckSynchronize(*s); e != cudaSuccess) return e;
   WaitForAll(Runtime::Get().LegacyOrdering(*s));
   s->WaitFor(s->last_ticket());
   op(dst, src, value, count);
@@ -61,14 +62,16 @@ cudaError_t CopyAsync(void* dst, const void* src, size_t count, cudaStream_t han
   std::shared_ptr<Stream> s;
   if (cudaError_t e = ResolveStream(handle, ds, &s); e != cudaSuccess) return e;
   if (count != 0 && (dst == nullptr || src == nullptr)) return cudaErrorInvalidValue;
-  return Runtime::Get().Submit(s, [=] { CopyBytes(dst, src, 0, count); }, /*trivial=*/true);
+  return Runtime::Get().Submit(s, MakeAction(cudaGraphNodeTypeMemcpy, [=] { CopyBytes(dst, src, 0, count); }),
+                               /*trivial=*/true);
 }
 
 cudaError_t SetAsync(void* dst, int value, size_t count, cudaStream_t handle, DefaultStream ds) {
   std::shared_ptr<Stream> s;
   if (cudaError_t e = ResolveStream(handle, ds, &s); e != cudaSuccess) return e;
   if (count != 0 && dst == nullptr) return cudaErrorInvalidValue;
-  return Runtime::Get().Submit(s, [=] { SetBytes(dst, nullptr, value, count); }, /*trivial=*/true);
+  return Runtime::Get().Submit(s, MakeAction(cudaGraphNodeTypeMemset, [=] { SetBytes(dst, nullptr, value, count); }),
+                               /*trivial=*/true);
 }
 
 cudaError_t PointerAttributes(cudaPointerAttributes* attributes, const void* ptr) {

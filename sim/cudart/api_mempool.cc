@@ -11,6 +11,7 @@
 
 #include "allocations.h"
 #include "api_common.h"
+#include "capture.h"
 #include "device_profile.h"
 
 namespace ncclsim {
@@ -48,6 +49,8 @@ cudaError_t MallocAsync(void** out, size_t size, cudaStream_t handle) {
   std::shared_ptr<Stream> s;
   if (cudaError_t e = ResolveStream(handle, DefaultStream::kLegacy, &s); e != cudaSuccess) return e;
   if (out == nullptr) return cudaErrorInvalidValue;
+  // A capture would need a memory allocation node, which the sim has not.
+  if (cudaError_t e = cudaSuccess; Captures::Get().Refuse(*s, &e)) return e;
   *out = Allocate(size, cudaMemoryTypeDevice, s->device(), AllocationOrigin::kPool);
   return *out ? cudaSuccess : cudaErrorMemoryAllocation;
 }
@@ -58,7 +61,9 @@ cudaError_t FreeAsync(void* ptr, cudaStream_t handle) {
   if (ptr == nullptr) return cudaSuccess;
   const Allocation a = Find(ptr);
   if (a.base != ptr || (kDeviceTypes & (1u << a.type)) == 0) return cudaErrorInvalidValue;
-  return Runtime::Get().Submit(s, [ptr] { Release(ptr, kDeviceTypes); }, /*trivial=*/true);
+  if (cudaError_t e = cudaSuccess; Captures::Get().Refuse(*s, &e)) return e;  // no memory free nodes either
+  return Runtime::Get().Submit(s, MakeAction(cudaGraphNodeTypeMemFree, [ptr] { Release(ptr, kDeviceTypes); }),
+                               /*trivial=*/true);
 }
 
 cudaError_t MemGetInfo(size_t* free_bytes, size_t* total_bytes) {

@@ -2,6 +2,7 @@
 #include <cuda_runtime_api.h>
 
 #include "api_common.h"
+#include "capture.h"
 
 namespace ncclsim {
 namespace {
@@ -22,16 +23,14 @@ cudaError_t Create(cudaStream_t* out, unsigned flags, int priority) {
 cudaError_t Query(cudaStream_t handle, DefaultStream ds) {
   std::shared_ptr<Stream> s;
   if (cudaError_t e = ResolveStream(handle, ds, &s); e != cudaSuccess) return e;
+  if (cudaError_t e = CheckSynchronize(*s); e != cudaSuccess) return e;
   return s->IsComplete(s->last_ticket()) ? cudaSuccess : cudaErrorNotReady;
 }
 
 cudaError_t Synchronize(cudaStream_t handle, DefaultStream ds) {
   std::shared_ptr<Stream> s;
   if (cudaError_t e = ResolveStream(handle, ds, &s); e != cudaSuccess) return e;
-  if (Runtime::Get().CaptureOf(*s, nullptr)) return cudaErrorStreamCaptureUnsupported;
-  if (s->kind() == StreamKind::kLegacy && Runtime::Get().LegacyStreamProhibited()) {
-    return cudaErrorStreamCaptureImplicit;
-  }
+  if (cudaError_t e = CheckSynchronize(*s); e != cudaSuccess) return e;
   // Synchronising the legacy stream also covers the blocking streams its next item would wait for.
   WaitForAll(Runtime::Get().LegacyOrdering(*s));
   s->WaitFor(s->last_ticket());
@@ -42,7 +41,7 @@ cudaError_t LaunchHostFunc(cudaStream_t handle, cudaHostFn_t fn, void* user_data
   std::shared_ptr<Stream> s;
   if (cudaError_t e = ResolveStream(handle, ds, &s); e != cudaSuccess) return e;
   if (fn == nullptr) return cudaErrorInvalidValue;
-  return Runtime::Get().Submit(s, [fn, user_data] { fn(user_data); }, /*trivial=*/false);
+  return Runtime::Get().Submit(s, HostAction(fn, user_data), /*trivial=*/false);
 }
 
 cudaError_t AddCallback(cudaStream_t handle, cudaStreamCallback_t cb, void* user_data, unsigned flags,
@@ -50,8 +49,9 @@ cudaError_t AddCallback(cudaStream_t handle, cudaStreamCallback_t cb, void* user
   std::shared_ptr<Stream> s;
   if (cudaError_t e = ResolveStream(handle, ds, &s); e != cudaSuccess) return e;
   if (cb == nullptr || flags != 0) return cudaErrorInvalidValue;
-  return Runtime::Get().Submit(s, [cb, handle, user_data] { cb(handle, cudaSuccess, user_data); },
-                               /*trivial=*/false);
+  return Runtime::Get().Submit(
+      s, MakeAction(cudaGraphNodeTypeHost, [cb, handle, user_data] { cb(handle, cudaSuccess, user_data); }),
+      /*trivial=*/false);
 }
 
 cudaError_t GetFlags(cudaStream_t handle, unsigned* flags, DefaultStream ds) {
@@ -92,7 +92,14 @@ cudaError_t GetId(cudaStream_t handle, unsigned long long* id, DefaultStream ds)
 cudaError_t LaunchNoOpKernel(cudaStream_t handle, DefaultStream ds) {
   std::shared_ptr<Stream> s;
   if (cudaError_t e = ResolveStream(handle, ds, &s); e != cudaSuccess) return e;
-  return Runtime::Get().Submit(s, [] {}, /*trivial=*/true);
+  return Runtime::Get().Submit(s, MakeAction(cudaGraphNodeTypeKernel), /*trivial=*/true);
+}
+
+cudaError_t CheckSynchronize(const Stream& stream) {
+  if (cudaError_t e = Captures::Get().CheckStreamSync(stream); e != cudaSuccess) return e;
+  if (cudaError_t e = Captures::Get().CheckUnsafeCall(); e != cudaSuccess) return e;
+  if (stream.kind() != StreamKind::kLegacy) return cudaSuccess;
+  return Captures::Get().CheckLegacyUse(stream.device(), /*invalidate=*/true);
 }
 
 }  // namespace ncclsim

@@ -74,8 +74,8 @@ NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_query(cudaStream_t stream) {
 NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_synchronize(cudaStream_t stream) {
   return KeepLastError([&] { return cudaStreamSynchronize(stream); });
 }
-NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_wait_event(cudaStream_t stream, cudaEvent_t event) {
-  return KeepLastError([&] { return cudaStreamWaitEvent(stream, event, 0); });
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_wait_event(cudaStream_t stream, cudaEvent_t event, unsigned flags) {
+  return KeepLastError([&] { return cudaStreamWaitEvent(stream, event, flags); });
 }
 NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_flags(cudaStream_t stream, unsigned* flags) {
   return KeepLastError([&] { return cudaStreamGetFlags(stream, flags); });
@@ -97,6 +97,20 @@ NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_is_capturing(cudaStream_t stream, i
 NCCLSIM_EXPORT cudaError_t ncclsim_rt_launch_host_func(cudaStream_t stream, void (*fn)(void*), void* data) {
   return KeepLastError([&] { return cudaLaunchHostFunc(stream, fn, data); });
 }
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_launch_owned(cudaStream_t stream, int node_type, void (*fn)(void*),
+                                                   void* data, void (*release)(void*)) {
+  std::shared_ptr<void> owned(data, release);
+  return KeepLastError([&] {
+    std::shared_ptr<ncclsim::Stream> s;
+    if (cudaError_t e = ncclsim::ResolveStream(stream, ncclsim::DefaultStream::kLegacy, &s); e != cudaSuccess) {
+      return e;
+    }
+    if (fn == nullptr) return cudaErrorInvalidValue;
+    return ncclsim::Runtime::Get().Submit(
+        s, ncclsim::MakeAction(static_cast<cudaGraphNodeType>(node_type), [owned, fn] { fn(owned.get()); }),
+        /*trivial=*/false);
+  });
+}
 NCCLSIM_EXPORT cudaError_t ncclsim_rt_launch_noop(cudaStream_t stream) {
   return KeepLastError([&] { return ncclsim::LaunchNoOpKernel(stream, ncclsim::DefaultStream::kLegacy); });
 }
@@ -107,8 +121,9 @@ NCCLSIM_EXPORT cudaError_t ncclsim_rt_event_create(cudaEvent_t* event, unsigned 
 NCCLSIM_EXPORT cudaError_t ncclsim_rt_event_destroy(cudaEvent_t event) {
   return KeepLastError([&] { return cudaEventDestroy(event); });
 }
-NCCLSIM_EXPORT cudaError_t ncclsim_rt_event_record(cudaEvent_t event, cudaStream_t stream) {
-  return KeepLastError([&] { return cudaEventRecord(event, stream); });
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_event_record(cudaEvent_t event, cudaStream_t stream, unsigned flags) {
+  // cudaEventRecord itself when it can be: that one counts as a watcher's call (call_count.h).
+  return KeepLastError([&] { return flags == 0 ? cudaEventRecord(event, stream) : cudaEventRecordWithFlags(event, stream, flags); });
 }
 NCCLSIM_EXPORT cudaError_t ncclsim_rt_event_query(cudaEvent_t event) {
   return KeepLastError([&] { return cudaEventQuery(event); });
@@ -118,4 +133,95 @@ NCCLSIM_EXPORT cudaError_t ncclsim_rt_event_synchronize(cudaEvent_t event) {
 }
 NCCLSIM_EXPORT cudaError_t ncclsim_rt_event_elapsed(float* ms, cudaEvent_t start, cudaEvent_t end) {
   return KeepLastError([&] { return cudaEventElapsedTime(ms, start, end); });
+}
+
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_begin_capture(cudaStream_t stream, int mode, cudaGraph_t graph,
+                                                           const cudaGraphNode_t* dependencies, size_t count) {
+  const auto m = static_cast<cudaStreamCaptureMode>(mode);
+  return KeepLastError([&] {
+    return graph == nullptr ? cudaStreamBeginCapture(stream, m)
+                            : cudaStreamBeginCaptureToGraph(stream, graph, dependencies, nullptr, count, m);
+  });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_end_capture(cudaStream_t stream, cudaGraph_t* graph) {
+  return KeepLastError([&] { return cudaStreamEndCapture(stream, graph); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_get_capture_info(cudaStream_t stream, int* status,
+                                                              unsigned long long* id, cudaGraph_t* graph,
+                                                              const cudaGraphNode_t** dependencies,
+                                                              const cudaGraphEdgeData** edges, size_t* count) {
+  return KeepLastError([&] {
+    cudaStreamCaptureStatus s = cudaStreamCaptureStatusNone;
+    const cudaError_t e = cudaStreamGetCaptureInfo(stream, status != nullptr ? &s : nullptr, id, graph,
+                                                   dependencies, edges, count);
+    if (e == cudaSuccess) *status = s;
+    return e;
+  });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_stream_update_capture_dependencies(cudaStream_t stream,
+                                                                         cudaGraphNode_t* dependencies,
+                                                                         size_t count, unsigned flags) {
+  return KeepLastError([&] { return cudaStreamUpdateCaptureDependencies(stream, dependencies, nullptr, count, flags); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_exchange_capture_mode(int* mode) {
+  return KeepLastError([&] {
+    if (mode == nullptr) return cudaThreadExchangeStreamCaptureMode(nullptr);
+    auto m = static_cast<cudaStreamCaptureMode>(*mode);
+    const cudaError_t e = cudaThreadExchangeStreamCaptureMode(&m);
+    *mode = m;
+    return e;
+  });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_graph_create(cudaGraph_t* graph, unsigned flags) {
+  return KeepLastError([&] { return cudaGraphCreate(graph, flags); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_graph_destroy(cudaGraph_t graph) {
+  return KeepLastError([&] { return cudaGraphDestroy(graph); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_graph_get_nodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* count) {
+  return KeepLastError([&] { return cudaGraphGetNodes(graph, nodes, count); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_graph_node_type(cudaGraphNode_t node, int* type) {
+  return KeepLastError([&] {
+    cudaGraphNodeType t = cudaGraphNodeTypeEmpty;
+    const cudaError_t e = cudaGraphNodeGetType(node, type != nullptr ? &t : nullptr);
+    if (e == cudaSuccess) *type = t;
+    return e;
+  });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_graph_add_host_node(cudaGraphNode_t* node, cudaGraph_t graph,
+                                                          const cudaGraphNode_t* dependencies, size_t count,
+                                                          void (*fn)(void*), void* data) {
+  const cudaHostNodeParams params{fn, data};
+  return KeepLastError([&] { return cudaGraphAddHostNode(node, graph, dependencies, count, &params); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_graph_instantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                                        cudaGraphInstantiateParams* params) {
+  return KeepLastError([&] { return cudaGraphInstantiateWithParams(exec, graph, params); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_graph_launch(cudaGraphExec_t exec, cudaStream_t stream) {
+  return KeepLastError([&] { return cudaGraphLaunch(exec, stream); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_graph_upload(cudaGraphExec_t exec, cudaStream_t stream) {
+  return KeepLastError([&] { return cudaGraphUpload(exec, stream); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_graph_exec_update(cudaGraphExec_t exec, cudaGraph_t graph,
+                                                        cudaGraphExecUpdateResultInfo* info) {
+  return KeepLastError([&] { return cudaGraphExecUpdate(exec, graph, info); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_graph_exec_destroy(cudaGraphExec_t exec) {
+  return KeepLastError([&] { return cudaGraphExecDestroy(exec); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_user_object_create(cudaUserObject_t* object, void* ptr, void (*destroy)(void*),
+                                                         unsigned references, unsigned flags) {
+  return KeepLastError([&] { return cudaUserObjectCreate(object, ptr, destroy, references, flags); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_user_object_change(cudaUserObject_t object, unsigned count, int retain) {
+  return KeepLastError([&] { return retain ? cudaUserObjectRetain(object, count) : cudaUserObjectRelease(object, count); });
+}
+NCCLSIM_EXPORT cudaError_t ncclsim_rt_graph_user_object_change(cudaGraph_t graph, cudaUserObject_t object,
+                                                               unsigned count, unsigned flags, int retain) {
+  return KeepLastError([&] {
+    return retain ? cudaGraphRetainUserObject(graph, object, count, flags) : cudaGraphReleaseUserObject(graph, object, count);
+  });
 }

@@ -1,6 +1,8 @@
 #include "event.h"
 
 #include <chrono>
+
+#include "capture.h"
 #include <unordered_map>
 #include <utility>
 
@@ -25,8 +27,26 @@ void Event::SetRecord(StreamPoint point, std::shared_ptr<std::atomic<int64_t>> t
   std::lock_guard<std::mutex> lock(mu_);
   point_ = std::move(point);
   time_ns_ = std::move(time_ns);
+  captured_in_.reset();
+  captured_nodes_.clear();
 }
 
+void Event::SetCaptured(std::shared_ptr<CaptureSequence> sequence, std::vector<cudaGraphNode_t> nodes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A captured record is no point of any stream: the event no longer refers to its last real one.
+  point_ = StreamPoint{};
+  time_ns_.reset();
+  captured_in_ = std::move(sequence);
+  captured_nodes_ = std::move(nodes);
+}
+
+std::shared_ptr<CaptureSequence> Event::Captured(std::vector<cudaGraphNode_t>* nodes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Read under Captures' lock by its callers, so `ended` cannot change meanwhile.
+  if (captured_in_ && captured_in_->ended) return nullptr;
+  if (nodes != nullptr) *nodes = captured_nodes_;
+  return captured_in_;
+}
 StreamPoint Event::point() {
   std::lock_guard<std::mutex> lock(mu_);
   return point_;

@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "stream.h"
 
 namespace ncclsim {
+
+struct CaptureSequence;
 
 class Event {
  public:
@@ -21,7 +24,12 @@ class Event {
   bool timing() const { return (flags_ & cudaEventDisableTiming) == 0; }
 
   // Replaces the recorded point; `time_ns` is filled in (by the stream) when it is reached.
+  // The event is then no longer one recorded in a capture.
   void SetRecord(StreamPoint point, std::shared_ptr<std::atomic<int64_t>> time_ns);
+  // Recorded on a capturing stream: marks the `nodes` of `sequence` (capture.h).
+  void SetCaptured(std::shared_ptr<CaptureSequence> sequence, std::vector<cudaGraphNode_t> nodes);
+  // The capture the event was last recorded in, if it is still in progress, and its nodes.
+  std::shared_ptr<CaptureSequence> Captured(std::vector<cudaGraphNode_t>* nodes);
   // cudaSuccess when never recorded or reached, cudaErrorNotReady otherwise.
   cudaError_t Query();
   void Synchronize();
@@ -39,6 +47,8 @@ class Event {
   std::mutex mu_;
   StreamPoint point_;
   std::shared_ptr<std::atomic<int64_t>> time_ns_;
+  std::shared_ptr<CaptureSequence> captured_in_;
+  std::vector<cudaGraphNode_t> captured_nodes_;
 };
 
 int64_t MonotonicNs();

@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "capture.h"
+
 namespace ncclsim {
 namespace {
 
@@ -16,9 +18,6 @@ std::atomic<bool> runtime_started{false};
 std::atomic<bool> forked_child{false};
 
 thread_local int current_device_of_thread = 0;
-thread_local cudaStreamCaptureMode thread_capture_mode = cudaStreamCaptureModeGlobal;
-// Captures begun by this thread in a mode other than relaxed.
-thread_local int thread_strict_captures = 0;
 
 int DeviceCountFromEnvironment() {
   const char* text = std::getenv("NCCLSIM_DEVICES");
@@ -116,8 +115,8 @@ bool Runtime::DestroyStream(cudaStream_t handle) {
     if (it == created_.end()) return false;
     stream = std::move(it->second);
     created_.erase(it);
-    captures_.erase(stream.get());
   }
+  Captures::Get().Forget(stream.get());
   // Like cudaStreamDestroy, pending work still completes; the worker then exits.
   stream->Retire();
   return true;
@@ -144,21 +143,21 @@ std::vector<StreamPoint> Runtime::LegacyOrdering(const Stream& stream) {
   return after;
 }
 
-cudaError_t Runtime::Submit(const std::shared_ptr<Stream>& stream, std::function<void()> work, bool trivial,
-                            uint64_t* ticket) {
+cudaError_t Runtime::Submit(const std::shared_ptr<Stream>& stream, NodeAction action, bool trivial,
+                            uint64_t* ticket, std::vector<StreamPoint> after) {
   if (ticket) *ticket = 0;
-  if (stream->kind() == StreamKind::kLegacy && LegacyStreamProhibited()) {
-    return cudaErrorStreamCaptureImplicit;
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = captures_.find(stream.get());
-    if (it != captures_.end()) {
-      ++it->second.nodes;  // captured work is recorded, not run
-      return cudaSuccess;
+  if (stream->kind() == StreamKind::kLegacy) {
+    if (cudaError_t e = Captures::Get().CheckLegacyUse(stream->device(), /*invalidate=*/true); e != cudaSuccess) {
+      return e;
     }
   }
-  uint64_t t = stream->Enqueue(std::move(work), LegacyOrdering(*stream), trivial);
+  cudaError_t captured = cudaSuccess;
+  if (Captures::Get().Record(*stream, action, &captured)) return captured;  // recorded, not run
+  std::vector<StreamPoint> ordering = LegacyOrdering(*stream);
+  after.insert(after.end(), ordering.begin(), ordering.end());
+  std::function<void()> work = std::move(action.work);
+  if (!work) work = [] {};  // kernels and empty nodes only keep their place
+  uint64_t t = stream->Enqueue(std::move(work), std::move(after), trivial);
   if (ticket) *ticket = t;
   return cudaSuccess;
 }
@@ -174,52 +173,6 @@ void Runtime::SynchronizeDevice(int device) {
     }
   }
   WaitForAll(points);
-}
-
-cudaError_t Runtime::BeginCapture(const std::shared_ptr<Stream>& stream, cudaStreamCaptureMode mode) {
-  if (stream->kind() == StreamKind::kLegacy) return cudaErrorStreamCaptureUnsupported;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (captures_.count(stream.get())) return cudaErrorIllegalState;
-  captures_.emplace(stream.get(), Capture{mode, next_capture_id_++, 0});
-  if (mode == cudaStreamCaptureModeGlobal) ++global_captures_;
-  if (mode != cudaStreamCaptureModeRelaxed) ++thread_strict_captures;
-  return cudaSuccess;
-}
-
-cudaError_t Runtime::EndCapture(const std::shared_ptr<Stream>& stream, Capture* ended) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = captures_.find(stream.get());
-  if (it == captures_.end()) return cudaErrorIllegalState;
-  *ended = it->second;
-  captures_.erase(it);
-  if (ended->mode == cudaStreamCaptureModeGlobal) --global_captures_;
-  if (ended->mode != cudaStreamCaptureModeRelaxed && thread_strict_captures > 0) --thread_strict_captures;
-  return cudaSuccess;
-}
-
-bool Runtime::CaptureOf(const Stream& stream, Capture* capture) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = captures_.find(&stream);
-  if (it == captures_.end()) return false;
-  if (capture) *capture = it->second;
-  return true;
-}
-
-bool Runtime::LegacyStreamProhibited() {
-  switch (thread_capture_mode) {
-    case cudaStreamCaptureModeRelaxed:
-      return false;
-    case cudaStreamCaptureModeThreadLocal:
-      return thread_strict_captures > 0;
-    default: {
-      std::lock_guard<std::mutex> lock(mu_);
-      return global_captures_ > 0 || thread_strict_captures > 0;
-    }
-  }
-}
-
-cudaStreamCaptureMode Runtime::ExchangeThreadCaptureMode(cudaStreamCaptureMode mode) {
-  return std::exchange(thread_capture_mode, mode);
 }
 
 }  // namespace ncclsim

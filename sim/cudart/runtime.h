@@ -1,5 +1,5 @@
-// Process-wide state of the simulated CUDA runtime: devices, streams, capture sequences and the
-// per-thread current device. Created on first use and never destroyed, so workers blocked in
+// Process-wide state of the simulated CUDA runtime: devices, streams and the per-thread current
+// device. Captures are capture.h's. Created on first use and never destroyed, so workers blocked in
 // host functions at exit cannot touch freed state.
 #ifndef NCCLWATCH_SIM_CUDART_RUNTIME_H_
 #define NCCLWATCH_SIM_CUDART_RUNTIME_H_
@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "graph.h"
 #include "stream.h"
 
 namespace ncclsim {
@@ -20,12 +21,6 @@ namespace ncclsim {
 // How the handle 0 is read: the legacy default stream, or (for _ptsz/_ptds entry points) the
 // calling thread's per-thread default stream.
 enum class DefaultStream { kLegacy, kPerThread };
-
-struct Capture {
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
-  unsigned long long id = 0;
-  size_t nodes = 0;  // work items recorded instead of executed
-};
 
 class Runtime {
  public:
@@ -45,20 +40,13 @@ class Runtime {
 
   // What work enqueued next on `stream` must wait for under legacy default-stream rules.
   std::vector<StreamPoint> LegacyOrdering(const Stream& stream);
-  // Enqueues `work` on `stream` with legacy ordering, or records it into the stream's capture.
-  // `ticket`, if given, receives the item's ticket (0 when captured).
-  cudaError_t Submit(const std::shared_ptr<Stream>& stream, std::function<void()> work, bool trivial,
-                     uint64_t* ticket = nullptr);
+  // Enqueues `action`'s work on `stream` with legacy ordering, after `after` too, or records the
+  // action as a node of the stream's capture. `ticket`, if given, receives the item's ticket (0
+  // when captured).
+  cudaError_t Submit(const std::shared_ptr<Stream>& stream, NodeAction action, bool trivial,
+                     uint64_t* ticket = nullptr, std::vector<StreamPoint> after = {});
   // Waits for everything enqueued so far on every stream of `device`.
   void SynchronizeDevice(int device);
-
-  // Capture bookkeeping.
-  cudaError_t BeginCapture(const std::shared_ptr<Stream>& stream, cudaStreamCaptureMode mode);
-  cudaError_t EndCapture(const std::shared_ptr<Stream>& stream, Capture* ended);
-  bool CaptureOf(const Stream& stream, Capture* capture);
-  // True when the calling thread may not touch the legacy stream because of an ongoing capture.
-  bool LegacyStreamProhibited();
-  static cudaStreamCaptureMode ExchangeThreadCaptureMode(cudaStreamCaptureMode mode);
 
  private:
   struct Device {
@@ -74,10 +62,7 @@ class Runtime {
   std::mutex mu_;
   std::vector<Device> devices_;
   std::unordered_map<const Stream*, std::shared_ptr<Stream>> created_;
-  std::unordered_map<const Stream*, Capture> captures_;
-  int global_captures_ = 0;
   uint64_t next_stream_id_ = 1;
-  unsigned long long next_capture_id_ = 1;
 };
 
 }  // namespace ncclsim

@@ -17,10 +17,6 @@
 namespace ncclsim::driver {
 namespace {
 
-struct MemOps {
-  std::vector<CUstreamBatchMemOpParams> ops;
-};
-
 template <typename T>
 T Load(CUdeviceptr address) {
   return std::atomic_ref<T>(*reinterpret_cast<T*>(address)).load(std::memory_order_acquire);
@@ -68,11 +64,7 @@ void Run(const CUstreamBatchMemOpParams& op) {
   }
 }
 
-void RunAll(void* data) {
-  auto* ops = static_cast<MemOps*>(data);
-  for (const CUstreamBatchMemOpParams& op : ops->ops) Run(op);
-  delete ops;
-}
+
 
 bool AddressOk(CUdeviceptr address, size_t width) { return address != 0 && address % width == 0; }
 
@@ -102,10 +94,11 @@ CUresult Enqueue(CUstream stream, const CUstreamBatchMemOpParams* ops, unsigned 
   for (unsigned i = 0; i < count; ++i) {
     if (CUresult r = Check(ops[i]); r != CUDA_SUCCESS) return r;
   }
-  auto* work = new MemOps{std::vector<CUstreamBatchMemOpParams>(ops, ops + count)};
-  CUresult r = rt::LaunchHostFunc(stream, RunAll, work);
-  if (r != CUDA_SUCCESS) delete work;
-  return r;
+  // A capture records them as one host node (the runtime has no batch memory-op node type).
+  return rt::LaunchWork(stream, CU_GRAPH_NODE_TYPE_HOST,
+                        [batch = std::vector<CUstreamBatchMemOpParams>(ops, ops + count)] {
+                          for (const CUstreamBatchMemOpParams& op : batch) Run(op);
+                        });
 }
 
 // waitValue and writeValue are distinct structs of one shape; fills either.

@@ -14,25 +14,13 @@
 namespace ncclsim::driver {
 namespace {
 
-struct Work {
-  std::function<void()> body;
-};
-
-void RunWork(void* data) {
-  auto* work = static_cast<Work*>(data);
-  work->body();
-  delete work;
+// A capture records the copy or set as a node of `type`, which every replay runs again.
+CUresult Async(CUstream stream, CUgraphNodeType type, std::function<void()> body) {
+  return rt::LaunchWork(stream, type, std::move(body));
 }
 
-CUresult Async(CUstream stream, std::function<void()> body) {
-  auto* work = new Work{std::move(body)};
-  CUresult r = rt::LaunchHostFunc(stream, RunWork, work);
-  if (r != CUDA_SUCCESS) delete work;
-  return r;
-}
-
-CUresult Sync(CUstream stream, std::function<void()> body) {
-  if (CUresult r = Async(stream, std::move(body)); r != CUDA_SUCCESS) return r;
+CUresult Sync(CUstream stream, CUgraphNodeType type, std::function<void()> body) {
+  if (CUresult r = Async(stream, type, std::move(body)); r != CUDA_SUCCESS) return r;
   return rt::StreamSynchronize(stream);
 }
 
@@ -40,7 +28,7 @@ CUresult Copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream, b
   if (bytes == 0) return CUDA_SUCCESS;
   if (dst == 0 || src == 0) return CUDA_ERROR_INVALID_VALUE;
   auto body = [=] { std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes); };
-  return async ? Async(stream, body) : Sync(stream, body);
+  return async ? Async(stream, CU_GRAPH_NODE_TYPE_MEMCPY, body) : Sync(stream, CU_GRAPH_NODE_TYPE_MEMCPY, body);
 }
 
 // Fills `count` elements of `width` bytes (1, 2 or 4) with the low bytes of `value`.
@@ -51,7 +39,7 @@ CUresult Set(CUdeviceptr dst, unsigned value, size_t width, size_t count, CUstre
     auto* out = reinterpret_cast<unsigned char*>(dst);
     for (size_t i = 0; i < count; ++i) std::memcpy(out + i * width, &value, width);  // little-endian
   };
-  return async ? Async(stream, body) : Sync(stream, body);
+  return async ? Async(stream, CU_GRAPH_NODE_TYPE_MEMSET, body) : Sync(stream, CU_GRAPH_NODE_TYPE_MEMSET, body);
 }
 
 CUdeviceptr Ptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }

@@ -47,7 +47,7 @@ CUresult StreamContextV2(CUstream stream, CUcontext* context, CUgreenCtx* green)
 
 CUresult WaitEvent(CUstream stream, CUevent event, unsigned flags) {
   if (flags != CU_EVENT_WAIT_DEFAULT && flags != CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
-  return rt::StreamWaitEvent(stream, event);
+  return rt::StreamWaitEvent(stream, event, flags);
 }
 
 CUresult CreateEvent(CUevent* event, unsigned flags) {
@@ -60,7 +60,7 @@ CUresult CreateEvent(CUevent* event, unsigned flags) {
 
 CUresult RecordWithFlags(CUevent event, CUstream stream, unsigned flags) {
   if (flags != CU_EVENT_RECORD_DEFAULT && flags != CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
-  return rt::EventRecord(event, stream);
+  return rt::EventRecord(event, stream, flags);
 }
 
 CUresult ElapsedTime(float* ms, CUevent start, CUevent end) {
@@ -99,6 +99,13 @@ NCCLSIM_DRIVER_EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event,
 }
 NCCLSIM_DRIVER_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream stream, CUevent event, unsigned int flags) {
   return drv::WaitEvent(PerThread(stream), event, flags);
+}
+NCCLSIM_DRIVER_EXPORT CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* data) {
+  if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return drv::rt::LaunchHostFunc(stream, fn, data);
+}
+NCCLSIM_DRIVER_EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream stream, CUhostFn fn, void* data) {
+  return cuLaunchHostFunc(PerThread(stream), fn, data);
 }
 NCCLSIM_DRIVER_EXPORT CUresult cuStreamGetCtx(CUstream stream, CUcontext* context) {
   return drv::StreamContext(stream, context);
@@ -149,10 +156,10 @@ NCCLSIM_DRIVER_EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
     drv::rt::CountCall();
     return event != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
   }
-  return drv::rt::EventRecord(event, stream);
+  return drv::rt::EventRecord(event, stream, CU_EVENT_RECORD_DEFAULT);
 }
 NCCLSIM_DRIVER_EXPORT CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) {
-  return drv::rt::EventRecord(event, PerThread(stream));
+  return drv::rt::EventRecord(event, PerThread(stream), CU_EVENT_RECORD_DEFAULT);
 }
 NCCLSIM_DRIVER_EXPORT CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags) {
   return drv::RecordWithFlags(event, stream, flags);

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace ncclsim::driver::rt {
 
@@ -40,7 +41,8 @@ CUresult StreamCreate(CUstream* stream, unsigned flags, int priority);
 CUresult StreamDestroy(CUstream stream);
 CUresult StreamQuery(CUstream stream);
 CUresult StreamSynchronize(CUstream stream);
-CUresult StreamWaitEvent(CUstream stream, CUevent event);
+// `flags`: CU_EVENT_WAIT_DEFAULT or CU_EVENT_WAIT_EXTERNAL.
+CUresult StreamWaitEvent(CUstream stream, CUevent event, unsigned flags);
 CUresult StreamFlags(CUstream stream, unsigned* flags);
 CUresult StreamPriority(CUstream stream, int* priority);
 // The device a stream belongs to (the current device for the default streams).
@@ -50,13 +52,41 @@ CUresult StreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status);
 CUresult LaunchHostFunc(CUstream stream, void (*fn)(void*), void* data);
 // Enqueues a kernel that does nothing but keeps its place in the stream order.
 CUresult LaunchNoOp(CUstream stream);
+// Enqueues `work` on `stream`; a capture records it as a node of `type` that runs it at every
+// replay (driver_bridge.h's ncclsim_rt_launch_owned).
+CUresult LaunchWork(CUstream stream, CUgraphNodeType type, std::function<void()> work);
 
 CUresult EventCreate(CUevent* event, unsigned flags);
 CUresult EventDestroy(CUevent event);
-CUresult EventRecord(CUevent event, CUstream stream);
+// `flags`: CU_EVENT_RECORD_DEFAULT or CU_EVENT_RECORD_EXTERNAL.
+CUresult EventRecord(CUevent event, CUstream stream, unsigned flags);
 CUresult EventQuery(CUevent event);
 CUresult EventSynchronize(CUevent event);
 CUresult EventElapsedTime(float* ms, CUevent start, CUevent end);
+
+// Capture and graphs (the runtime's, capture.h and graph.h of sim/cudart). `graph` null begins a
+// capture into a new graph.
+CUresult BeginCapture(CUstream stream, CUstreamCaptureMode mode, CUgraph graph, const CUgraphNode* dependencies,
+                      size_t count);
+CUresult EndCapture(CUstream stream, CUgraph* graph);
+CUresult GetCaptureInfo(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
+                        const CUgraphNode** dependencies, const CUgraphEdgeData** edges, size_t* count);
+CUresult UpdateCaptureDependencies(CUstream stream, CUgraphNode* dependencies, size_t count, unsigned flags);
+CUresult ExchangeCaptureMode(CUstreamCaptureMode* mode);
+CUresult GraphCreate(CUgraph* graph, unsigned flags);
+CUresult GraphDestroy(CUgraph graph);
+CUresult GraphGetNodes(CUgraph graph, CUgraphNode* nodes, size_t* count);
+CUresult GraphNodeType(CUgraphNode node, CUgraphNodeType* type);
+CUresult GraphAddHostNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies, size_t count,
+                          const CUDA_HOST_NODE_PARAMS* params);
+CUresult GraphInstantiate(CUgraphExec* exec, CUgraph graph, CUDA_GRAPH_INSTANTIATE_PARAMS* params);
+CUresult GraphLaunch(CUgraphExec exec, CUstream stream);
+CUresult GraphUpload(CUgraphExec exec, CUstream stream);
+CUresult GraphExecUpdate(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo* info);
+CUresult GraphExecDestroy(CUgraphExec exec);
+CUresult UserObjectCreate(CUuserObject* object, void* ptr, CUhostFn destroy, unsigned references, unsigned flags);
+CUresult UserObjectChange(CUuserObject object, unsigned count, bool retain);
+CUresult GraphUserObjectChange(CUgraph graph, CUuserObject object, unsigned count, unsigned flags, bool retain);
 
 }  // namespace ncclsim::driver::rt
 

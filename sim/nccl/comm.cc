@@ -1,8 +1,31 @@
 #include "comm.h"
 
+#include <unordered_map>
+
 #include "futex.h"
 
 namespace ncclsim {
+namespace {
+
+std::mutex live_mu;
+// Never destroyed: communicators may be destroyed during exit.
+std::unordered_map<const Comm*, int>& LiveComms() {
+  static auto* live = new std::unordered_map<const Comm*, int>();
+  return *live;
+}
+
+}  // namespace
+
+void MarkCommLive(const Comm* c, int index) {
+  std::lock_guard<std::mutex> lock(live_mu);
+  LiveComms()[c] = index;
+}
+
+bool CommIsLive(const Comm* c, int index) {
+  std::lock_guard<std::mutex> lock(live_mu);
+  auto it = LiveComms().find(c);
+  return it != LiveComms().end() && it->second == index;
+}
 
 void Ring(Comm* c, int rank) {
   auto* bell = &c->segment->slot(rank)->doorbell;
@@ -49,3 +72,10 @@ bool BootAllGather(Comm* c, const int32_t mine[2], std::vector<std::array<int32_
 }
 
 }  // namespace ncclsim
+
+ncclComm::ncclComm() = default;
+
+ncclComm::~ncclComm() {
+  std::lock_guard<std::mutex> lock(ncclsim::live_mu);
+  ncclsim::LiveComms().erase(this);
+}

@@ -22,6 +22,11 @@
 #include "shm_segment.h"
 
 struct ncclComm {
+  ncclComm();
+  ~ncclComm();
+  ncclComm(const ncclComm&) = delete;
+  ncclComm& operator=(const ncclComm&) = delete;
+
   int rank = 0;
   int nranks = 1;
   int device = 0;
@@ -55,6 +60,11 @@ struct ncclComm {
   uint64_t exec_turn = 0;
   std::set<uint64_t> skipped_tickets;  // launched but never enqueued (launch failed)
   uint64_t issued_ops = 0;  // collectives and Send/Recv launched: NCCLSIM_FAULT seq numbers
+  // CUDA graph launches that replayed ops of this comm, the last one's launch id, and the ops
+  // numbered in it so far: NCCLSIM_FAULT replay=K,seq=J.
+  uint64_t replays = 0;
+  uint64_t replay_launch = 0;
+  uint64_t replay_ops = 0;
   bool release_when_idle = false;  // aborted with work still queued: the last op frees the comm
   std::map<int, ncclsim::PreMulSum> redops;  // ncclRedOpCreatePreMulSum, by ncclRedOp_t value
   int next_redop = ncclNumOps;
@@ -82,6 +92,13 @@ void Ring(Comm* c, int rank);
 bool WaitFor(Comm* c, const std::function<bool()>& pred, int timeout_ms = -1);
 // Host-side allgather of two ints per rank, used by split.
 bool BootAllGather(Comm* c, const int32_t mine[2], std::vector<std::array<int32_t, 2>>* all);
+
+// Whether `c` is a live communicator that is the process's `index`-th (comm.cc): a graph
+// replayed after its communicator was destroyed must not touch it, even if a new one took
+// its address.
+bool CommIsLive(const Comm* c, int index);
+// Records that `c` became the process's `index`-th communicator.
+void MarkCommLive(const Comm* c, int index);
 
 }  // namespace ncclsim
 

@@ -42,8 +42,8 @@ void RunInit(Comm* c, const InitRequest& req) {
     return;
   }
   for (int r = 0; r < c->nranks; ++r) c->hosts.push_back(c->segment->host(r));
-  if (FindFault(c->faults, FaultKind::kDie, c->index, c->rank, 0)) kill(getpid(), SIGKILL);
-  if (FindFault(c->faults, FaultKind::kHang, c->index, c->rank, 0)) {
+  if (FindFault(c->faults, FaultKind::kDie, c->index, c->rank, FaultPoint{})) kill(getpid(), SIGKILL);
+  if (FindFault(c->faults, FaultKind::kHang, c->index, c->rank, FaultPoint{})) {
     WaitFor(c, [] { return false; });
     c->init_state.store(ncclInvalidUsage);
     return;
@@ -108,6 +108,7 @@ ncclResult_t StartCommInit(const InitRequest& req, ncclComm_t* out) {
   c->blocking = ConfigBlocking(req.config);
   c->faults = std::move(*faults);
   c->index = g_comm_counter.fetch_add(1);
+  MarkCommLive(c, c->index);
   cudaGetDevice(&c->device);
   c->segment = std::make_unique<ShmSegment>(req.hash, req.nranks);
   *out = c;

@@ -71,6 +71,12 @@ bool ParseParam(const std::string& p, Fault* f, bool* has_seq, bool* has_ms, std
     }
     f->seq = static_cast<uint64_t>(v);
     *has_seq = true;
+  } else if (key == "replay") {
+    if (v == 0) {
+      *err = "replay is 1-based";
+      return false;
+    }
+    f->replay = static_cast<uint64_t>(v);
   } else if (key == "rank") {
     f->rank = static_cast<int>(v);
   } else if (key == "comm") {
@@ -79,7 +85,7 @@ bool ParseParam(const std::string& p, Fault* f, bool* has_seq, bool* has_ms, std
     f->ms = static_cast<int>(v);
     *has_ms = true;
   } else {
-    *err = "unknown parameter '" + key + "' (expected seq, rank, comm, ms or hosts)";
+    *err = "unknown parameter '" + key + "' (expected seq, replay, rank, comm, ms or hosts)";
     return false;
   }
   return true;
@@ -102,8 +108,17 @@ std::optional<Fault> ParseOne(const std::string& text, std::string* err) {
   for (const auto& p : Split(text.substr(colon + 1), ',')) {
     if (!ParseParam(p, &f, &has_seq, &has_ms, err)) return std::nullopt;
   }
+  if (f.replay != 0) {
+    // Within a replay, seq counts the replay's ops and defaults to its first.
+    if (!has_seq) f.seq = 1;
+    has_seq = true;
+    if (f.at_init || f.kind == FaultKind::kPartition) {
+      *err = "replay= applies to hang, slow, error, die and mismatch_completes, with seq=N or no seq";
+      return std::nullopt;
+    }
+  }
   if (!has_seq) {
-    *err = "fault '" + text + "' needs seq=N or seq=init";
+    *err = "fault '" + text + "' needs seq=N, seq=init or replay=K";
     return std::nullopt;
   }
   if (f.kind == FaultKind::kSlow && !has_ms) {
@@ -145,12 +160,16 @@ std::optional<std::vector<Fault>> ParseFaultSpec(const std::string& text, std::s
 }
 
 const Fault* FindFault(const std::vector<Fault>& faults, FaultKind kind, int comm_index, int rank,
-                       uint64_t seq) {
+                       const FaultPoint& at) {
   for (const auto& f : faults) {
     if (f.kind != kind) continue;
     if (f.rank >= 0 && f.rank != rank) continue;
     if (f.comm_index >= 0 && f.comm_index != comm_index) continue;
-    if (seq == 0 ? !f.at_init : (f.at_init || f.seq != seq)) continue;
+    if (f.replay != 0) {
+      if (f.replay != at.replay || f.seq != at.replay_seq) continue;
+    } else if (at.seq == 0 ? !f.at_init : (f.at_init || f.seq != at.seq)) {
+      continue;
+    }
     return &f;
   }
   return nullptr;

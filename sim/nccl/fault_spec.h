@@ -20,7 +20,8 @@ enum class FaultKind { kHang, kSlow, kError, kDie, kMismatchCompletes, kPartitio
 struct Fault {
   FaultKind kind = FaultKind::kHang;
   bool at_init = false;  // seq=init
-  uint64_t seq = 0;      // 1-based collective number when !at_init
+  uint64_t seq = 0;      // 1-based op number when !at_init; with replay, the op's place in that replay
+  uint64_t replay = 0;   // replay=K: the K-th CUDA graph replay on the comm (1-based); 0: any op
   int rank = -1;         // -1: every rank
   int comm_index = -1;   // -1: any communicator
   int ms = 0;            // slow; partition: delay before ncclRemoteError (0 with !has_ms: never)
@@ -31,9 +32,17 @@ struct Fault {
 // Parses text; on error returns nullopt and sets *error to a one-line reason.
 std::optional<std::vector<Fault>> ParseFaultSpec(const std::string& text, std::string* error);
 
-// The fault of `kind` matching this point, if any. seq 0 means init.
+// Where an op stands in NCCLSIM_FAULT's numbering: its seq (0 means init) and, for an op a
+// CUDA graph replays, the replay's number and the op's place in it (0 when eager).
+struct FaultPoint {
+  uint64_t seq = 0;
+  uint64_t replay = 0;
+  uint64_t replay_seq = 0;
+};
+
+// The fault of `kind` matching this point, if any.
 const Fault* FindFault(const std::vector<Fault>& faults, FaultKind kind, int comm_index,
-                       int rank, uint64_t seq);
+                       int rank, const FaultPoint& at);
 
 }  // namespace ncclsim
 

@@ -2,11 +2,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <vector>
 
+#include "cudart/driver_bridge.h"
 #include "last_error.h"
 #include "reduction.h"
 
@@ -93,23 +96,25 @@ bool IsDeviceDefaultStream(cudaStream_t s) {
   return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread;
 }
 
-// cudaLaunchHostFunc on the op's device when the stream handle depends on the current device.
-// The task may run and be freed before cudaLaunchHostFunc returns: nothing of it is read after.
-cudaError_t LaunchOnDevice(cudaStream_t stream, int device, StreamTask* task) {
-  if (!IsDeviceDefaultStream(stream)) return cudaLaunchHostFunc(stream, RunTask, task);
+// `call` with the op's device current when the stream handle depends on the current device.
+template <typename Call>
+cudaError_t OnDevice(cudaStream_t stream, int device, Call&& call) {
+  if (!IsDeviceDefaultStream(stream)) return call();
   int current = 0;
   cudaGetDevice(&current);
   if (current != device) cudaSetDevice(device);
-  const cudaError_t err = cudaLaunchHostFunc(stream, RunTask, task);
+  const cudaError_t err = call();
   if (current != device) cudaSetDevice(current);
   return err;
 }
 
+// The task may run and be freed before cudaLaunchHostFunc returns: nothing of it is read after.
 ncclResult_t EnqueueTask(StreamTask* task) {
   std::vector<Comm*> comms;
   for (const Op& op : task->ops) comms.push_back(op.comm);
   const Op& first = task->ops.front();
-  const cudaError_t err = LaunchOnDevice(first.stream, first.comm->device, task);
+  const cudaError_t err =
+      OnDevice(first.stream, first.comm->device, [&] { return cudaLaunchHostFunc(first.stream, RunTask, task); });
   if (err != cudaSuccess) {
     for (const Op& op : task->ops) {
       if (!IsCollective(op.kind)) continue;
@@ -133,43 +138,154 @@ Comm* FirstNonblocking(const std::vector<Op>& ops) {
 
 // Splits ops by stream, keeping call order inside each stream. A per-device default stream
 // handle is a different stream for each device.
-std::vector<StreamTask*> TasksByStream(std::vector<Op> ops) {
-  std::vector<StreamTask*> tasks;
-  std::map<std::pair<cudaStream_t, int>, StreamTask*> by_stream;
+std::vector<std::vector<Op>> ByStream(std::vector<Op> ops) {
+  std::vector<std::vector<Op>> groups;
+  std::map<std::pair<cudaStream_t, int>, size_t> by_stream;
   for (Op& op : ops) {
     const int device = IsDeviceDefaultStream(op.stream) ? op.comm->device : -1;
-    StreamTask*& t = by_stream[{op.stream, device}];
-    if (t == nullptr) {
-      t = new StreamTask;
-      tasks.push_back(t);
-    }
-    t->ops.push_back(op);
+    auto [it, added] = by_stream.try_emplace({op.stream, device}, groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(op);
   }
+  return groups;
+}
+
+std::vector<StreamTask*> TasksByStream(std::vector<Op> ops) {
+  std::vector<StreamTask*> tasks;
+  for (auto& group : ByStream(std::move(ops))) tasks.push_back(new StreamTask{std::move(group)});
   return tasks;
 }
 
-// True when `stream` is being captured into a CUDA graph. A legacy-stream query that fails
-// because another stream captures globally counts as not capturing: the op then runs.
-bool StreamIsCapturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
+// Takes the op's turn in its communicator's call order and its NCCLSIM_FAULT number, and counts
+// it in flight. Requires op->comm->mu held.
+void NumberLocked(Op* op) {
+  Comm* c = op->comm;
+  ++c->inflight;
+  if (IsCollective(op->kind)) op->ticket = c->next_ticket++;
+  if (!IsOneSided(op->kind)) op->seq = ++c->issued_ops;
+}
+
+// ---- CUDA graphs ------------------------------------------------------------------------------
+// As in real NCCL, an op issued on a capturing stream is not run: it becomes part of the graph,
+// and every launch of the graph runs it again. Each stream's ops of a group are one host node
+// (RunReplay) whose argument is the captured plan; the graph owns the plan through a user object,
+// as NCCL's persistent plans are owned. When the graph is launched, the sim runtime calls
+// PrepareReplay on the launching thread (ncclsim_rt_set_host_node_prepare): the replayed ops take
+// their turn and their numbers then, exactly as eager ops do when called, so eager ops issued
+// after a launch still match across ranks.
+
+// A group's ops on one capturing stream, as captured: no turn, no number yet.
+struct GraphPlan {
+  std::vector<Op> ops;
+  std::vector<int> comm_indexes;  // each op's comm's index, to tell whether it still lives
+};
+
+void DeletePlan(void* plan) { delete static_cast<GraphPlan*>(plan); }
+
+void RunReplay(void* task) { RunTask(task); }
+
+void WarnOnce(const char* text) {
+  static std::once_flag once;
+  std::call_once(once, [text] { std::fprintf(stderr, "ncclsim: %s\n", text); });
+}
+
+void* PrepareReplay(void* data, unsigned long long launch_id) {
+  const auto* plan = static_cast<const GraphPlan*>(data);
+  auto* task = new StreamTask;
+  for (size_t i = 0; i < plan->ops.size(); ++i) {
+    Op op = plan->ops[i];
+    Comm* c = op.comm;
+    if (!CommIsLive(c, plan->comm_indexes[i])) {
+      WarnOnce("a CUDA graph replayed a collective of a destroyed communicator; the op is skipped");
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->replay_launch != launch_id) {
+      c->replay_launch = launch_id;
+      ++c->replays;
+      c->replay_ops = 0;
+    }
+    NumberLocked(&op);
+    if (!IsOneSided(op.kind)) {
+      op.replay = c->replays;
+      op.replay_seq = ++c->replay_ops;
+    }
+    task->ops.push_back(op);
   }
-  return status != cudaStreamCaptureStatusNone;
+  if (!task->ops.empty()) return task;
+  delete task;
+  return nullptr;
+}
+
+struct CaptureOf {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  cudaGraph_t graph = nullptr;
+};
+
+// The capture `op`'s stream is in. A query that fails (the legacy stream while a blocking stream
+// captures) counts as no capture: enqueueing then fails the same way, as it does in NCCL.
+CaptureOf QueryCapture(const Op& op) {
+  CaptureOf out;
+  const cudaError_t e = OnDevice(op.stream, op.comm->device, [&] {
+    return cudaStreamGetCaptureInfo(op.stream, &out.status, &out.id, &out.graph, nullptr, nullptr, nullptr);
+  });
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return CaptureOf{};
+  }
+  return out;
+}
+
+ncclResult_t CudaFailure(const char* what, cudaError_t err) {
+  SetLastError(std::string(what) + " failed: " + cudaGetErrorString(err));
+  return ncclUnhandledCudaError;
+}
+
+// Records each stream's ops as a host node of the graph being captured.
+ncclResult_t CaptureOps(std::vector<Op> ops, cudaGraph_t graph) {
+  static std::once_flag hook_once;
+  std::call_once(hook_once, [] { ncclsim_rt_set_host_node_prepare(RunReplay, PrepareReplay); });
+  for (auto& group : ByStream(std::move(ops))) {
+    const Op first = group.front();
+    auto* plan = new GraphPlan{std::move(group), {}};
+    for (const Op& op : plan->ops) plan->comm_indexes.push_back(op.comm->index);
+    cudaUserObject_t object = nullptr;
+    if (cudaError_t e = cudaUserObjectCreate(&object, plan, DeletePlan, 1, cudaUserObjectNoDestructorSync);
+        e != cudaSuccess) {
+      delete plan;
+      return CudaFailure("cudaUserObjectCreate", e);
+    }
+    if (cudaError_t e = cudaGraphRetainUserObject(graph, object, 1, cudaGraphUserObjectMove); e != cudaSuccess) {
+      cudaUserObjectRelease(object, 1);
+      return CudaFailure("cudaGraphRetainUserObject", e);
+    }
+    const cudaError_t e =
+        OnDevice(first.stream, first.comm->device, [&] { return cudaLaunchHostFunc(first.stream, RunReplay, plan); });
+    if (e != cudaSuccess) return CudaFailure("cudaLaunchHostFunc", e);
+  }
+  return ncclSuccess;
 }
 
 ncclResult_t Launch(std::vector<Op> ops) {
-  // An op on a capturing stream belongs to the graph, as with real NCCL. The sim's graphs
-  // replay nothing, so such an op takes no turn in its communicator's order: otherwise every
-  // later op of the communicator would wait for it forever.
-  std::erase_if(ops, [](const Op& op) { return StreamIsCapturing(op.stream); });
   if (ops.empty()) return ncclSuccess;
+  // Every stream of a group captures into the same graph, or none does (NCCL's rule).
+  const CaptureOf capture = QueryCapture(ops.front());
+  for (size_t i = 1; i < ops.size(); ++i) {
+    const CaptureOf other = QueryCapture(ops[i]);
+    if ((other.status == cudaStreamCaptureStatusNone) != (capture.status == cudaStreamCaptureStatusNone) ||
+        other.id != capture.id) {
+      SetLastError("either none or all of a group's streams must be captured, into the same CUDA graph");
+      return ncclInvalidUsage;
+    }
+  }
+  if (capture.status == cudaStreamCaptureStatusInvalidated) {
+    return CudaFailure("stream capture", cudaErrorStreamCaptureInvalidated);
+  }
+  if (capture.status == cudaStreamCaptureStatusActive) return CaptureOps(std::move(ops), capture.graph);
   for (Op& op : ops) {
     std::lock_guard<std::mutex> lock(op.comm->mu);
-    ++op.comm->inflight;
-    if (IsCollective(op.kind)) op.ticket = op.comm->next_ticket++;
-    if (!IsOneSided(op.kind)) op.seq = ++op.comm->issued_ops;
+    NumberLocked(&op);
   }
   Comm* deferred = FirstNonblocking(ops);
   if (deferred == nullptr) {

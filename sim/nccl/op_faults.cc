@@ -13,7 +13,7 @@ namespace {
 
 const Fault* Match(const Op& op, FaultKind kind) {
   const Comm* c = op.comm;
-  return FindFault(c->faults, kind, c->index, c->rank, op.seq);
+  return FindFault(c->faults, kind, c->index, c->rank, FaultPoint{op.seq, op.replay, op.replay_seq});
 }
 
 void SleepInterruptibly(Comm* c, int ms) {
@@ -52,7 +52,7 @@ bool CrossesPartition(const Op& op, const Fault& f) {
 const Fault* MatchPartition(const Op& op) {
   const Comm* c = op.comm;
   for (const auto& f : c->faults) {
-    if (f.kind != FaultKind::kPartition || f.seq > op.seq) continue;
+    if (f.kind != FaultKind::kPartition || f.seq > op.seq) continue;  // never replay=: the parser refuses
     if (f.rank >= 0 && f.rank != c->rank) continue;
     if (f.comm_index >= 0 && f.comm_index != c->index) continue;
     if (CrossesPartition(op, f)) return &f;

@@ -42,6 +42,10 @@ struct Op {
   int root;  // root, or peer for Send/Recv and one-sided ops
   uint64_t ticket = 0;  // collectives: position in the comm's call order
   uint64_t seq = 0;     // collectives and Send/Recv: NCCLSIM_FAULT number, 1-based, issue order
+  // Replayed from a CUDA graph: the replay's number on this comm and the op's place in it
+  // (both 1-based; 0 for eager ops), what NCCLSIM_FAULT replay=K,seq=J names.
+  uint64_t replay = 0;
+  uint64_t replay_seq = 0;
   std::optional<PreMulSum> premul = std::nullopt;  // redop is a PreMulSum op
   std::shared_ptr<const OneSidedArgs> one_sided = nullptr;
 };

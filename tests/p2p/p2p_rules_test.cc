@@ -20,7 +20,7 @@
 #include "core/shm/record_flags.h"
 #include "core/watch/dump_builder.h"
 #include "core/watch/facts_from_snapshot.h"
-#include "tests/analyze/analyze_dumps.h"
+#include "tests/core/analyze/analyze_dumps.h"
 
 namespace ncclwatch {
 namespace {
@@ -98,8 +98,8 @@ analyze::Analysis Offline(const shm::JobSnapshot& job) {
     d.process.pid = p.pid;
     d.process.host = p.host;
     d.process.alive = p.alive;
-    watch::AddPublishedState(p, watch::kRecordsPerCommInDump, &d);
-    dumps.push_back(dump::FromJson(dump::ToJson(d)));  // what a reader gets back from the file
+    watch::AddPublishedState(watch::ProcessFactsFromSnapshot(p), &d);
+    dumps.push_back(dump::ParseDump(dump::ToJson(d).dump()).value());  // what a reader gets back from the file
   }
   return testing::AnalyzeDumps(dumps);
 }
@@ -115,7 +115,7 @@ detect::Verdict Judge(const shm::JobSnapshot& job) {
   CHECK(offline.verdict.seq == v.seq);
   CHECK(offline.verdict.op == v.op);
   CHECK(offline.verdict.framework_seq == v.framework_seq);
-  CHECK(offline.verdict.ranks == v.culprit_ranks);
+  CHECK(detect::AllCulpritRanks(offline.verdict) == v.culprit_ranks);
   CHECK(offline.verdict.other_ranks == v.other_ranks);
   REQUIRE(offline.p2p.size() == v.p2p.size());
   for (size_t i = 0; i < v.p2p.size(); ++i) {

@@ -34,7 +34,10 @@ TEST_CASE("a suspended communicator is not judged, a resumed one is", "[reach]")
   config.stall_threshold_ns = 2 * detect::kNsPerSec;
   const uint64_t now = 6 * detect::kNsPerSec;
   const detect::JobFacts view = FactsFromSnapshot(StragglerIn(shm::CommState::kSuspended));
-  for (const auto& p : view.processes) CHECK(p.comms.empty());
+  for (const auto& p : view.processes) {
+    REQUIRE(p.comms.size() == 1);  // kept as evidence, never judged
+    CHECK_FALSE(p.comms[0].judged());
+  }
   CHECK(detect::Classify(view, config, now).empty());
   const auto resumed = detect::Classify(FactsFromSnapshot(StragglerIn(shm::CommState::kReady)), config, now);
   REQUIRE(resumed.size() == 1);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/status/status.h"
+
 namespace ncclwatch::tools {
 
 // 9100-9999, the range Prometheus' "Default port allocations" wiki started with, is fully
@@ -20,7 +22,7 @@ inline constexpr const char* kDefaultListen = "0.0.0.0:10436";
 // out (civetweb 1.15 has no event loop), so idle clients hold workers and a scrape queues
 // behind them. 1000 idle connections must not stop a scrape within Prometheus' default 10 s
 // scrape timeout: 256 workers dropping silent clients after 1 s clear 1000 of them in
-// 1000/256 x 1 s = ~4 s (measured 3.0 s, tests/exporter exporter_idle_connections; 64 workers:
+// 1000/256 x 1 s = ~4 s (measured 3.0 s, tests/tools/exporter exporter_idle_connections; 64 workers:
 // 15 s). Idle workers cost little: RSS 6.3 MiB with 64, 9.2 MiB with 256, 21 MiB with 1024.
 inline constexpr int kDefaultThreads = 256;
 inline constexpr int kDefaultRequestTimeoutMs = 1000;
@@ -40,8 +42,8 @@ struct ExporterOptions {
 };
 
 // ADDR:PORT with ADDR an IPv4 address, [IPv6] address, or empty (every interface), and PORT
-// 1-65535. false and *error (one line, naming `option`) otherwise.
-bool ValidateListen(const std::string& listen, std::string* error, const std::string& option = "--listen");
+// 1-65535; otherwise an error of one line, naming `option`.
+Status ValidateListen(const std::string& listen, const std::string& option = "--listen");
 
 // The civetweb options of the exporter's server: listening port, worker count, timeouts, no
 // keep-alive (a scraper reconnects every interval anyway, and a kept-alive idle connection
