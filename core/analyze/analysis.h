@@ -31,6 +31,10 @@ struct ReportedVerdict {
   // 0 when unknown (dumps of an older ncclwatch).
   uint64_t framework_seq = 0;
   std::string op;           // "init" for init_hang
+  // A verdict about a replay of a CUDA graph (detect::Verdict::graph): the graph's key and
+  // label; `seq` is then the replay number. 0 / empty otherwise.
+  uint64_t graph = 0;
+  std::string graph_label;
   std::vector<int> ranks;   // culprits (global ranks for sync_stuck)
   std::vector<int> other_ranks;  // involved, not blamed (e.g. the waiters)
   std::string summary;
@@ -50,6 +54,10 @@ struct RankRow {
   bool init_done = false;
   uint64_t last_joined = 0;     // last enqueued collective number
   uint64_t last_completed = 0;
+  // A verdict about a replay of a CUDA graph: the replays of that graph this rank launched and
+  // completed (detect::ProgressOf); 0 otherwise.
+  uint64_t replays_launched = 0;
+  uint64_t replays_completed = 0;
   std::string state;            // see BuildRankRows() in evidence.h
   int async_error = 0;          // ncclResult_t
   // Ages at this rank's own dump (its host's clock; never compared across hosts), unknown

@@ -37,6 +37,8 @@ ReportedVerdict ToReportedVerdict(const detect::Verdict& v) {
   out.seq = v.seq;
   out.framework_seq = v.framework_seq;
   out.op = v.op;
+  out.graph = v.graph;
+  out.graph_label = v.graph_label;
   out.ranks = v.culprit_ranks;
   for (const format::RankRange& range : v.culprits_without_facts) {
     for (int r = range.first;; ++r) {  // no r <= last: last may be INT_MAX

@@ -3,6 +3,7 @@
 #include "core/detect/comm_group.h"
 #include "core/detect/completion.h"
 #include "core/detect/evidence.h"
+#include "core/detect/replay_state.h"
 
 namespace ncclwatch::detect {
 namespace {
@@ -68,6 +69,14 @@ std::optional<Wait> OldestPendingOp(const CommFacts& comm) {
     w.comm = &comm;
     w.op = p2p;
     w.since_ns = p2p->enqueue_ns;
+    if (Older(w, oldest)) oldest = w;
+  }
+  if (const ReplayFacts* replay = MayWait(comm) ? OldestPendingReplay(comm) : nullptr) {
+    Wait w;
+    w.on = Wait::On::kReplay;
+    w.comm = &comm;
+    w.replay = replay;
+    w.since_ns = replay->enqueue_ns;
     if (Older(w, oldest)) oldest = w;
   }
   return oldest;

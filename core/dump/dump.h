@@ -51,6 +51,9 @@ struct LocalVerdict {
   uint64_t seq = 0;
   uint64_t framework_seq = 0;  // detect::Verdict::framework_seq; 0 unknown (and in older dumps)
   std::string op;
+  // A verdict about a replay of a CUDA graph (detect::Verdict::graph_label; the graph's key is
+  // in the incident id): seq is the replay number. Empty otherwise, and in older dumps.
+  std::string graph_label;
   std::vector<int> culprit_ranks;
   std::vector<int> other_ranks;
   uint64_t since_mono_ns = 0;

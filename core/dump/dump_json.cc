@@ -11,6 +11,7 @@
 #include "core/detect/p2p_op.h"
 #include "core/dump/checked_json.h"
 #include "core/dump/records_in_order.h"
+#include "core/dump/replay_json.h"
 #include "core/format/hex.h"
 #include "core/format/nccl_names.h"
 
@@ -44,6 +45,7 @@ json ToJson(const detect::RecordFacts& r) {
            {"peer", r.peer},       {"stream", FormatHex(r.stream)}, {"group", r.group},
            {"enqueue_ns", r.enqueue_ns}, {"complete_ns", r.complete_ns},
            {"never_completes", r.never_completes},
+           {"captured", r.captured},
            {"untracked", r.untracked}};
   if (!r.call_site.empty()) out["call_site"] = r.call_site;  // only with NCCLWATCH_CALL_SITES=1
   return out;
@@ -52,7 +54,7 @@ json ToJson(const detect::RecordFacts& r) {
 json ToJson(const detect::CommFacts& c) {
   json records = json::array();
   for (const detect::RecordFacts* r : RecordsInIssueOrder(c)) records.push_back(ToJson(*r));
-  return json{{"comm", FormatHex(c.comm_hash)},
+  json out{{"comm", FormatHex(c.comm_hash)},
               {"comm_name", c.name},
               {"rank", c.rank},
               {"nranks", c.nranks},
@@ -67,6 +69,8 @@ json ToJson(const detect::CommFacts& c) {
               {"left", c.left()},  // what readers before "lifecycle" judge by
               {"untracked_ops", c.untracked_ops},
               {"records", std::move(records)}};
+  AddReplaysJson(c, &out);  // CUDA graph replays (shm layout 7)
+  return out;
 }
 
 json ToJson(const NativeThread& t) {
@@ -118,6 +122,7 @@ void Read(const CheckedJson& n, LocalVerdict* out) {
   n.Get("seq", &out->seq);
   n.Get("framework_seq", &out->framework_seq);  // absent before shm layout 6: 0, unknown
   n.Get("op", &out->op);
+  n.Get("graph_label", &out->graph_label);  // absent before shm layout 7: not a replay
   n.Get("culprit_ranks", &out->culprit_ranks);
   n.Get("other_ranks", &out->other_ranks);
   n.Get("since_mono_ns", &out->since_mono_ns);
@@ -182,6 +187,7 @@ void Read(const CheckedJson& n, detect::RecordFacts* out) {
   n.Get("enqueue_ns", &out->enqueue_ns);
   n.Get("complete_ns", &out->complete_ns);
   n.Get("never_completes", &out->never_completes);  // absent before 2026-11: false
+  n.Get("captured", &out->captured);                // absent before shm layout 7: false
   n.Get("untracked", &out->untracked);
   n.Get("call_site", &out->call_site);  // absent unless NCCLWATCH_CALL_SITES=1  // absent before schema 2's untracked: false (it was folded into never_completes)
 }
@@ -220,6 +226,7 @@ void Read(const CheckedJson& n, detect::CommFacts* out) {
     Read(r, &record);
     (detect::IsPointToPoint(record.op) ? out->p2p_records : out->records).push_back(std::move(record));
   }
+  ReadReplaysJson(n, out);  // absent before shm layout 7: none
 }
 
 void Read(const CheckedJson& n, detect::SyncFacts* out) {
@@ -298,7 +305,8 @@ nlohmann::json ToJson(const RankDump& d) {
                     {"detected_unix_ns", d.incident.detected_unix_ns},
                     {"detected_iso", d.incident.detected_iso}}},
       {"verdict", {{"kind", detect::ToString(v.kind)}, {"comm", FormatHex(v.comm_hash)}, {"seq", v.seq},
-                   {"framework_seq", v.framework_seq}, {"op", v.op}, {"culprit_ranks", v.culprit_ranks},
+                   {"framework_seq", v.framework_seq}, {"op", v.op}, {"graph_label", v.graph_label},
+                   {"culprit_ranks", v.culprit_ranks},
                    {"other_ranks", v.other_ranks}, {"since_mono_ns", v.since_mono_ns}, {"summary", v.summary}, {"partial", v.partial}}},
       {"process", std::move(process)},
       {"environment", {{"nccl_env", std::move(nccl_env)},

@@ -30,6 +30,7 @@ dump::LocalVerdict ToLocalVerdict(const detect::Verdict& v) {
   out.seq = v.seq;
   out.framework_seq = v.framework_seq;
   out.op = v.op;
+  out.graph_label = v.graph_label;
   out.culprit_ranks = v.culprit_ranks;
   out.other_ranks = v.other_ranks;
   out.since_mono_ns = v.since_ns;

@@ -14,13 +14,22 @@
 #undef cudaStreamBeginCapture
 #undef cudaStreamBeginCaptureToGraph
 #undef cudaStreamEndCapture
+#undef cuGraphInstantiate
+#undef cuGraphInstantiateWithParams
+#undef cuGraphExecUpdate
+#undef cuGraphLaunch
+#undef cudaGraphInstantiateWithParams
+#undef cudaGraphLaunch
 
 // A host sync sits on the step's path with the ops (hot_path.h); captures are rare.
 #define NCCLWATCH_CUDA_KIND_ATTRIBUTES_sync NCCLWATCH_HOT
 #define NCCLWATCH_CUDA_KIND_ATTRIBUTES_capture
+#define NCCLWATCH_CUDA_KIND_ATTRIBUTES_graph
+#define NCCLWATCH_CUDA_KIND_ATTRIBUTES_graph_launch
 #define NCCLWATCH_DEFINE_CUDA_EXPORT(kind, library, result, name, params, args, missing, track) \
   NCCLWATCH_EXPORT NCCLWATCH_CUDA_KIND_ATTRIBUTES_##kind result name params {                   \
     NCCLWATCH_CUDA_HOOK_BODY(library, result, name, params, args, missing, track);             \
   }
 NCCLWATCH_CUDA_API(NCCLWATCH_DEFINE_CUDA_EXPORT)
+NCCLWATCH_CUDA_GRAPH_API(NCCLWATCH_DEFINE_CUDA_EXPORT)
 #undef NCCLWATCH_DEFINE_CUDA_EXPORT

@@ -21,6 +21,7 @@
 
 #include "core/shm/segment_writer.h"
 #include "preload/observe/comm_registry.h"
+#include "preload/observe/graph_registry.h"
 #include "preload/real/cuda_api.h"
 #include "preload/tracker/tracker.h"
 #include "preload/watchdog/watchdog.h"
@@ -40,6 +41,7 @@ struct Runtime {
   // Last: its 16 KB of buckets would otherwise put the fields above, which every op reads
   // (generation, tracker, the driver's cuEventRecord), on two pages (issue 23).
   CommRegistry comms;
+  GraphRegistry graphs;  // CUDA graphs holding NCCL ops (graph_registry.h): 64 KB of buckets
 };
 
 // Read by every hook: inline, so that each is one load rather than a call (issue 23).

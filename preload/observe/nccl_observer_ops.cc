@@ -12,6 +12,7 @@
 #include "core/shm/hook_clock.h"
 #include "core/shm/record_flags.h"
 #include "preload/call_sites/call_sites.h"
+#include "preload/observe/graph_observer.h"
 #include "preload/hooks/hot_path.h"
 #include "preload/observe/nccl_observer.h"
 #include "preload/observe/nccl_observer_internal.h"
@@ -40,6 +41,8 @@ NCCLWATCH_HOT_INLINE void TrackCompletion(Runtime* rt, const StreamRange& record
                                           target);
   }
   AddFlags(records, flags);
+  // Captured into a CUDA graph: its replays are the graph's launches (graph_observer.h).
+  if (flags == shm::kRecordCaptured) [[unlikely]] NoteCapturedRecords(rt, records);
 }
 
 [[gnu::cold]] void Defer(const StreamRange& records) {

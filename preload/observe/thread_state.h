@@ -48,6 +48,8 @@ struct ThreadState {
 //            after the outermost end.
 //   group_work: what the open group's outermost end settles (GroupWork); an end without
 //            work touches nothing else.
+//   in_graph_launch: inside a hooked CUDA graph launch (graph_observer.h), so that a launch
+//            the runtime makes through the driver's hooked entry point (or back) counts once.
 enum class GroupWork : uint8_t {
   kNone,
   kOneRange,  // records on one (communicator, stream): ThreadState::group_range only
@@ -58,6 +60,7 @@ struct HookDepths {
   int group = 0;
   uint64_t group_key = 0;
   GroupWork group_work = GroupWork::kNone;
+  bool in_graph_launch = false;
 };
 
 // Inline, with the variables visible here, so that a hook reads them with one %fs-relative

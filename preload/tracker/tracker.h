@@ -49,10 +49,31 @@ struct CompletionTarget {
   uint32_t generation = 0;
 };
 
+// One communicator's replay record of a CUDA graph launch (shm::CommSlot::AppendReplay): done
+// when the launch's event completes. `generation` as in CompletionTarget.
+struct ReplayTarget {
+  shm::CommSlot* slot = nullptr;
+  uint64_t ring_index = 0;
+  uint32_t generation = 0;
+};
+
+// The replay records of one launch: one per communicator the graph holds ops of, completed
+// by one event.
+inline constexpr int kReplayTargetsPerEvent = 4;
+struct ReplayTargets {
+  int count = 0;
+  ReplayTarget target[kReplayTargetsPerEvent];
+};
+
 class Tracker {
  public:
   static constexpr int kMaxDevices = 64;
   static constexpr uint32_t kEventsPerDevice = 512;
+  // CUDA graph launches holding NCCL ops, tracked apart from ops (one event completes the
+  // launch's replays on every communicator it touches, ReplayTargets). A training or decode
+  // loop launches a few graphs per step: 256 in flight is far beyond it, and the benchmark's
+  // 128 launches per batch fit with the tracker's polls between batches.
+  static constexpr uint32_t kReplayEventsPerDevice = 256;
   // Completion times are known to within one busy poll. PyTorch's watchdog polls every 100 ms;
   // 25 ms keeps timelines readable at under 0.2 % of a core per rank (2 ms cost 0.33 %).
   static constexpr int kBusyPollMs = 25;
@@ -76,6 +97,9 @@ class Tracker {
   // current device and last CUDA error as they were. Returns the shm::kRecord* flags to add
   // to the target's records (0 when tracked). Inline: defined in tracker_record.h.
   inline uint32_t RecordCompletion(int device, uint64_t stream, const CompletionTarget& target);
+  // The same for a CUDA graph launch on `stream`: one event after it completes every target.
+  // kRecordCaptured when the launch stream is capturing (the launch is captured, not run).
+  uint32_t RecordReplayCompletion(int device, uint64_t stream, const ReplayTargets& targets);
 
  private:
   enum SlotState : uint32_t { kFree = 0, kClaimed = 1, kPending = 2 };
@@ -89,18 +113,34 @@ class Tracker {
     CompletionTarget target;
   };
   static_assert(sizeof(EventSlot) == 64);
+  // Two cache lines: the state and the event in the first, with the first targets.
+  struct alignas(64) ReplayEventSlot {
+    std::atomic<uint32_t> state{kFree};
+    cudaEvent_t event = nullptr;
+    ReplayTargets targets;
+  };
+  static_assert(sizeof(ReplayEventSlot) == 128);
   struct DevicePool {
     std::atomic<uint32_t> cursor{0};  // where the next claim looks first (a hint)
+    std::atomic<uint32_t> replay_cursor{0};
+    // A graph launch was tracked on this device: from then on the tracker polls and makes the
+    // replay slots' events too (a job without graphs pays for neither).
+    std::atomic<bool> replays_used{false};
     std::atomic<CUcontext> context{nullptr};  // the device's primary context (driver only)
     std::atomic<bool> direct_record{true};    // created streams recorded without a context push
     std::atomic<bool> all_created{false};     // every slot has its event (CreateMissingEvents)
+    std::atomic<bool> replays_created{false};  // every replay slot has its event
     EventSlot slots[kEventsPerDevice];
+    ReplayEventSlot replay_slots[kReplayEventsPerDevice];
   };
 
   inline DevicePool* PoolFor(int device);  // inline ones: tracker_record.h
   DevicePool* NewPool(int device);
   inline EventSlot* Claim(DevicePool* pool);
-  static void Release(DevicePool* pool, EventSlot* slot);
+  template <typename Slot, uint32_t kSlots>
+  static inline Slot* ClaimFrom(std::atomic<uint32_t>& cursor, Slot (&slots)[kSlots]);
+  template <typename Slot>
+  static void Release(Slot* slot);
   // Creates a disable-timing event on `device`, restoring the current device / context.
   bool CreateEvent(int device, DevicePool* pool, cudaEvent_t* event);
   bool CreateRuntimeEvent(int device, cudaEvent_t* event);
@@ -109,13 +149,19 @@ class Tracker {
   // kRecordCaptured when `stream` is capturing, 0 when not, kRecordUntracked when unknown.
   uint32_t CaptureFlags(cudaStream_t stream);
   uint32_t DriverCaptureFlags(cudaStream_t stream);
-  inline bool Record(DevicePool* pool, EventSlot* slot, uint64_t stream);
+  inline bool Record(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   inline bool DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   bool PushedRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   bool DirectRecordRefused(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   cudaError_t Query(cudaEvent_t event);
   void Bind(int device, DevicePool* pool, int* bound_device);
   static void Finish(EventSlot* slot, bool completed, uint64_t now_ns);
+  static void FinishReplays(ReplayEventSlot* slot, bool completed, uint64_t now_ns);
+  // Queries the pending slots of `slots`; returns how many are still not ready.
+  template <typename Slot, uint32_t kSlots, typename FinishFn>
+  int PollSlots(int device, DevicePool* pool, Slot (&slots)[kSlots], int* bound_device, FinishFn finish);
+  template <typename Slot, uint32_t kSlots>
+  bool CreateMissingEventsIn(int device, DevicePool* pool, Slot (&slots)[kSlots]);
   void DisableEvents(cudaError_t error);
   void Run(int device);
   // Returns how many events are still not ready.

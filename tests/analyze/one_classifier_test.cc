@@ -52,6 +52,29 @@ void RequireSameVerdict(const detect::JobFacts& facts) {
   CHECK(offline.verdict.op == v.op);
   CHECK(offline.verdict.ranks == v.culprit_ranks);
   CHECK(offline.verdict.other_ranks == v.other_ranks);
+  CHECK(offline.verdict.graph == v.graph);
+  CHECK(offline.verdict.graph_label == v.graph_label);
+}
+
+// Rank `rank` captured #10 into a graph (key 0x9a) and launched replays 1..`launched` of it,
+// the first `completed` of them complete.
+void Replays(detect::JobFacts& job, int rank, uint64_t launched, uint64_t completed) {
+  detect::CommFacts& comm = job.processes.at(rank).comms.at(0);
+  Issue(comm, 10, 100 * kSec);
+  comm.records.back().captured = true;
+  comm.records.back().never_completes = true;
+  comm.last_completed_seq = 10;
+  for (uint64_t k = 1; k <= launched; ++k) {
+    detect::ReplayFacts r;
+    r.graph = 0x9a;
+    r.replay = k;
+    r.first_seq = 10;
+    r.ops = 1;
+    r.op_names = {"AllReduce"};
+    r.enqueue_ns = (110 + k) * kSec;
+    r.complete_ns = k <= completed ? r.enqueue_ns + kSec / 100 : 0;
+    comm.replays.push_back(r);
+  }
 }
 
 // `n` ranks of kHash, each with #1..#9 done (one per second from 10 s).
@@ -109,6 +132,37 @@ TEST_CASE("collective_hang: identical facts, identical verdict live and offline"
 TEST_CASE("sync_stuck: identical facts, identical verdict live and offline", "[one_classifier]") {
   detect::JobFacts job = Job(2);
   job.processes[1].syncs.push_back(detect::SyncFacts{150 * kSec, detect::SyncTarget::kStream, 0x7f00});
+  RequireSameVerdict(job);
+}
+
+TEST_CASE("replay_straggler: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(3);
+  Replays(job, 0, 7, 6);
+  Replays(job, 1, 6, 6);
+  Replays(job, 2, 7, 6);
+  RequireSameVerdict(job);
+}
+
+TEST_CASE("replay_hang: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(2);
+  Replays(job, 0, 5, 4);
+  Replays(job, 1, 5, 4);
+  RequireSameVerdict(job);
+}
+
+TEST_CASE("rank_exited in a replay: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(2);
+  Replays(job, 0, 3, 2);
+  Replays(job, 1, 2, 2);
+  job.processes[1].alive = false;
+  RequireSameVerdict(job);
+}
+
+TEST_CASE("mismatch at capture: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(2);
+  Replays(job, 0, 2, 2);
+  Replays(job, 1, 2, 2);
+  CommOf(job, 1).records.back().count = 7;
   RequireSameVerdict(job);
 }
 
