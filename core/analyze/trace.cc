@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/detect/replay_state.h"
 #include "core/dump/records_in_order.h"
 #include "core/format/comm_label.h"
 #include "core/format/hex.h"
@@ -156,6 +157,9 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
         const auto& r = *record;
         if (r.enqueue_ns) origin = std::min(origin, aligned(*t.dump, r.enqueue_ns));
       }
+      for (const detect::ReplayFacts& r : c.replays) {
+        if (r.enqueue_ns) origin = std::min(origin, aligned(*t.dump, r.enqueue_ns));
+      }
     }
     origin = std::min(origin, aligned(*t.dump, t.dump->incident.detected_mono_ns));
   }
@@ -164,7 +168,7 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
   // When the verdict's collective first began anywhere: where a straggler's missing span starts.
   // Once, over every record: per culprit would be quadratic in communicators (hostile dumps).
   std::optional<int64_t> verdict_first_in;
-  if (verdict.kind == detect::VerdictKind::kStraggler && verdict.seq != 0) {
+  if (verdict.kind == detect::VerdictKind::kStraggler && verdict.seq != 0 && verdict.graph == 0) {
     for (const auto& t : tracks) {
       for (const auto& other : t.dump->comms) {
         if (other.comm_hash != verdict.comm_hash) continue;
@@ -213,7 +217,7 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
         return tid;
       };
       const std::vector<const detect::RecordFacts*> records = dump::RecordsInIssueOrder(c);
-      if (records.empty()) lane_for(0, 0);
+      if (records.empty() && c.replays.empty()) lane_for(0, 0);
       bool has_verdict_op = false;
       for (const detect::RecordFacts* record : records) {
         const detect::RecordFacts& r = *record;
@@ -221,9 +225,10 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
         int64_t start = aligned(d, r.enqueue_ns);
         bool done = r.complete_ns != 0;
         // A completion before the enqueue (corrupt or hostile clocks) draws as zero length:
-        // trace viewers reject negative durations.
-        int64_t end = std::max(start, done ? aligned(d, r.complete_ns) : detected);
-        bool at_verdict = c.comm_hash == verdict.comm_hash && r.seq == verdict.seq;
+        // trace viewers reject negative durations. A captured op runs only in its graph's
+        // replays (drawn below): an instant at its capture.
+        int64_t end = r.captured ? start : std::max(start, done ? aligned(d, r.complete_ns) : detected);
+        bool at_verdict = c.comm_hash == verdict.comm_hash && r.seq == verdict.seq && verdict.graph == 0;
         has_verdict_op = has_verdict_op || at_verdict;
         // Args are read by people in a trace viewer: names, not NCCL's enum numbers.
         json args{{"seq", r.seq},
@@ -234,9 +239,32 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
                   {"peer", format::RankOrNone(r.peer)},
                   {"stream", format::StreamText(r.stream)},
                   {"complete", done}};
-        json span{{"ph", "X"}, {"name", r.op + " #" + std::to_string(r.seq) + (done ? "" : " (incomplete)")},
+        json span{{"ph", "X"},
+                  {"name", r.op + " #" + std::to_string(r.seq) + (r.captured ? " (captured)" : done ? "" : " (incomplete)")},
                   {"cat", "collective"}, {"pid", pid}, {"tid", lane_for(start, end)}, {"ts", micros(start)},
                   {"dur", static_cast<double>(SaturatingSub(end, start)) / 1000.0}, {"args", std::move(args)}};
+        if (at_verdict && tracks[i].culprit) span["cname"] = "terrible";
+        events.push_back(std::move(span));
+      }
+      // Each launch of a CUDA graph that replayed ops of this communicator: from the launch to
+      // its completion (or the dump).
+      for (const detect::ReplayFacts& r : c.replays) {
+        if (r.enqueue_ns == 0 || r.failed) continue;
+        const int64_t start = aligned(d, r.enqueue_ns);
+        const bool done = r.complete_ns != 0;
+        const int64_t end = std::max(start, done ? aligned(d, r.complete_ns) : detected);
+        const bool at_verdict = c.comm_hash == verdict.comm_hash && r.graph == verdict.graph && r.replay == verdict.seq;
+        json span{{"ph", "X"},
+                  {"name", "replay " + std::to_string(r.replay) + " [" + detect::GraphOpsText(r) + "]" +
+                               (done ? "" : " (incomplete)")},
+                  {"cat", "replay"}, {"pid", pid}, {"tid", lane_for(start, end)}, {"ts", micros(start)},
+                  {"dur", static_cast<double>(SaturatingSub(end, start)) / 1000.0},
+                  {"args", {{"replay", r.replay},
+                            {"graph", format::FormatHex(r.graph)},
+                            {"graph_label", detect::GraphLabel(r, c.comm_hash)},
+                            {"framework_seq", r.framework_seq},
+                            {"stream", format::StreamText(r.stream)},
+                            {"complete", done}}}};
         if (at_verdict && tracks[i].culprit) span["cname"] = "terrible";
         events.push_back(std::move(span));
       }
@@ -254,8 +282,10 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
       }
     }
     if (tracks[i].culprit) {
-      std::string label = "culprit: " + detect::ToString(verdict.kind) + (verdict.seq ? " #" + std::to_string(verdict.seq) : "") +
-                          (verdict.op.empty() ? "" : " " + verdict.op);
+      std::string label = "culprit: " + detect::ToString(verdict.kind) +
+                          (verdict.graph != 0 ? " replay " + std::to_string(verdict.seq) + " of " + verdict.graph_label
+                                              : (verdict.seq ? " #" + std::to_string(verdict.seq) : "") +
+                                                    (verdict.op.empty() ? "" : " " + verdict.op));
       events.push_back(json{{"ph", "i"}, {"s", "p"}, {"name", label}, {"cat", "verdict"}, {"pid", pid},
                             {"tid", 0}, {"ts", micros(detected)}, {"args", {{"summary", verdict.summary}}}});
     }

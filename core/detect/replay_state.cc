@@ -60,7 +60,7 @@ const ReplayFacts* OldestPendingReplay(const CommFacts& comm) {
   return oldest;
 }
 
-std::string GraphLabel(const ReplayFacts& replay, uint64_t comm_hash) {
+std::string GraphOpsText(const ReplayFacts& replay) {
   std::string ops;
   for (size_t i = 0; i < replay.op_names.size();) {
     size_t run = 1;
@@ -73,8 +73,11 @@ std::string GraphLabel(const ReplayFacts& replay, uint64_t comm_hash) {
     ops += (ops.empty() ? "" : ", ") + std::to_string(replay.ops - replay.op_names.size()) + " more";
   }
   if (ops.empty()) ops = "ops";
-  return "graph [" + ops + (replay.first_seq != 0 ? " from #" + std::to_string(replay.first_seq) : "") +
-         " on comm " + format::FormatHex(comm_hash) + "]";
+  return ops + (replay.first_seq != 0 ? " from #" + std::to_string(replay.first_seq) : "");
+}
+
+std::string GraphLabel(const ReplayFacts& replay, uint64_t comm_hash) {
+  return "graph [" + GraphOpsText(replay) + " on comm " + format::FormatHex(comm_hash) + "]";
 }
 
 }  // namespace ncclwatch::detect

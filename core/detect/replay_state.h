@@ -44,6 +44,8 @@ const ReplayFacts* OldestPendingReplay(const CommFacts& comm);
 // "graph [AllReduce x2, Broadcast from #4 on comm 0x...]": the graph's ops on the communicator
 // as this rank captured them, its first collective's #N, and the communicator.
 std::string GraphLabel(const ReplayFacts& replay, uint64_t comm_hash);
+// The same without the communicator, where a row already names it: "AllReduce x2 from #4".
+std::string GraphOpsText(const ReplayFacts& replay);
 
 }  // namespace ncclwatch::detect
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/detect/detector.h"
+#include "core/detect/replay_state.h"
 #include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/format/escape.h"
@@ -122,21 +123,47 @@ int CommColumnWidth(const shm::JobSnapshot& snapshot) {
   return static_cast<int>(width);
 }
 
+// The communicator's CUDA graph replays as the detector reads them (replay_state.h): the newest
+// launch, and the oldest one not complete.
+struct Replays {
+  detect::CommFacts facts;
+  const detect::ReplayFacts* newest = nullptr;
+  const detect::ReplayFacts* pending = nullptr;
+};
+Replays ReplaysOf(const shm::CommView& c) {
+  Replays out{watch::CommFactsFromSnapshot(c, 0)};  // no records kept: the replays are read here
+  for (const detect::ReplayFacts& r : out.facts.replays) {
+    if (!r.failed && (out.newest == nullptr || r.enqueue_ns > out.newest->enqueue_ns)) out.newest = &r;
+  }
+  out.pending = detect::OldestPendingReplay(out.facts);
+  return out;
+}
+
+// The REPLAY column: "30 [AllReduce from #2]", the newest replay's number and its graph; "-".
+std::string ReplayColumn(const Replays& replays) {
+  if (replays.newest == nullptr) return "-";
+  return std::to_string(replays.newest->replay) + " [" + detect::GraphOpsText(*replays.newest) + "]";
+}
+
 std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_ns, bool job_gone,
                 const std::vector<detect::Verdict>& verdicts, int comm_width) {
   const shm::RecordView* current = Current(c);
   const shm::RecordView* p2p = current ? nullptr : OldestPendingP2P(c);
+  const Replays replays = ReplaysOf(c);
+  const detect::ReplayFacts* replay = current || p2p ? nullptr : replays.pending;
   std::string op = current ? "#" + std::to_string(current->seq) + " " + shm::OpName(current->op)
                    : c.last_enqueued_seq > c.last_completed_seq ? "#" + std::to_string(c.last_completed_seq + 1) + " ?"
                    : p2p                                        ? P2PLabel(*p2p)
+                   : replay                                     ? "replay " + std::to_string(replay->replay)
                                                                 : "-";
   uint64_t since = current ? current->enqueue_ns
                    : p2p   ? p2p->enqueue_ns
+                   : replay ? replay->enqueue_ns
                    : c.last_completed_ns ? c.last_completed_ns
                                          : c.init_done_ns ? c.init_done_ns : c.init_start_ns;
   std::string state = LifecycleName(c.state);
   if (c.state == shm::CommState::kReady) {
-    state = c.last_enqueued_seq > c.last_completed_seq || p2p != nullptr ? "in-flight" : "idle";
+    state = c.last_enqueued_seq > c.last_completed_seq || p2p != nullptr || replay != nullptr ? "in-flight" : "idle";
   }
   state += GoneState(p);
   if (BlockedInSync(p)) state += ",blocked-in-sync";
@@ -147,10 +174,11 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
   const std::string age = job_gone ? "-" : Age(now_ns, since);
   const std::string rank_of_n = std::to_string(c.rank) + "/" + std::to_string(c.nranks);
   char line[1024];  // a label is at most 18 + 3 + 4 x kCommNameBytes (escaped) = 277 bytes
-  std::snprintf(line, sizeof line, "%-5d %-8d %-*s %-11s %-7llu %-7llu %-22s %-8s %s\n", p.global_rank, p.pid,
+  std::snprintf(line, sizeof line, "%-5d %-8d %-*s %-11s %-7llu %-7llu %-22s %-8s %-26s %s\n", p.global_rank, p.pid,
                 comm_width, format::CommLabel(c.comm_hash, c.name).c_str(), rank_of_n.c_str(),
                 static_cast<unsigned long long>(c.last_enqueued_seq),
-                static_cast<unsigned long long>(c.last_completed_seq), op.c_str(), age.c_str(), state.c_str());
+                static_cast<unsigned long long>(c.last_completed_seq), op.c_str(), age.c_str(),
+                ReplayColumn(replays).c_str(), state.c_str());
   return line;
 }
 
@@ -179,8 +207,8 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
                     Plural(snapshot.processes.size(), "process", "processes") + " on this host\n";
   const int comm_width = CommColumnWidth(snapshot);
   char header[512];
-  std::snprintf(header, sizeof header, "%-5s %-8s %-*s %-11s %-7s %-7s %-22s %-8s %s\n", "RANK", "PID", comm_width, "COMM",
-                "RANK/N", "ENQ", "DONE", "CURRENT", "AGE", "STATE");
+  std::snprintf(header, sizeof header, "%-5s %-8s %-*s %-11s %-7s %-7s %-22s %-8s %-26s %s\n", "RANK", "PID", comm_width,
+                "COMM", "RANK/N", "ENQ", "DONE", "CURRENT", "AGE", "REPLAY", "STATE");
   out += header;
   const bool gone = AllGone(snapshot);
   for (const auto& p : snapshot.processes) {
@@ -217,6 +245,17 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
       const shm::RecordView* current = Current(c);
       const shm::RecordView* p2p = OldestPendingP2P(c);
       const std::optional<RowIncident> incident = IncidentOfRow(verdicts, p, c);
+      const Replays replays = ReplaysOf(c);
+      nlohmann::json replay = nullptr;  // the newest replay of a CUDA graph on this communicator
+      if (replays.newest != nullptr) {
+        replay = {{"replay", replays.newest->replay},
+                  {"graph", format::FormatHex(replays.newest->graph)},
+                  {"graph_label", detect::GraphLabel(*replays.newest, c.comm_hash)},
+                  {"framework_seq", replays.newest->framework_seq ? nlohmann::json(replays.newest->framework_seq)
+                                                                  : nlohmann::json(nullptr)},
+                  {"in_flight", replays.pending != nullptr ? nlohmann::json(replays.pending->replay)
+                                                           : nlohmann::json(nullptr)}};
+      }
       comms.push_back({{"comm", format::FormatHex(c.comm_hash)},
                        {"comm_name", c.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.name)},
                        {"rank", c.rank},
@@ -244,6 +283,7 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
                                              : nlohmann::json(nullptr)},
                        {"async_error", c.async_error},
                        {"untracked_ops", c.untracked_ops},
+                       {"replay", std::move(replay)},
                        {"incident", incident ? nlohmann::json{{"role", incident->role}, {"kind", incident->kind}}
                                              : nlohmann::json(nullptr)}});
     }
@@ -269,6 +309,8 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
                          {"seq", v.seq},
                          {"framework_seq", v.framework_seq ? nlohmann::json(v.framework_seq) : nlohmann::json(nullptr)},
                          {"op", v.op},
+                         {"graph", v.graph ? nlohmann::json(format::FormatHex(v.graph)) : nlohmann::json(nullptr)},
+                         {"graph_label", v.graph_label.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.graph_label)},
                          {"culprit_ranks", v.culprit_ranks},
                          {"other_ranks", v.other_ranks},
                          {"since_ns", v.since_ns},

@@ -8,9 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/detect/replay_state.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
 #include "core/shm/record_flags.h"
+#include "core/watch/facts_from_snapshot.h"
 
 namespace ncclwatch::tools {
 namespace {
@@ -74,6 +76,15 @@ struct CommFamilies {
   MetricFamily untracked = Family("ncclwatch_comm_untracked_ops",
                                   "Ops whose completion could not be tracked (never counted complete)",
                                   MetricType::Gauge);
+  // CUDA graphs that replay the communicator's captured ops, one series per graph (its key,
+  // shared by the ranks that captured the same ops) among the replays the ring keeps (32).
+  MetricFamily replays_launched = Family("ncclwatch_graph_last_launched_replay",
+                                         "Number of the last replay of the CUDA graph this rank launched (1-based)",
+                                         MetricType::Gauge);
+  MetricFamily replays_completed = Family("ncclwatch_graph_last_completed_replay",
+                                          "Number of the last replay of the CUDA graph seen complete on this rank, in "
+                                          "order (0: none)",
+                                          MetricType::Gauge);
 };
 
 struct ProcessFamilies {
@@ -91,6 +102,19 @@ struct ProcessFamilies {
 // The identity of one comm series; two segments claiming the same one (a forged copy, a
 // recycled pid) make it ambiguous, and then neither is served.
 using SeriesKey = std::vector<ClientMetric::Label>;
+
+// One pair of series per graph the communicator replayed (replay_state.h).
+void AddReplays(const shm::CommView& c, const SeriesKey& labels, CommFamilies* out) {
+  const detect::CommFacts facts = watch::CommFactsFromSnapshot(c, 0);
+  for (const uint64_t graph : detect::GraphsOf(facts)) {
+    const detect::ReplayProgress progress = detect::ProgressOf(facts, graph);
+    SeriesKey with_graph = labels;
+    with_graph.push_back({"graph", format::FormatHex(graph)});
+    std::sort(with_graph.begin(), with_graph.end());
+    Add(&out->replays_launched, with_graph, static_cast<double>(progress.launched));
+    Add(&out->replays_completed, with_graph, static_cast<double>(progress.completed));
+  }
+}
 
 void AddComms(const shm::JobSnapshot& job, uint64_t now_ns, CommFamilies* out, uint64_t* dropped) {
   struct Pending {
@@ -135,6 +159,7 @@ void AddComms(const shm::JobSnapshot& job, uint64_t now_ns, CommFamilies* out, u
     Add(&out->completed, s.labels, static_cast<double>(s.comm->last_completed_seq));
     Add(&out->pending, s.labels, pending);
     Add(&out->untracked, s.labels, static_cast<double>(s.comm->untracked_ops));
+    AddReplays(*s.comm, s.labels, out);
   }
 }
 
@@ -180,6 +205,12 @@ double OldestPendingSeconds(const shm::CommView& c, uint64_t now_ns) {
     if (r.enqueue_ns == 0 || r.enqueue_ns > now_ns) return -1;
     if (oldest == 0 || r.enqueue_ns < oldest) oldest = r.enqueue_ns;
   }
+  // A launch of a CUDA graph that replays the communicator's ops, not complete.
+  const detect::CommFacts facts = watch::CommFactsFromSnapshot(c, 0);
+  if (const detect::ReplayFacts* replay = detect::OldestPendingReplay(facts)) {
+    if (replay->enqueue_ns > now_ns) return -1;
+    if (oldest == 0 || replay->enqueue_ns < oldest) oldest = replay->enqueue_ns;
+  }
   if (oldest != 0) return static_cast<double>(now_ns - oldest) / kNsPerSec;
   if (c.last_enqueued_seq > c.last_completed_seq) return std::numeric_limits<double>::quiet_NaN();
   return 0;
@@ -211,7 +242,8 @@ MetricsOutput BuildMetricFamilies(const MetricsInput& input) {
           static_cast<double>(n));
     }
   }
-  for (MetricFamily* f : {&comms.issued, &comms.completed, &comms.pending, &comms.untracked, &threshold,
+  for (MetricFamily* f : {&comms.issued, &comms.completed, &comms.pending, &comms.untracked, &comms.replays_launched,
+                          &comms.replays_completed, &threshold,
                           &processes.up, &processes.exited, &processes.exit_code, &incidents, &dumps}) {
     out.families.push_back(std::move(*f));
   }
