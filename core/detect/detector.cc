@@ -71,15 +71,15 @@ std::string ReplayName(const Verdict& replay) {
 // different orders, the kinds' priority decides.
 std::optional<Verdict> OlderOf(const CommGroup& group, Verdict collective, Verdict replay) {
   const IssueOrder order = OrderOf(group, collective.seq, replay.graph, replay.seq);
-  const std::string eager = "#" + std::to_string(collective.seq) + (collective.op.empty() ? "" : " " + collective.op);
+  const std::string eager = WaitSubject(collective.seq, collective.op, collective.framework_seq, false, "");
   if (!order.eager_first.empty() && order.replay_first.empty()) {
-    collective.notes.push_back(ReplayName(replay) + " waits behind it: " + FormatRanks(order.eager_first) +
-                               " launched the replay after issuing " + eager);
+    collective.notes.push_back(ReplayName(replay) + " waits behind " + eager + ": " + FormatRanks(order.eager_first) +
+                               " launched the replay after issuing #" + std::to_string(collective.seq));
     return collective;
   }
   if (order.eager_first.empty() && !order.replay_first.empty()) {
-    replay.notes.push_back(eager + " waits behind it: " + FormatRanks(order.replay_first) + " issued " + eager +
-                           " after launching the replay");
+    replay.notes.push_back(eager + " waits behind " + ReplayName(replay) + ": " + FormatRanks(order.replay_first) +
+                           " issued #" + std::to_string(collective.seq) + " after launching the replay");
     return replay;
   }
   return Priority(replay.kind) < Priority(collective.kind) ? replay : collective;

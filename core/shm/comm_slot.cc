@@ -185,6 +185,24 @@ void CommSlot::Retract(uint64_t first_ring_index) {
   }
 }
 
+void CommSlot::WithdrawLaunches(uint64_t first_ring_index, uint64_t last_ring_index) {
+  if (last_ring_index - first_ring_index > mask_) return;
+  CommSlotHeader& h = *header_;
+  for (uint64_t index = first_ring_index; index <= last_ring_index; ++index) {
+    RingRecord& r = ring_[index & mask_];
+    if (r.ring_index.load(kRelaxed) != index) continue;
+    const Op op = UnpackOpAndTypes(r.op_and_types.load(kRelaxed)).op;
+    const CountAndLaunch count = UnpackCountAndLaunch(r.count_and_launch.load(kRelaxed));
+    std::atomic<uint64_t>& launches = IsPointToPoint(op) ? h.p2p_launches : h.collective_launches;
+    const uint64_t counter = launches.load(kRelaxed);
+    // A group's collectives share one launch: the first of them gives it back.
+    if (counter != 0 && RestoreLaunch(count.launch_low, counter) == counter) launches.store(counter - 1, kRelaxed);
+    const uint32_t v = SeqlockWriteBegin(r.version);
+    r.count_and_launch.store(PackCountAndLaunch(count.count, 0), kRelaxed);
+    SeqlockWriteEnd(r.version, v);
+  }
+}
+
 bool CommSlot::ReadOwnRecord(uint64_t ring_index, OpFingerprint* op, RecordRef* ref, uint64_t* launch,
                              uint32_t* flags) const {
   const RingRecord& r = ring_[ring_index & mask_];

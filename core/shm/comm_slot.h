@@ -103,6 +103,12 @@ class CommSlot {
   void MarkRangeCompleted(uint64_t first_ring_index, uint64_t last_ring_index, uint64_t max_collective_seq,
                           uint64_t now_ns);
 
+  // Records [first, last] this thread appended were captured into a CUDA graph: they take no
+  // framework number, as torch numbers no collective it captures (measured with torch 2.15: the
+  // Flight Recorder's collective_seq_id of the next eager op is one past the last eager one's).
+  // Their launch numbers are given back when they are the newest of their kind, and their
+  // records keep none (framework_seq 0, unknown).
+  void WithdrawLaunches(uint64_t first_ring_index, uint64_t last_ring_index);
   // The op of a record this thread appended, as Append stored it (the fingerprint, its seq and
   // launch number, and its flags); false when its place was reused.
   bool ReadOwnRecord(uint64_t ring_index, OpFingerprint* op, RecordRef* ref, uint64_t* launch, uint32_t* flags) const;

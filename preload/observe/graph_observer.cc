@@ -43,6 +43,7 @@ void TrackLaunch(Runtime* rt, const GraphLaunchCall& call) {
 
 void NoteCapturedRecords(Runtime* rt, const StreamRange& records) noexcept {
   Guarded("NoteCapturedRecords", [&] {
+    records.comm->slot.WithdrawLaunches(records.range.first_ring_index, records.range.last_ring_index);
     uint64_t capture_id = 0;
     CUgraph graph = nullptr;
     if (!rt->driver_resolved || !rt->driver.CaptureGraph(DriverStream(records.stream), &capture_id, &graph)) return;

@@ -41,7 +41,8 @@ NCCLWATCH_HOT_INLINE void TrackCompletion(Runtime* rt, const StreamRange& record
                                           target);
   }
   AddFlags(records, flags);
-  // Captured into a CUDA graph: its replays are the graph's launches (graph_observer.h).
+  // Captured into a CUDA graph: no framework number, and its replays are the graph's launches
+  // (graph_observer.h).
   if (flags == shm::kRecordCaptured) [[unlikely]] NoteCapturedRecords(rt, records);
 }
 

@@ -233,8 +233,8 @@ TEST_CASE("a replay stuck behind an eager op: the eager op is the verdict, the r
   CHECK(v.kind == VerdictKind::kCollectiveHang);
   CHECK(v.seq == 3);
   CHECK(v.graph == 0);
-  CHECK(Mentions(v, "replay 3 of graph [AllReduce from #2 on comm 0xc0ffee] waits behind it: ranks 0-1 launched the "
-                    "replay after issuing #3 AllReduce"));
+  CHECK(Mentions(v, "replay 3 of graph [AllReduce from #2 on comm 0xc0ffee] waits behind #3 AllReduce: ranks 0-1 "
+                    "launched the replay after issuing #3"));
 }
 
 TEST_CASE("an eager op stuck behind a hung replay: the replay is the verdict", "[replays]") {
@@ -249,7 +249,8 @@ TEST_CASE("an eager op stuck behind a hung replay: the replay is the verdict", "
   const Verdict& v = verdicts[0];
   CHECK(v.kind == VerdictKind::kReplayHang);
   CHECK(v.seq == 3);
-  CHECK(Mentions(v, "#3 AllReduce waits behind it: ranks 0-1 issued #3 AllReduce after launching the replay"));
+  CHECK(Mentions(v, "#3 AllReduce waits behind replay 3 of graph [AllReduce from #2 on comm 0xc0ffee]: ranks 0-1 "
+                    "issued #3 after launching the replay"));
 }
 
 TEST_CASE("rank_exited while its peers wait in a replay it had not completed", "[replays]") {

@@ -37,11 +37,13 @@ std::string Age(uint64_t now_ns, uint64_t since_ns) {
   return format::FormatDuration(now_ns - since_ns);
 }
 
-// The oldest collective that is enqueued but not complete.
-const shm::RecordView* Current(const shm::CommView& c) {
-  if (c.last_enqueued_seq <= c.last_completed_seq) return nullptr;
+// The oldest collective that is enqueued but not complete, as the detector counts completion
+// (`completed`: detect::EffectiveLastCompleted, so a collective captured into a CUDA graph,
+// which owes no completion of its own, is not shown in flight).
+const shm::RecordView* Current(const shm::CommView& c, uint64_t completed) {
+  if (c.last_enqueued_seq <= completed) return nullptr;
   for (const auto& r : c.records) {
-    if (!shm::IsPointToPoint(r.op) && r.seq == c.last_completed_seq + 1) return &r;
+    if (!shm::IsPointToPoint(r.op) && r.seq == completed + 1) return &r;
   }
   return nullptr;
 }
@@ -124,14 +126,14 @@ int CommColumnWidth(const shm::JobSnapshot& snapshot) {
 }
 
 // The communicator's CUDA graph replays as the detector reads them (replay_state.h): the newest
-// launch, and the oldest one not complete.
-struct Replays {
+// launch, and the oldest one not complete; and its collectives' completion.
+struct CommProgress {
   detect::CommFacts facts;
   const detect::ReplayFacts* newest = nullptr;
   const detect::ReplayFacts* pending = nullptr;
 };
-Replays ReplaysOf(const shm::CommView& c) {
-  Replays out{watch::CommFactsFromSnapshot(c, 0)};  // no records kept: the replays are read here
+CommProgress ProgressOfComm(const shm::CommView& c) {
+  CommProgress out{watch::CommFactsFromSnapshot(c, 0)};  // no records kept: the replays are read here
   for (const detect::ReplayFacts& r : out.facts.replays) {
     if (!r.failed && (out.newest == nullptr || r.enqueue_ns > out.newest->enqueue_ns)) out.newest = &r;
   }
@@ -140,19 +142,20 @@ Replays ReplaysOf(const shm::CommView& c) {
 }
 
 // The REPLAY column: "30 [AllReduce from #2]", the newest replay's number and its graph; "-".
-std::string ReplayColumn(const Replays& replays) {
+std::string ReplayColumn(const CommProgress& replays) {
   if (replays.newest == nullptr) return "-";
   return std::to_string(replays.newest->replay) + " [" + detect::GraphOpsText(*replays.newest) + "]";
 }
 
 std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_ns, bool job_gone,
                 const std::vector<detect::Verdict>& verdicts, int comm_width) {
-  const shm::RecordView* current = Current(c);
+  const CommProgress replays = ProgressOfComm(c);
+  const uint64_t completed = replays.facts.last_completed_seq;
+  const shm::RecordView* current = Current(c, completed);
   const shm::RecordView* p2p = current ? nullptr : OldestPendingP2P(c);
-  const Replays replays = ReplaysOf(c);
   const detect::ReplayFacts* replay = current || p2p ? nullptr : replays.pending;
   std::string op = current ? "#" + std::to_string(current->seq) + " " + shm::OpName(current->op)
-                   : c.last_enqueued_seq > c.last_completed_seq ? "#" + std::to_string(c.last_completed_seq + 1) + " ?"
+                   : c.last_enqueued_seq > completed ? "#" + std::to_string(completed + 1) + " ?"
                    : p2p                                        ? P2PLabel(*p2p)
                    : replay                                     ? "replay " + std::to_string(replay->replay)
                                                                 : "-";
@@ -163,7 +166,7 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
                                          : c.init_done_ns ? c.init_done_ns : c.init_start_ns;
   std::string state = LifecycleName(c.state);
   if (c.state == shm::CommState::kReady) {
-    state = c.last_enqueued_seq > c.last_completed_seq || p2p != nullptr || replay != nullptr ? "in-flight" : "idle";
+    state = c.last_enqueued_seq > completed || p2p != nullptr || replay != nullptr ? "in-flight" : "idle";
   }
   state += GoneState(p);
   if (BlockedInSync(p)) state += ",blocked-in-sync";
@@ -177,7 +180,7 @@ std::string Row(const shm::ProcessView& p, const shm::CommView& c, uint64_t now_
   std::snprintf(line, sizeof line, "%-5d %-8d %-*s %-11s %-7llu %-7llu %-22s %-8s %-26s %s\n", p.global_rank, p.pid,
                 comm_width, format::CommLabel(c.comm_hash, c.name).c_str(), rank_of_n.c_str(),
                 static_cast<unsigned long long>(c.last_enqueued_seq),
-                static_cast<unsigned long long>(c.last_completed_seq), op.c_str(), age.c_str(),
+                static_cast<unsigned long long>(completed), op.c_str(), age.c_str(),
                 ReplayColumn(replays).c_str(), state.c_str());
   return line;
 }
@@ -242,10 +245,10 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
   for (const auto& p : snapshot.processes) {
     nlohmann::json comms = nlohmann::json::array();
     for (const auto& c : p.comms) {
-      const shm::RecordView* current = Current(c);
+      const CommProgress replays = ProgressOfComm(c);
+      const shm::RecordView* current = Current(c, replays.facts.last_completed_seq);
       const shm::RecordView* p2p = OldestPendingP2P(c);
       const std::optional<RowIncident> incident = IncidentOfRow(verdicts, p, c);
-      const Replays replays = ReplaysOf(c);
       nlohmann::json replay = nullptr;  // the newest replay of a CUDA graph on this communicator
       if (replays.newest != nullptr) {
         replay = {{"replay", replays.newest->replay},
@@ -262,7 +265,7 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
                        {"nranks", c.nranks},
                        {"state", LifecycleName(c.state)},
                        {"last_enqueued_seq", c.last_enqueued_seq},
-                       {"last_completed_seq", c.last_completed_seq},
+                       {"last_completed_seq", replays.facts.last_completed_seq},
                        {"in_flight_seq", current ? nlohmann::json(current->seq) : nlohmann::json(nullptr)},
                        {"in_flight_op", current ? nlohmann::json(shm::OpName(current->op)) : nlohmann::json(nullptr)},
                        {"in_flight_framework_seq", current && current->framework_seq

@@ -156,7 +156,7 @@ void AddComms(const shm::JobSnapshot& job, uint64_t now_ns, CommFamilies* out, u
       continue;
     }
     Add(&out->issued, s.labels, static_cast<double>(s.comm->last_enqueued_seq));
-    Add(&out->completed, s.labels, static_cast<double>(s.comm->last_completed_seq));
+    Add(&out->completed, s.labels, static_cast<double>(watch::CommFactsFromSnapshot(*s.comm, 0).last_completed_seq));
     Add(&out->pending, s.labels, pending);
     Add(&out->untracked, s.labels, static_cast<double>(s.comm->untracked_ops));
     AddReplays(*s.comm, s.labels, out);
@@ -196,23 +196,24 @@ double StallThresholdSec(const shm::JobSnapshot& job, double fallback) {
 }  // namespace
 
 double OldestPendingSeconds(const shm::CommView& c, uint64_t now_ns) {
+  // Completion as the detector counts it (a collective captured into a CUDA graph owes none).
+  const detect::CommFacts facts = watch::CommFactsFromSnapshot(c, 0);
   uint64_t oldest = 0;
   for (const auto& r : c.records) {
     if (r.complete_ns != 0 || shm::OwesNoCompletion(r.flags)) continue;
     // A collective the in-order completion count already covers completed, unless its
     // completion is unknown (untracked: never complete).
-    if (!shm::IsPointToPoint(r.op) && r.seq <= c.last_completed_seq && !shm::CompletionUnknown(r.flags)) continue;
+    if (!shm::IsPointToPoint(r.op) && r.seq <= facts.last_completed_seq && !shm::CompletionUnknown(r.flags)) continue;
     if (r.enqueue_ns == 0 || r.enqueue_ns > now_ns) return -1;
     if (oldest == 0 || r.enqueue_ns < oldest) oldest = r.enqueue_ns;
   }
   // A launch of a CUDA graph that replays the communicator's ops, not complete.
-  const detect::CommFacts facts = watch::CommFactsFromSnapshot(c, 0);
   if (const detect::ReplayFacts* replay = detect::OldestPendingReplay(facts)) {
     if (replay->enqueue_ns > now_ns) return -1;
     if (oldest == 0 || replay->enqueue_ns < oldest) oldest = replay->enqueue_ns;
   }
   if (oldest != 0) return static_cast<double>(now_ns - oldest) / kNsPerSec;
-  if (c.last_enqueued_seq > c.last_completed_seq) return std::numeric_limits<double>::quiet_NaN();
+  if (c.last_enqueued_seq > facts.last_completed_seq) return std::numeric_limits<double>::quiet_NaN();
   return 0;
 }
 
