@@ -73,12 +73,16 @@
 
 // CUDA graphs (graph rows, observe/graph_observer.h): which executable graph replays which
 // captured NCCL ops, and each launch of one. Kinds: graph_launch (on the step's path, like a
-// sync) and graph (instantiation and destruction, rare). The runtime's entry points since CUDA
-// 12.0 (cudaGraphInstantiate took an error node and a log before, a different ABI under the same
-// name: not hooked on CUDA 11 runtimes, see COMPAT.md); the driver's, every exported form since
-// CUDA 11.0 (cuGraphInstantiate and _v2 keep the 11.x ABI; cuda.h maps the plain names of CUDA
-// 12 to WithFlags and ExecUpdate_v2). The instantiation's success code decides; an update
-// (cudaGraphExecUpdate) re-reads what the executable graph replays.
+// sync) and graph (instantiation and destruction, rare). Every exported form since CUDA 11.0 of
+// the runtime's and the driver's calls (cuGraphInstantiate and _v2 keep the 11.x ABI; cuda.h maps
+// the plain names of CUDA 12 to WithFlags and ExecUpdate_v2). Two runtime calls changed their
+// arguments in CUDA 12.0 under the same unversioned name, which our export also interposes in a
+// CUDA 11 runtime: cudaGraphInstantiate (error node, log, log size before; flags since) and
+// cudaGraphExecUpdate (error node and result before; a result info since). Their hooks take
+// the wider form and forward every argument register as it came, so either ABI reaches the real
+// function intact; the hook reads only the executable graph and the graph, the first two in
+// both. The instantiation's success code decides; an update re-reads what the executable graph
+// replays.
 #define NCCLWATCH_CUDA_RT_GRAPH_INSTANTIATE(X, name, extra_type)                                           \
   X(graph, kCudart, cudaError_t, name, (cudaGraphExec_t * exec, cudaGraph_t graph, extra_type extra),      \
     (exec, graph, extra), kCudartMissing,                                                                  \
@@ -99,13 +103,17 @@
     (cuda_tracking::GraphLaunch<CUresult>{exec, stream, ptsz, CUDA_SUCCESS, {}}))
 
 #define NCCLWATCH_CUDA_GRAPH_API(X)                                                                        \
-  NCCLWATCH_CUDA_RT_GRAPH_INSTANTIATE(X, cudaGraphInstantiate, unsigned long long)                         \
+  X(graph, kCudart, cudaError_t, cudaGraphInstantiate,                                                    \
+    (cudaGraphExec_t * exec, cudaGraph_t graph, void* flags_or_error_node, char* log, size_t log_size),    \
+    (exec, graph, flags_or_error_node, log, log_size), kCudartMissing,                                    \
+    (cuda_tracking::GraphInstantiate<cudaError_t, cudaGraphExec_t>{exec, graph, cudaSuccess}))             \
   NCCLWATCH_CUDA_RT_GRAPH_INSTANTIATE(X, cudaGraphInstantiateWithFlags, unsigned long long)                \
   NCCLWATCH_CUDA_RT_GRAPH_INSTANTIATE(X, cudaGraphInstantiateWithParams, cudaGraphInstantiateParams*)      \
   NCCLWATCH_CUDA_RT_GRAPH_INSTANTIATE(X, cudaGraphInstantiateWithParams_ptsz, cudaGraphInstantiateParams*) \
   X(graph, kCudart, cudaError_t, cudaGraphExecUpdate,                                                     \
-    (cudaGraphExec_t exec, cudaGraph_t graph, cudaGraphExecUpdateResultInfo * info), (exec, graph, info),  \
-    kCudartMissing, (cuda_tracking::GraphInstantiate<cudaError_t, cudaGraphExec_t>{&exec, graph, cudaSuccess})) \
+    (cudaGraphExec_t exec, cudaGraph_t graph, void* info_or_error_node, void* result),                     \
+    (exec, graph, info_or_error_node, result), kCudartMissing,                                             \
+    (cuda_tracking::GraphInstantiate<cudaError_t, cudaGraphExec_t>{&exec, graph, cudaSuccess}))            \
   X(graph, kCudart, cudaError_t, cudaGraphExecDestroy, (cudaGraphExec_t exec), (exec), kCudartMissing,    \
     (cuda_tracking::GraphDestroy<cudaError_t>{exec, true, cudaSuccess}))                                  \
   X(graph, kCudart, cudaError_t, cudaGraphDestroy, (cudaGraph_t graph), (graph), kCudartMissing,          \

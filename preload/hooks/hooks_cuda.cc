@@ -1,6 +1,14 @@
 // The CUDA hooks, generated from cuda_api_table.h: one exported, unversioned function per row.
-#include <cuda.h>
+//
+// cudaGraphInstantiate and cudaGraphExecUpdate are defined in their wider CUDA 11 form
+// (cuda_api_table.h says why): the CUDA 12 header's declarations of them are renamed out of
+// the way, here, before anything includes it.
+#define cudaGraphInstantiate ncclwatch_cuda12_header_cudaGraphInstantiate
+#define cudaGraphExecUpdate ncclwatch_cuda12_header_cudaGraphExecUpdate
 #include <cuda_runtime_api.h>
+#undef cudaGraphInstantiate
+#undef cudaGraphExecUpdate
+#include <cuda.h>
 
 #include "preload/hooks/cuda_api_table.h"
 #include "preload/hooks/cuda_hook.h"
