@@ -77,14 +77,7 @@ uint32_t Tracker::DriverCaptureFlags(cudaStream_t stream) {
 
 // Not on the op path: a graph launch is rare next to ops, and its steps are RecordCompletion's.
 uint32_t Tracker::RecordReplayCompletion(int device, uint64_t stream, const ReplayTargets& targets) {
-  if (events_disabled_.load(std::memory_order_relaxed) || !started_.load(std::memory_order_relaxed)) {
-    return shm::kRecordUntracked;
-  }
-  if (driver_ == nullptr && cuda_.PeekAtLastError() != cudaSuccess) return shm::kRecordUntracked;
-  if (CaptureQueryNeeded()) {
-    const uint32_t capture = CaptureFlags(reinterpret_cast<cudaStream_t>(stream));
-    if (capture != 0) return capture;
-  }
+  if (const uint32_t flags = NotRecordable(stream); flags != 0) return flags;
   DevicePool* pool = PoolFor(device);
   ReplayEventSlot* slot = pool == nullptr ? nullptr : ClaimFrom(pool->replay_cursor, pool->replay_slots);
   if (slot == nullptr) return shm::kRecordUntracked;

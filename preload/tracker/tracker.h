@@ -146,6 +146,9 @@ class Tracker {
   bool CreateRuntimeEvent(int device, cudaEvent_t* event);
   bool CreateDriverEvent(int device, DevicePool* pool, cudaEvent_t* event);
   CUcontext DriverContext(int device, DevicePool* pool);
+  // The flags of a record whose event cannot be recorded on `stream` (the tracker is off, an
+  // error is pending without the driver, or the stream captures); 0 when it can be.
+  inline uint32_t NotRecordable(uint64_t stream);
   // kRecordCaptured when `stream` is capturing, 0 when not, kRecordUntracked when unknown.
   uint32_t CaptureFlags(cudaStream_t stream);
   uint32_t DriverCaptureFlags(cudaStream_t stream);

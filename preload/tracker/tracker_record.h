@@ -82,17 +82,18 @@ NCCLWATCH_HOT_INLINE bool Tracker::DriverRecord(DevicePool* pool, cudaEvent_t ev
   return PushedRecord(pool, event, stream);
 }
 
-NCCLWATCH_HOT_INLINE uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const CompletionTarget& target) {
+NCCLWATCH_HOT_INLINE uint32_t Tracker::NotRecordable(uint64_t stream) {
   if (events_disabled_.load(std::memory_order_relaxed) || !started_.load(std::memory_order_relaxed)) {
     return shm::kRecordUntracked;
   }
   // The common case, with the driver and no capture in progress: cuEventRecord, nothing else.
   if (driver_ == nullptr && cuda_.PeekAtLastError() != cudaSuccess) return shm::kRecordUntracked;
-  if (CaptureQueryNeeded()) {
-    const uint32_t capture = CaptureFlags(reinterpret_cast<cudaStream_t>(stream));
-    if (capture != 0) return capture;
-  }
+  if (CaptureQueryNeeded()) return CaptureFlags(reinterpret_cast<cudaStream_t>(stream));
+  return 0;
+}
 
+NCCLWATCH_HOT_INLINE uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const CompletionTarget& target) {
+  if (const uint32_t flags = NotRecordable(stream); flags != 0) return flags;
   DevicePool* pool = PoolFor(device);
   EventSlot* slot = pool == nullptr ? nullptr : Claim(pool);
   if (slot == nullptr) return shm::kRecordUntracked;

@@ -29,13 +29,13 @@ import os
 import pickle
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import teardown_scenarios as teardown  # noqa: E402  sigterm_all
 import torch_scenarios as ts  # noqa: E402  TorchJob
 from ncclwatch_test import runner  # noqa: E402
 
@@ -85,12 +85,9 @@ def same_with_and_without(name, script, what, count):
 
 
 def sigterm_all(job):
-    """SIGTERM to every process of the job at once, as SLURM and Kubernetes end a job."""
-    for pid in job.rank_pids() + [job.proc.pid]:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except OSError:
-            pass
+    """SIGTERM to every process of the job at once, as SLURM and Kubernetes end a job, and wait
+    for it to end."""
+    teardown.sigterm_all(job)
     job.wait(lambda: job.proc.poll() is not None, 60)
 
 
