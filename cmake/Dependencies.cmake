@@ -24,6 +24,14 @@ find_library(NCCL_REAL_LIBRARY NAMES libnccl.so.2 nccl
 find_library(CUDART_REAL_LIBRARY NAMES libcudart.so.13 cudart
   HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64 NO_CACHE)
 find_program(NVCC_EXECUTABLE nvcc HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin)
+# NVIDIA's driver stub (stubs/libcuda.so): the real driver's exports, each answering
+# CUDA_ERROR_STUB_LIBRARY. Empty when the toolkit has none.
+set(NCCLWATCH_CUDA_DRIVER_STUB "")
+foreach(_dir IN LISTS CUDAToolkit_LIBRARY_DIR CUDAToolkit_LIBRARY_ROOT)
+  if(NOT NCCLWATCH_CUDA_DRIVER_STUB AND EXISTS ${_dir}/stubs/libcuda.so)
+    set(NCCLWATCH_CUDA_DRIVER_STUB ${_dir}/stubs/libcuda.so)
+  endif()
+endforeach()
 
 # Header-only inside the preload (see preload/CMakeLists.txt), normal elsewhere.
 find_package(fmt REQUIRED)

@@ -49,7 +49,7 @@ void FillTwoComms(SegmentWriter& segment) {
   split.Append({Op::kRecv, 7, 0, 16, 1, 0x66}, 0, 710);
   split.SetAsyncError(6, 800);
   SyncSlot* sync = segment.ClaimSyncSlot(static_cast<int>(gettid()));
-  if (sync != nullptr) MarkSyncBlocked(*sync, SyncKind::kStream, 0x66, 1, 900);
+  if (sync != nullptr) MarkSyncBlocked(*sync, SyncKind::kStream, SyncApi::kRuntime, 0x66, 1, 900);
 }
 
 }  // namespace

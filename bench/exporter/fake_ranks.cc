@@ -15,7 +15,7 @@
 #include "core/shm/comm_slot.h"
 #include "core/shm/process_info.h"
 #include "core/shm/segment_writer.h"
-#include "tests/core_shm/segment_test_util.h"
+#include "tests/core/shm/segment_test_util.h"
 
 namespace {
 
@@ -36,7 +36,7 @@ int RunRank(const std::string& job, int rank, int nranks, int ncomms, int ready_
   SegmentOptions options = testing::OptionsForThisProcess(job, kDefaultRingCapacity);
   options.rank.global_rank = rank;
   options.rank.world_size = nranks;
-  options.stall_threshold_ms = 60000;
+  options.stall_threshold_ns = 60'000'000'000;
   ncclwatch::Result<std::unique_ptr<SegmentWriter>> created = SegmentWriter::Create(options);
   if (!created.ok()) {
     std::fprintf(stderr, "fake_ranks: %s\n", created.error().message().c_str());

@@ -12,8 +12,10 @@
 // figure by tens of ns from run to run. So it is timed apart, and both are reported.
 //
 // families: collective (ncclAllReduce), group (ncclGroupStart + ncclAllReduce + ncclGroupEnd,
-// per group), p2p (ncclSend), sync (cudaStreamSynchronize), graph_launch (cudaGraphLaunch of a
-// graph holding one captured ncclAllReduce: a replay record and its completion event),
+// per group), p2p (ncclSend), sync (cudaStreamSynchronize), driver_sync (cuStreamSynchronize
+// as a static CUDA runtime calls it: through the pointer cuGetProcAddress_v2 gave, itself found
+// with dlsym in libcuda.so.1; only when libcuda.so.1 is found), graph_launch (cudaGraphLaunch of
+// a graph holding one captured ncclAllReduce: a replay record and its completion event),
 // graph_launch_plain (cudaGraphLaunch of a graph without NCCL ops: one lookup), and the floor: plt_empty (an
 // empty call into a shared object), clock_read (one clock_gettime(CLOCK_MONOTONIC)),
 // coarse_clock_read (CLOCK_MONOTONIC_COARSE, the hooks' clock) and
@@ -27,7 +29,9 @@
 // Families run in turn, batch by batch, so slow phases of a shared machine hit them alike.
 // scripts/bench runs it alternately with and without the preload and pairs the batches.
 //
-// usage: bench_hook_overhead [BATCHES]   (default 40)
+// usage: bench_hook_overhead [BATCHES [FAMILIES]]   (default 40, every family)
+// FAMILIES (comma-separated) keeps only those: on a real GPU, one rank's unmatched ncclSend (p2p)
+// would never complete and hang its stream (scripts/gpu-check leaves it out).
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -96,6 +100,7 @@ struct Sim {
   std::vector<cudaEvent_t> events;
   mutable size_t next_event = 0;
   CUresult (*event_record)(CUevent, CUstream) = nullptr;  // the sim driver's, when found
+  CUresult (*driver_sync)(CUstream) = nullptr;            // cuStreamSynchronize from cuGetProcAddress_v2
 };
 
 // The driver the preload would use: the sim's libcuda.so.1 when LD_LIBRARY_PATH has it.
@@ -104,6 +109,13 @@ void FindDriver(Sim* sim) {
   if (driver == nullptr) driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (driver == nullptr) return;
   sim->event_record = reinterpret_cast<CUresult (*)(CUevent, CUstream)>(dlsym(driver, "cuEventRecord"));
+  using GetProcAddress = CUresult(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+  auto* get_proc_address = reinterpret_cast<GetProcAddress*>(dlsym(driver, "cuGetProcAddress_v2"));
+  void* fn = nullptr;
+  if (get_proc_address != nullptr &&
+      get_proc_address("cuStreamSynchronize", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, nullptr) == CUDA_SUCCESS) {
+    sim->driver_sync = reinterpret_cast<CUresult (*)(CUstream)>(fn);
+  }
 }
 
 bool CreateEvents(Sim* sim) {
@@ -171,6 +183,9 @@ std::vector<Family> Families(const Sim& sim) {
          asm volatile("" : : "r"(&ts) : "memory");
        }},
   };
+  if (sim.driver_sync != nullptr) {
+    families.push_back({"driver_sync", [&] { sim.driver_sync(reinterpret_cast<CUstream>(sim.stream)); }, true});
+  }
   if (sim.event_record != nullptr) {
     families.push_back({"cuda_record", [&] {
                           const cudaEvent_t e = sim.events[sim.next_event++ % sim.events.size()];
@@ -208,7 +223,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_hook_overhead: setup failed\n");
     return 1;
   }
-  const std::vector<Family> families = Families(sim);
+  std::vector<Family> families = Families(sim);
+  if (argc > 2) {
+    const std::string wanted = std::string(",") + argv[2] + ",";
+    std::erase_if(families, [&](const Family& f) { return wanted.find("," + f.name + ",") == std::string::npos; });
+  }
   const CallCounter count_calls = FindCallCounter();
   for (const Family& f : families) TimeBatch(f.call);  // warm up: resolve symbols, fault pages
   for (int b = 0; b < batches; ++b) {

@@ -57,6 +57,7 @@ detect::ProcessFacts ToProcessFacts(const dump::RankDump& d) {
   out.alive = d.process.alive;
   out.host = d.process.host;
   out.global_rank = d.process.global_rank;
+  out.attempt = d.process.attempt;
   out.exit = d.process.exit;
   for (const detect::SyncFacts& sync : d.host_syncs) {
     if (sync.blocked_since_ns == 0) continue;

@@ -159,6 +159,28 @@ void InitTransport(const HintInput& in, std::vector<Hint>* hints) {
   hints->push_back(std::move(h));
 }
 
+// A stale unique id: where such ids come from, and the attempt each culprit ran in.
+void StaleUniqueId(const HintInput& in, std::vector<Hint>* hints) {
+  Hint h;
+  h.id = "stale_unique_id";
+  h.advice =
+      "A rank initialised a communicator from a unique id that an earlier group or attempt had used: it read the "
+      "id before the new root published its own under the same key of a store that outlived the group. torch "
+      "publishes each new group's id under the key of the group before it, and torchrun's store lives as long "
+      "as its agent, across destroy_process_group and restarts. Give every attempt (and every re-created group) "
+      "a store of its own: a PrefixStore named after TORCHELASTIC_RESTART_COUNT (and a round number) passed to "
+      "init_process_group, or --rdzv-backend c10d with TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 (a fresh store per "
+      "restart); or have the ranks meet (a barrier on another store) after the new root's id is published.";
+  h.evidence.push_back(in.verdict->summary);
+  for (const auto& [rank, d] : in.culprits) {
+    if (d->process.attempt.restart >= 0) {
+      h.evidence.push_back("rank " + std::to_string(rank) + " (" + d->process.host + ":" + std::to_string(d->process.pid) +
+                           ") is of attempt " + std::to_string(d->process.attempt.restart));
+    }
+  }
+  hints->push_back(std::move(h));
+}
+
 bool SameCall(const detect::RecordFacts& a, const detect::RecordFacts& b) {
   return a.op == b.op && a.count == b.count && a.datatype == b.datatype && a.redop == b.redop && a.root == b.root;
 }
@@ -281,6 +303,7 @@ std::vector<Hint> BuildHints(const HintInput& in) {
   if (kind == VerdictKind::kStraggler || kind == VerdictKind::kP2PStraggler) DataLoading(in, &hints);
   if (kind == VerdictKind::kMismatch && in.fingerprints && !in.fingerprints->empty()) Divergence(in, &hints);
   if (kind == VerdictKind::kInitHang) InitTransport(in, &hints);
+  if (kind == VerdictKind::kStaleUniqueId) StaleUniqueId(in, &hints);
   if (kind == VerdictKind::kRankExited) RankExited(in, &hints);
   if (kind != VerdictKind::kNone) OldKernel(in, &hints);
   return hints;

@@ -151,7 +151,7 @@ std::string BlockedIn(const dump::RankDump& d, ThreadStackView* v, int32_t tid) 
     v->in_host_sync = true;
     const uint64_t now = d.incident.detected_mono_ns;
     const bool known = s.blocked_since_ns != 0 && now != 0;
-    return format::SyncCallName(detect::ToString(s.target)) +
+    return detect::SyncCallName(s) +
            (known ? " for " + format::FormatDuration(now > s.blocked_since_ns ? now - s.blocked_since_ns : 0) : "");
   }
   return v->frames.empty() ? "" : v->frames.front().function;

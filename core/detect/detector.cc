@@ -10,6 +10,7 @@
 #include "core/detect/comm_rules.h"
 #include "core/detect/evidence.h"
 #include "core/detect/replay_state.h"
+#include "core/detect/stale_id_rule.h"
 #include "core/detect/sync_rule.h"
 
 namespace ncclwatch::detect {
@@ -131,7 +132,23 @@ bool ComesFirst(const Verdict& a, const Verdict& b) {
 std::vector<Verdict> Classify(const JobFacts& facts, const DetectConfig& config, uint64_t now_ns) {
   std::vector<Verdict> verdicts;
   std::set<const ProcessFacts*> explained;  // processes already covered by a comm verdict
-  for (const CommGroup& group : GroupByComm(facts)) {
+  const std::vector<CommGroup> groups = GroupByComm(facts);
+  // Judged across communicators first: a stale id is the cause of the init hangs of both the
+  // communicator it names and the one its peers initialise meanwhile (stale_id_rule.h).
+  StaleIdVerdicts stale = CheckStaleUniqueIds(facts, groups, config, now_ns);
+  for (Verdict& verdict : stale.verdicts) {
+    for (const CommGroup& group : groups) {
+      if (group.comm_hash != verdict.comm_hash) continue;
+      AddSyncNotes(group, now_ns, verdict);
+      verdict.comm_name = NameOf(group);
+    }
+    verdicts.push_back(std::move(verdict));
+  }
+  for (const CommGroup& group : groups) {
+    if (stale.explained.count(group.comm_hash) != 0) {
+      for (const CommMember& member : group.members) explained.insert(member.process);
+      continue;
+    }
     RuleContext context{group, config, now_ns, StallThresholdFor(group, config)};
     std::optional<Verdict> verdict = MostImportantFor(context);
     if (!verdict) continue;

@@ -26,6 +26,9 @@ namespace ncclwatch::detect {
 
 // What a host-side CUDA synchronisation call is waiting on.
 enum class SyncTarget { kStream, kEvent, kDevice };
+// Which API the blocked call belongs to: the runtime's (cudaStreamSynchronize ...) or the
+// driver's (cuStreamSynchronize ...), as a static CUDA runtime (CuPy, XLA) reaches it.
+enum class SyncApi { kRuntime, kDriver };
 
 // One thread's host-sync slot. A slot with blocked_since_ns == 0 is idle.
 struct SyncFacts {
@@ -38,6 +41,7 @@ struct SyncFacts {
   // is carried here (core/analyze/facts_from_dumps.cc) and a report reads "blocked ... for 5.3s"
   // as the rank saw it when it dumped. Live (Scope::kHost) the detector's `now` is used instead.
   uint64_t seen_ns = 0;
+  SyncApi api = SyncApi::kRuntime;  // the API of the call: which name the reports give it
 };
 
 // One op as issued by one rank: a collective, or a point-to-point op (p2p_op.h). Two ranks
@@ -152,7 +156,29 @@ struct CommFacts {
   bool left() const { return lifecycle >= CommLifecycle::kFinalized; }
   // Aborted or revoked: what was pending then was stuck, not done.
   bool aborted() const { return lifecycle == CommLifecycle::kAborted || lifecycle == CommLifecycle::kRevoked; }
+  // Created by ncclCommSplit or ncclCommShrink: its hash derives from its parent's, so two
+  // shrinks of one parent legitimately share one (core/comm_id). false: from a unique id (a
+  // root communicator), whose hash is drawn anew for every id; no rank may init one twice.
+  bool derived = false;
 };
+
+// Which attempt of a job a process belongs to, as its launcher numbered it: a torchrun
+// restart (TORCHELASTIC_RESTART_COUNT) within a SLURM requeue (SLURM_RESTART_COUNT). -1:
+// the launcher said nothing. Attempts order by requeue, then restart.
+struct Attempt {
+  int restart = -1;
+  int requeue = -1;
+
+  bool known() const { return restart >= 0 || requeue >= 0; }
+  friend bool operator==(const Attempt&, const Attempt&) = default;
+};
+
+// Whether `earlier` is a strictly earlier attempt than `later` (both known).
+inline bool EarlierAttempt(const Attempt& earlier, const Attempt& later) {
+  if (!earlier.known() || !later.known()) return false;
+  if (earlier.requeue != later.requeue) return earlier.requeue < later.requeue;
+  return earlier.restart < later.restart;
+}
 
 // How a process that is gone left, as far as it could tell before leaving.
 struct ExitFacts {
@@ -162,6 +188,19 @@ struct ExitFacts {
   uint64_t exit_ns = 0;   // when (host clock), 0 unknown
 };
 
+// What the kernel said a live process was doing when its facts were taken on its host
+// (/proc/<pid>/stat, wchan, stack). Evidence only: a rank that cannot answer for itself
+// (stopped, stuck in a driver) is described by it, never judged by it.
+struct OsFacts {
+  char state = 0;  // 'R', 'S', 'D', 'T', 't', 'Z', ...; 0 unknown
+  std::string wchan;                      // the kernel function it sleeps in ('D', 'T')
+  std::vector<std::string> kernel_stack;  // innermost first, 'D' only, when readable (root)
+
+  // Stopped (SIGSTOP, a debugger) or in uninterruptible sleep: its own threads cannot answer
+  // a stack capture, so a peer describes it.
+  bool cannot_answer() const { return state == 'T' || state == 't' || state == 'D'; }
+};
+
 struct ProcessFacts {
   int32_t pid = 0;
   bool alive = true;
@@ -169,7 +208,9 @@ struct ProcessFacts {
   int global_rank = -1;  // e.g. from RANK; -1 when unknown
   int local_rank = -1;   // evidence only: LOCAL_RANK and the like; -1 when unknown
   int world_size = 0;    // evidence only: WORLD_SIZE and the like; 0 when unknown
+  Attempt attempt;       // of the job, as the launcher numbered it
   ExitFacts exit;        // meaningful when !alive
+  OsFacts os;            // meaningful when alive, on the host that built the facts
   std::vector<SyncFacts> syncs;
   std::vector<CommFacts> comms;
 };

@@ -30,7 +30,7 @@ bool PendingOpExplains(const ProcessFacts& process, const SyncFacts& sync) {
 std::string DescribeBlockedSync(int rank, const ProcessFacts& process, const SyncFacts& sync, uint64_t now_ns,
                                 Scope scope) {
   const std::string target = ToString(sync.target);
-  std::string text = "rank " + std::to_string(rank) + " blocked in " + format::SyncCallName(target) + " (" +
+  std::string text = "rank " + std::to_string(rank) + " blocked in " + SyncCallName(sync) + " (" +
                      format::SyncObjectText(target, sync.handle) + ")";
   if (sync.blocked_since_ns == 0) return text;
   if (!process.alive) {

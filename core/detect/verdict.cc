@@ -4,13 +4,15 @@
 #include <utility>
 
 #include "core/format/framework_seq.h"
+#include "core/format/nccl_names.h"
 
 namespace ncclwatch::detect {
 namespace {
 
-constexpr std::array<std::pair<VerdictKind, std::string_view>, 13> kNames = {{
+constexpr std::array<std::pair<VerdictKind, std::string_view>, 14> kNames = {{
     {VerdictKind::kMismatch, "mismatch"},
     {VerdictKind::kP2PMismatch, "p2p_mismatch"},
+    {VerdictKind::kStaleUniqueId, "stale_unique_id"},
     {VerdictKind::kRankExited, "rank_exited"},
     {VerdictKind::kInitHang, "init_hang"},
     {VerdictKind::kP2PDeadlock, "p2p_deadlock"},
@@ -64,6 +66,12 @@ std::string ToString(SyncTarget target) {
     case SyncTarget::kDevice: return "device";
   }
   return "device";
+}
+
+std::string ToString(SyncApi api) { return api == SyncApi::kDriver ? "driver" : "runtime"; }
+
+std::string SyncCallName(const SyncFacts& sync) {
+  return format::SyncCallName(ToString(sync.target), sync.api == SyncApi::kDriver);
 }
 
 }  // namespace ncclwatch::detect

@@ -16,6 +16,8 @@ namespace ncclwatch::detect {
 
 // Declared in priority order: when several kinds apply to one communicator, the one
 // declared first is reported. kNone is never reported; it exists for parsing and tables.
+// A stale unique id is certain, like a mismatch, and is the cause of the init hangs it
+// brings (stale_id_rule.h), so it comes before every kind of wait.
 // A cycle of P2P waits can never resolve, so it comes before the stragglers; a pair of
 // posted ops that does not complete (p2p_hang) is judged after every other kind of wait, as
 // collective_hang is. The replays of a CUDA graph are judged like collectives, each after its
@@ -23,6 +25,7 @@ namespace ncclwatch::detect {
 enum class VerdictKind {
   kMismatch,
   kP2PMismatch,
+  kStaleUniqueId,
   kRankExited,
   kInitHang,
   kP2PDeadlock,
@@ -36,9 +39,10 @@ enum class VerdictKind {
   kNone,
 };
 
-// Stable lowercase names: "mismatch", "p2p_mismatch", "rank_exited", "init_hang",
-// "p2p_deadlock", "straggler", "replay_straggler", "p2p_straggler", "collective_hang",
-// "replay_hang", "p2p_hang", "sync_stuck", "none". Part of the output format; never rename.
+// Stable lowercase names: "mismatch", "p2p_mismatch", "stale_unique_id", "rank_exited",
+// "init_hang", "p2p_deadlock", "straggler", "replay_straggler", "p2p_straggler",
+// "collective_hang", "replay_hang", "p2p_hang", "sync_stuck", "none". Part of the output
+// format; never rename.
 std::string ToString(VerdictKind kind);
 // Inverse of ToString. Returns nullopt for any other string (case-sensitive).
 std::optional<VerdictKind> ParseVerdictKind(std::string_view name);
@@ -56,6 +60,10 @@ bool IsReplayKind(VerdictKind kind);
 
 // "stream", "event", "device".
 std::string ToString(SyncTarget target);
+// "runtime", "driver".
+std::string ToString(SyncApi api);
+// The call a thread blocked in `sync` made: "cudaStreamSynchronize", "cuCtxSynchronize", ...
+std::string SyncCallName(const SyncFacts& sync);
 
 // What a verdict waits in, as every one-line output names it: "#5 AllReduce (framework seq 5)"
 // (format::FrameworkSeqNote; `p2p`: numbered per peer), or, with a graph label, "replay 5 of
@@ -136,6 +144,9 @@ struct Verdict {
   // P2P kinds: each rank of the pair or cycle, in order (waiter first, then what it waits on).
   std::vector<P2PEvidence> p2p;
   std::vector<std::string> notes;   // further facts worth printing
+  // Other communicators this verdict accounts for, which get no verdict of their own
+  // (stale_unique_id: those the other ranks initialise instead of comm_hash). Live only.
+  std::vector<uint64_t> explained_comms;
 };
 
 }  // namespace ncclwatch::detect

@@ -72,7 +72,11 @@ struct ProcessInfo {
   std::vector<std::string> cmdline;
   // false: the process had exited or died when the dump was written (by a peer, written_by).
   bool alive = true;
+  detect::Attempt attempt;  // the launcher's attempt; absent from the file when not known
   detect::ExitFacts exit;  // meaningful when !alive
+  // What the kernel said the process was doing, when a peer wrote the dump on its behalf
+  // because it could not (stopped, in the kernel); state 0 otherwise.
+  detect::OsFacts os;
 };
 
 // Who wrote a dump on behalf of a process that had exited or died (its peers' watchdog saw

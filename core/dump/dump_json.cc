@@ -68,8 +68,9 @@ json ToJson(const detect::CommFacts& c) {
               {"lifecycle", std::string(detect::ToString(c.lifecycle))},
               {"left", c.left()},  // what readers before "lifecycle" judge by
               {"untracked_ops", c.untracked_ops},
+              {"derived", c.derived},
               {"records", std::move(records)}};
-  AddReplaysJson(c, &out);  // CUDA graph replays (shm layout 7)
+  AddReplaysJson(c, &out);  // CUDA graph replays (shm layout 8)
   return out;
 }
 
@@ -122,7 +123,7 @@ void Read(const CheckedJson& n, LocalVerdict* out) {
   n.Get("seq", &out->seq);
   n.Get("framework_seq", &out->framework_seq);  // absent before shm layout 6: 0, unknown
   n.Get("op", &out->op);
-  n.Get("graph_label", &out->graph_label);  // absent before shm layout 7: not a replay
+  n.Get("graph_label", &out->graph_label);  // absent before shm layout 8: not a replay
   n.Get("culprit_ranks", &out->culprit_ranks);
   n.Get("other_ranks", &out->other_ranks);
   n.Get("since_mono_ns", &out->since_mono_ns);
@@ -140,12 +141,27 @@ void Read(const CheckedJson& n, ProcessInfo* out) {
   n.Get("exe", &out->exe);
   n.Get("cmdline", &out->cmdline);
   n.Get("alive", &out->alive);  // version 2; a version 1 dump was written by its live process
+  if (n.Has("attempt")) {  // absent before shm layout 7, and when the launcher gave none
+    CheckedJson attempt = n.Child("attempt");
+    attempt.Get("restart", &out->attempt.restart);
+    attempt.Get("requeue", &out->attempt.requeue);
+    if (out->attempt.restart < -1 || out->attempt.requeue < -1) CheckedJson::Fail(attempt.path(), "is out of range");
+  }
   if (n.Has("exit")) {
     CheckedJson exit = n.Child("exit");
     exit.Get("recorded", &out->exit.recorded);
     exit.Get("status", &out->exit.status);
     exit.Get("signal", &out->exit.signal);
     exit.Get("exit_ns", &out->exit.exit_ns);
+  }
+  if (n.Has("os")) {
+    CheckedJson os = n.Child("os");
+    std::string state;
+    os.Get("state", &state, true);
+    if (state.size() != 1 || state[0] < 'A' || state[0] > 'z') CheckedJson::Fail(os.path() + ".state", "is not a process state letter");
+    out->os.state = state[0];
+    os.Get("wchan", &out->os.wchan);
+    os.Get("kernel_stack", &out->os.kernel_stack);
   }
 }
 
@@ -187,7 +203,7 @@ void Read(const CheckedJson& n, detect::RecordFacts* out) {
   n.Get("enqueue_ns", &out->enqueue_ns);
   n.Get("complete_ns", &out->complete_ns);
   n.Get("never_completes", &out->never_completes);  // absent before 2026-11: false
-  n.Get("captured", &out->captured);                // absent before shm layout 7: false
+  n.Get("captured", &out->captured);                // absent before shm layout 8: false
   n.Get("untracked", &out->untracked);
   n.Get("call_site", &out->call_site);  // absent unless NCCLWATCH_CALL_SITES=1  // absent before schema 2's untracked: false (it was folded into never_completes)
 }
@@ -220,13 +236,14 @@ void Read(const CheckedJson& n, detect::CommFacts* out) {
                                               : detect::CommLifecycle::kReady;
   }
   n.Get("untracked_ops", &out->untracked_ops);  // version 2
+  n.Get("derived", &out->derived);              // absent before shm layout 7: a root communicator
   // One list on disk; the model keeps P2P ops apart (their numbers count per peer).
   for (const CheckedJson& r : n.Elements("records")) {
     detect::RecordFacts record;
     Read(r, &record);
     (detect::IsPointToPoint(record.op) ? out->p2p_records : out->records).push_back(std::move(record));
   }
-  ReadReplaysJson(n, out);  // absent before shm layout 7: none
+  ReadReplaysJson(n, out);  // absent before shm layout 8: none
 }
 
 void Read(const CheckedJson& n, detect::SyncFacts* out) {
@@ -235,6 +252,9 @@ void Read(const CheckedJson& n, detect::SyncFacts* out) {
   std::string target;
   n.Get("target", &target);
   out->target = SyncTargetNamed(target);
+  std::string api;
+  n.Get("api", &api);
+  out->api = api == "driver" ? detect::SyncApi::kDriver : detect::SyncApi::kRuntime;
   n.GetHex("handle", &out->handle);
 }
 
@@ -279,6 +299,7 @@ nlohmann::json ToJson(const RankDump& d) {
     syncs.push_back(json{{"tid", s.tid},
                          {"since_ns", s.blocked_since_ns},
                          {"target", detect::ToString(s.target)},
+                         {"api", detect::ToString(s.api)},
                          {"handle", FormatHex(s.handle)}});
   }
   json threads = json::array();
@@ -291,9 +312,13 @@ nlohmann::json ToJson(const RankDump& d) {
   json process = {{"global_rank", p.global_rank}, {"local_rank", p.local_rank}, {"world_size", p.world_size},
                   {"host", p.host},               {"pid", p.pid},               {"device", p.device},
                   {"exe", p.exe},                 {"cmdline", p.cmdline},       {"alive", p.alive}};
+  if (p.attempt.known()) process["attempt"] = {{"restart", p.attempt.restart}, {"requeue", p.attempt.requeue}};
   if (!p.alive) {
     process["exit"] = {{"recorded", p.exit.recorded}, {"status", p.exit.status}, {"signal", p.exit.signal},
                        {"exit_ns", p.exit.exit_ns}};
+  }
+  if (p.os.state != 0) {
+    process["os"] = {{"state", std::string(1, p.os.state)}, {"wchan", p.os.wchan}, {"kernel_stack", p.os.kernel_stack}};
   }
   // nlohmann::ordered_json is not used: key order does not matter to readers, and the
   // default json sorts keys, which keeps files diffable.

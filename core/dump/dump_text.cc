@@ -135,7 +135,7 @@ void RenderComms(const RankDump& d, std::ostringstream& out) {
   }
   for (const auto& s : d.host_syncs) {
     const std::string blocked = Age(d, s.blocked_since_ns);
-    out << "thread " << s.tid << " blocked in " << Esc(format::SyncCallName(detect::ToString(s.target))) << " ("
+    out << "thread " << s.tid << " blocked in " << Esc(detect::SyncCallName(s)) << " ("
         << format::SyncObjectText(detect::ToString(s.target), s.handle) << ")"
         << (blocked.empty() ? "" : " for " + blocked) << '\n';
   }

@@ -14,7 +14,7 @@ namespace ncclwatch::dump {
 // Adds "replays" and "replays_dropped" to the communicator's object `out`.
 void AddReplaysJson(const detect::CommFacts& comm, nlohmann::json* out);
 
-// Reads them back from the communicator's node `n` (absent in dumps before layout 7: none).
+// Reads them back from the communicator's node `n` (absent in dumps before layout 8: none).
 // At most kMaxReplaysPerComm are kept, the newest, so a hostile file cannot make the rules
 // (which compare replays per graph) slow.
 void ReadReplaysJson(const CheckedJson& n, detect::CommFacts* out);

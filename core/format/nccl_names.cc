@@ -66,10 +66,10 @@ std::string SyncObjectText(const std::string& target, uint64_t handle) {
   return "handle " + FormatHex(handle);
 }
 
-std::string SyncCallName(const std::string& target) {
-  if (target == "stream") return "cudaStreamSynchronize";
-  if (target == "event") return "cudaEventSynchronize";
-  if (target == "device") return "cudaDeviceSynchronize";
+std::string SyncCallName(const std::string& target, bool driver) {
+  if (target == "stream") return driver ? "cuStreamSynchronize" : "cudaStreamSynchronize";
+  if (target == "event") return driver ? "cuEventSynchronize" : "cudaEventSynchronize";
+  if (target == "device") return driver ? "cuCtxSynchronize" : "cudaDeviceSynchronize";
   return "a " + target + " sync";
 }
 

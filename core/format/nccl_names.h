@@ -43,9 +43,10 @@ std::string StreamText(uint64_t stream);
 std::string SyncObjectText(const std::string& target, uint64_t handle);
 
 // What a thread blocked in a host sync called: "cudaStreamSynchronize" for target "stream",
-// "cudaEventSynchronize" for "event", "cudaDeviceSynchronize" for "device"; any other target
-// "a <target> sync" (the caller escapes it).
-std::string SyncCallName(const std::string& target);
+// "cudaEventSynchronize" for "event", "cudaDeviceSynchronize" for "device"; through the driver
+// API (`driver`) "cuStreamSynchronize", "cuEventSynchronize", "cuCtxSynchronize"; any other
+// target "a <target> sync" (the caller escapes it).
+std::string SyncCallName(const std::string& target, bool driver);
 
 }  // namespace ncclwatch::format
 

@@ -234,13 +234,17 @@ bool TryLauncher(const EnvVars& env, std::string_view rank, std::string_view loc
 
 shm::RankIdentity LauncherRank(const EnvVars& env) {
   shm::RankIdentity id;
-  if (TryLauncher(env, "RANK", "LOCAL_RANK", "WORLD_SIZE", shm::RankSource::kTorchrun, &id)) return id;
-  if (TryLauncher(env, "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", shm::RankSource::kSlurm, &id)) return id;
-  if (TryLauncher(env, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE",
-                  shm::RankSource::kOpenMpi, &id)) {
-    return id;
+  if (!TryLauncher(env, "RANK", "LOCAL_RANK", "WORLD_SIZE", shm::RankSource::kTorchrun, &id) &&
+      !TryLauncher(env, "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", shm::RankSource::kSlurm, &id) &&
+      !TryLauncher(env, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE",
+                   shm::RankSource::kOpenMpi, &id)) {
+    id = shm::RankIdentity{};
   }
-  return shm::RankIdentity{};
+  // The attempt, whichever launcher gave the rank: torchrun restarts inside a SLURM requeue.
+  id.restart_count = NonNegativeOr(env, "TORCHELASTIC_RESTART_COUNT", -1);
+  id.requeue_count = NonNegativeOr(env, "SLURM_RESTART_COUNT", -1);
+  id.max_restarts = NonNegativeOr(env, "TORCHELASTIC_MAX_RESTARTS", -1);
+  return id;
 }
 
 void AddEntry(std::string_view entry, EnvVars* env) {

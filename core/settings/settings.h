@@ -108,6 +108,8 @@ struct Settings {
   // the rank from RANK/LOCAL_RANK/WORLD_SIZE (torchrun), else SLURM_PROCID/SLURM_LOCALID/
   // SLURM_NTASKS, else OMPI_COMM_WORLD_RANK/_LOCAL_RANK/_SIZE; a malformed or negative
   // RANK counts as unset and the next launcher is tried. Unknown: -1, from the communicators.
+  // With it the attempt: TORCHELASTIC_RESTART_COUNT and SLURM_RESTART_COUNT (-1 when unset or
+  // malformed).
   shm::RankIdentity launcher_rank;
   // Every NCCL_* variable, recorded in dumps and shown by `ncclwatch doctor`.
   std::map<std::string, std::string> nccl_env;

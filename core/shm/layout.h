@@ -1,4 +1,4 @@
-// Binary layout of one ncclwatch shared-memory segment (layout version 7).
+// Binary layout of one ncclwatch shared-memory segment (layout version 8).
 //
 // One segment per process that created at least one NCCL communicator, named
 //   /ncclwatch.<uid>.<job id>.<pid>.<process start ticks>       (see segment_name.h)
@@ -61,7 +61,7 @@ namespace ncclwatch::shm {
 
 inline constexpr uint64_t kMagic = 0x3168637461776e63ULL;  // "ncwatch1" little-endian
 // A reader accepts only its own version and names the version of a segment it refuses.
-inline constexpr uint32_t kLayoutVersion = 7;
+inline constexpr uint32_t kLayoutVersion = 8;
 inline constexpr uint32_t kHeaderBytes = 4096;
 // Communicators watched at once per process. A slot is ~68 KiB with the default ring (1024
 // records of 64 bytes) and its replay ring, so 256 slots make a 17 MiB segment of address space, of which only
@@ -134,14 +134,27 @@ struct SegmentHeader {
   std::atomic<uint32_t> exit_how;    // ExitHow
   std::atomic<int32_t> exit_status;  // when kStatus
   std::atomic<int32_t> exit_signal;  // when kSignal
-  std::atomic<uint32_t> stall_threshold_ms;  // the job's NCCLWATCH_STALL_SEC, set at creation; 0: unknown (was reserved1)
+  uint32_t reserved1;
   std::atomic<uint64_t> exit_ns;     // CLOCK_MONOTONIC when it recorded the exit
   // Reservation (layout 4): comm slots [0, comms_reserved) are backed by /dev/shm; always
   // >= comms_claimed. Raised (release) only after posix_fallocate succeeded.
   std::atomic<uint32_t> comms_reserved;
+  // The launcher's attempt, plain fields set at creation: TORCHELASTIC_RESTART_COUNT and
+  // SLURM_RESTART_COUNT, -1 when not given. A torchrun restart keeps its agent, so the run
+  // key, while its processes start over: a process of an earlier attempt is history (the
+  // communicators it used up), never a peer.
+  int32_t restart_count;
+  int32_t requeue_count;
+  uint32_t reserved2;
+  // The job's NCCLWATCH_STALL_SEC, in ns like every time here; set at creation; 0: unknown.
+  std::atomic<uint64_t> stall_threshold_ns;
 };
 
 enum class SyncKind : uint32_t { kNone = 0, kStream = 1, kEvent = 2, kDevice = 3 };
+// Which API the blocked call belongs to: the runtime's cudaStreamSynchronize,
+// cudaEventSynchronize, cudaDeviceSynchronize, or the driver's cuStreamSynchronize,
+// cuEventSynchronize, cuCtxSynchronize (a static runtime's syncs: CuPy, XLA).
+enum class SyncApi : uint32_t { kRuntime = 0, kDriver = 1 };
 
 struct alignas(64) SyncSlot {
   std::atomic<uint32_t> version;
@@ -151,6 +164,9 @@ struct alignas(64) SyncSlot {
   std::atomic<uint64_t> target;  // cudaStream_t / cudaEvent_t, 0 for a device sync
   std::atomic<uint64_t> blocked_since_ns;  // 0 when the thread is not blocked
   std::atomic<uint64_t> syncs_completed;
+  // SyncApi, under `version` with `kind`. In the slot's padding: writers before it left 0,
+  // which reads as the runtime, the only API they hooked.
+  std::atomic<uint32_t> api;
 };
 
 enum class CommState : uint32_t {
@@ -241,7 +257,7 @@ inline constexpr PeerAndFlags UnpackPeerAndFlags(uint64_t packed) {
   return {static_cast<int32_t>(static_cast<uint32_t>(packed)), static_cast<uint32_t>(packed >> 32)};
 }
 
-// ---- CUDA graph replays (layout 7).
+// ---- CUDA graph replays (layout 8).
 // A collective captured into a CUDA graph is recorded once, at capture (kRecordCaptured: it
 // owes no completion of its own), and runs at every launch of the graph. Each launch of an
 // executable graph that holds ops of a communicator appends one ReplayRecord to that
@@ -414,7 +430,7 @@ struct SegmentGeometry {
   uint64_t CommSlotOffset(uint32_t index) const { return comm_slots_offset + uint64_t{index} * comm_slot_bytes; }
   // A slot's ring follows its CommSlotHeader, 64-byte aligned (RingRecord is one cache line).
   uint64_t RingOffset(uint32_t index) const { return CommSlotOffset(index) + kRingOffsetInCommSlot; }
-  // Its replay ring follows the ring (layout 7): a ReplayRingHeader, then the records.
+  // Its replay ring follows the ring (layout 8): a ReplayRingHeader, then the records.
   uint64_t ReplayRingOffset(uint32_t index) const { return RingOffset(index) + uint64_t{ring_capacity} * sizeof(RingRecord); }
   static constexpr uint64_t kRingOffsetInCommSlot = (sizeof(CommSlotHeader) + 63) / 64 * 64;
   static constexpr uint64_t kReplayRingBytes = sizeof(ReplayRingHeader) + uint64_t{kReplayRingCapacity} * sizeof(ReplayRecord);

@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -76,10 +77,105 @@ bool ProcessOfBootIsAlive(const char* boot_id, size_t boot_id_bytes, pid_t pid, 
   return ProcessIsAlive(pid, start_ticks);
 }
 
+uint64_t StartTicksToUnixNs(uint64_t start_ticks) {
+  const long ticks_per_sec = sysconf(_SC_CLK_TCK);
+  timespec boot{}, wall{};
+  if (ticks_per_sec <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0 || clock_gettime(CLOCK_REALTIME, &wall) != 0) {
+    return 0;
+  }
+  // /proc's start time counts from boot, suspend included: CLOCK_BOOTTIME's origin.
+  const auto ns = [](const timespec& t) {
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+  };
+  const uint64_t since_boot = start_ticks / static_cast<uint64_t>(ticks_per_sec) * 1000000000ull +
+                              start_ticks % static_cast<uint64_t>(ticks_per_sec) * 1000000000ull /
+                                  static_cast<uint64_t>(ticks_per_sec);
+  const uint64_t age = ns(boot) > since_boot ? ns(boot) - since_boot : 0;
+  return ns(wall) > age ? ns(wall) - age : 0;
+}
+
 uint64_t MonotonicNowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+namespace {
+
+// The whole of a small /proc file, bounded; "" when unreadable.
+std::string ReadProcFile(pid_t pid, const char* name, size_t limit) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/%s", static_cast<int>(pid), name);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  while (text.size() < limit && (n = read(fd, buffer, sizeof buffer)) > 0) {
+    text.append(buffer, static_cast<size_t>(std::min<size_t>(static_cast<size_t>(n), limit - text.size())));
+  }
+  close(fd);
+  return text;
+}
+
+}  // namespace
+
+OsState ReadOsState(pid_t pid) {
+  OsState out;
+  char stat[1024];
+  if (pid <= 0 || !ReadProcStat(pid, stat, sizeof(stat))) return out;
+  const char* cursor = AfterCommandName(stat);
+  if (cursor == nullptr) return out;
+  while (*cursor == ' ') ++cursor;
+  out.state = *cursor;
+  if (out.state != 'D' && out.state != 'T' && out.state != 't') return out;
+  out.wchan = ReadProcFile(pid, "wchan", 256);
+  if (out.wchan == "0") out.wchan.clear();
+  if (out.state != 'D') return out;
+  // "[<0>] nv_wait_for_completion+0x1c/0x40 [nvidia]" per line: the function and module.
+  const std::string stack = ReadProcFile(pid, "stack", 16 * 1024);
+  size_t start = 0;
+  while (start < stack.size() && out.kernel_stack.size() < 32) {
+    size_t end = stack.find('\n', start);
+    if (end == std::string::npos) end = stack.size();
+    std::string line = stack.substr(start, end - start);
+    const size_t bracket = line.find("] ");
+    if (bracket != std::string::npos) line = line.substr(bracket + 2);
+    if (!line.empty()) out.kernel_stack.push_back(line);
+    start = end + 1;
+  }
+  return out;
+}
+
+Mapping SegmentMappedBy(pid_t pid, const std::string& entry) {
+  constexpr size_t kMapsLimit = 16u << 20;  // a torch process maps ~2,000 ranges, ~300 KiB
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/maps", static_cast<int>(pid));
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Mapping::kUnknown;
+  const std::string needle = " /dev/shm/" + entry + "\n";
+  std::string window;  // the unread tail of the previous chunk, so a line split across reads is seen
+  char buffer[65536];
+  size_t total = 0;
+  ssize_t n;
+  bool read_error = false;
+  while (total < kMapsLimit) {
+    n = read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      read_error = true;
+      break;
+    }
+    if (n == 0) break;
+    total += static_cast<size_t>(n);
+    window.append(buffer, static_cast<size_t>(n));
+    if (window.find(needle) != std::string::npos) {
+      close(fd);
+      return Mapping::kMapped;
+    }
+    if (window.size() > needle.size()) window.erase(0, window.size() - needle.size());
+  }
+  close(fd);
+  return read_error || total >= kMapsLimit ? Mapping::kUnknown : Mapping::kNotMapped;
 }
 
 std::string HostName() {

@@ -6,12 +6,18 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ncclwatch::shm {
 
 // Field 22 of /proc/<pid>/stat (start time in clock ticks since boot); 0 if unreadable.
 // With the pid it identifies a process even across pid reuse.
 uint64_t ProcessStartTicks(pid_t pid);
+
+// When the process that started `start_ticks` after boot began, on the wall clock (ns since the
+// epoch): to tell files written before it started (a trigger of an earlier attempt) from its
+// own time. Clock ticks are 10 ms (USER_HZ 100); 0 if a clock is unreadable.
+uint64_t StartTicksToUnixNs(uint64_t start_ticks);
 
 // True while `pid` runs and is the process that started at `start_ticks` (zombies count
 // as gone).
@@ -31,6 +37,22 @@ bool ProcessOfBootIsAlive(const char* boot_id, size_t boot_id_bytes, pid_t pid, 
 uint64_t MonotonicNowNs();
 
 std::string HostName();
+
+// What the kernel says a process is doing now: evidence for a rank that cannot speak for
+// itself (stopped by SIGSTOP or a debugger, stuck in a driver in uninterruptible sleep).
+struct OsState {
+  char state = 0;  // /proc/<pid>/stat field 3: 'R', 'S', 'D', 'T', 't', 'Z', ...; 0 unknown
+  // The kernel function it sleeps in (/proc/<pid>/wchan), read for 'D' and 'T'; "" unknown.
+  std::string wchan;
+  // /proc/<pid>/stack (readable by root only), innermost first, for 'D': the driver call it
+  // is stuck in. Empty when unreadable.
+  std::vector<std::string> kernel_stack;
+};
+OsState ReadOsState(pid_t pid);
+
+// Whether process `pid` maps /dev/shm/`entry` (/proc/<pid>/maps, read up to 16 MiB).
+enum class Mapping { kMapped, kNotMapped, kUnknown };
+Mapping SegmentMappedBy(pid_t pid, const std::string& entry);
 
 }  // namespace ncclwatch::shm
 

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 
 #include "core/shm/process_info.h"
 #include "core/shm/record_flags.h"
@@ -133,7 +136,7 @@ void ToReplayView(const ReplayRecord& r, ReplayView* out) {
   out->complete_ns = (ops.flags & kRecordAborted) != 0 ? 0 : r.complete_ns.load(kRelaxed);
 }
 
-// The replay ring of one comm (layout 7): its header, then its newest records, oldest first.
+// The replay ring of one comm (layout 8): its header, then its newest records, oldest first.
 void ReadReplays(const SegmentFile& file, uint64_t offset, CommView* out) {
   ReplayRingHeader header;
   if (!file.Read(offset, &header, sizeof header)) return;
@@ -227,6 +230,7 @@ void ReadSyncSlots(const SegmentFile& file, uint64_t offset, ProcessView* out) {
     SyncView view;
     view.tid = s.tid.load(kRelaxed);
     view.kind = static_cast<SyncKind>(s.kind.load(kRelaxed));
+    view.api = s.api.load(kRelaxed) == static_cast<uint32_t>(SyncApi::kDriver) ? SyncApi::kDriver : SyncApi::kRuntime;
     view.target = s.target.load(kRelaxed);
     view.device = s.device.load(kRelaxed);
     view.blocked_since_ns = s.blocked_since_ns.load(kRelaxed);
@@ -256,10 +260,12 @@ void FillProcessFields(const SegmentHeader& h, ProcessView* view) {
   view->rank_source = static_cast<RankSource>(h.rank_source.load(kRelaxed));
   view->local_rank = h.local_rank;
   view->world_size = h.world_size;
+  view->restart_count = h.restart_count;
+  view->requeue_count = h.requeue_count;
   view->comms_unwatched = h.comms_unwatched.load(kRelaxed);
   view->comms_reserved = h.comms_reserved.load(kRelaxed);
   view->created_ns = h.created_ns;
-  view->stall_threshold_ms = h.stall_threshold_ms.load(kRelaxed);
+  view->stall_threshold_ns = h.stall_threshold_ns.load(kRelaxed);
   view->ring_capacity = h.ring_capacity;
   view->segment_bytes = h.segment_bytes;
 }
@@ -293,6 +299,37 @@ bool IsOurs(const std::string& entry) {
   return OpenOurSegment(entry, header.get()).has_value();
 }
 
+// Whether the live process a segment names maps it: a copy of a segment (a frozen rank's,
+// renamed next to a live process of the same user) is no process's segment. /proc/<pid>/maps
+// is read once per process and segment (about 0.3 ms for a torch process), then cached by
+// pid, start time and name; when it cannot be read the segment is trusted as before.
+bool MappedByItsProcess(const ProcessView& view) {
+  if (view.pid == getpid()) return true;
+  struct Key {
+    pid_t pid;
+    uint64_t start_ticks;
+    std::string entry;
+    bool operator<(const Key& o) const {
+      return std::tie(pid, start_ticks, entry) < std::tie(o.pid, o.start_ticks, o.entry);
+    }
+  };
+  static std::mutex mu;
+  static std::map<Key, bool>* cache = new std::map<Key, bool>();  // never destroyed: read at exit too
+  const Key key{view.pid, view.process_start_ticks, view.segment_name};
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache->find(key); it != cache->end()) return it->second;
+  }
+  const Mapping mapping = SegmentMappedBy(view.pid, view.segment_name);
+  const bool trusted = mapping != Mapping::kNotMapped;
+  if (mapping != Mapping::kUnknown) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (cache->size() >= 4096) cache->clear();
+    cache->emplace(key, trusted);
+  }
+  return trusted;
+}
+
 }  // namespace
 
 std::optional<ProcessView> ReadSegment(const std::string& entry_name, size_t max_records_per_comm) {
@@ -323,6 +360,14 @@ JobSnapshot ReadJobSnapshot(const std::string& job_id, uid_t uid, size_t max_rec
     if (!ParseSegmentEntry(entry, uid, snapshot.job_id, &parsed)) continue;
     std::optional<ProcessView> view = ReadSegment(entry, max_records_per_comm);
     if (!view || view->job_id != snapshot.job_id || view->pid != parsed.pid) continue;
+    if (view->alive && !view->exited) {
+      if (!MappedByItsProcess(*view)) {
+        WarnAboutSegmentOnce(entry, 0, "ignoring /dev/shm/" + entry + ": process " + std::to_string(view->pid) +
+                                           " runs but does not map it (a copy, not its segment)");
+        continue;
+      }
+      view->os = ReadOsState(view->pid);
+    }
     snapshot.processes.push_back(std::move(*view));
   }
   std::sort(snapshot.processes.begin(), snapshot.processes.end(), [](const ProcessView& a, const ProcessView& b) {

@@ -34,12 +34,17 @@ int RemoveStaleSegments(const std::string& job_id, uid_t uid = getuid());
 // Unlinks every segment of every job of `uid` other than `keep_job_id` in which no process is
 // live any more: what killed jobs left behind (SIGTERM/SIGKILL skip the clean-exit removal).
 // Judged by name and owner, not by layout: what an older ncclwatch left is collected too.
-int RemoveDeadJobs(const std::string& keep_job_id, uid_t uid = getuid());
+// A job one of whose processes recorded its exit less than `min_quiet_ns` ago is left alone:
+// between two attempts of a restarted job (torchrun's restart, about a second) none of its
+// processes lives, and the next attempt needs the last one's segments to tell a unique id it
+// used (core/detect/stale_id_rule.h). 0: no such wait (`ncclwatch gc`).
+int RemoveDeadJobs(const std::string& keep_job_id, uid_t uid = getuid(), uint64_t min_quiet_ns = 0);
 
 // Unlinks the segments of `job_id` of every run other than `keep_run_key` (run_identity.h)
 // in which no process is running: what earlier launches under the same job id left (torchrun's
 // "none"). Segments whose run cannot be read (incomplete, other layouts) are `ncclwatch gc`'s.
-int RemoveDeadRuns(const std::string& job_id, uint64_t keep_run_key, uid_t uid = getuid());
+// `min_quiet_ns` as for RemoveDeadJobs (a SLURM requeue is a new run under the same job id).
+int RemoveDeadRuns(const std::string& job_id, uint64_t keep_run_key, uid_t uid = getuid(), uint64_t min_quiet_ns = 0);
 
 // Unlinks every segment of `job_id` when none of its processes is live any more. Called by
 // each process at exit after recording its own exit: of processes exiting together, at
@@ -49,8 +54,10 @@ int RemoveJobIfEnded(const std::string& job_id, uid_t uid = getuid());
 // The same, over the segments of one run (run_identity.h) only: what each process calls at
 // exit, so that a run beside it under the same job id neither keeps its segments alive nor
 // loses its own. A segment whose run cannot be read (being created) counts as this run's.
-// run_key 0: every run (RemoveJobIfEnded).
-int RemoveRunIfEnded(const std::string& job_id, uint64_t run_key, uid_t uid = getuid());
+// run_key 0: every run (RemoveJobIfEnded). With `keep_failed` (its launcher may restart it), a
+// run one of whose processes failed (a nonzero status, a fatal signal, gone without a word) is
+// kept for its next attempt, whose last exit removes both; else the next job's watchdog does.
+int RemoveRunIfEnded(const std::string& job_id, uint64_t run_key, uid_t uid = getuid(), bool keep_failed = false);
 
 }  // namespace ncclwatch::shm
 

@@ -36,12 +36,14 @@ void FillHeader(SegmentHeader* h, const SegmentOptions& options, const SegmentGe
   h->local_rank = options.rank.local_rank;
   h->world_size = options.rank.world_size;
   h->process_start_ticks = options.process_start_ticks;
-  h->stall_threshold_ms.store(options.stall_threshold_ms, std::memory_order_relaxed);
+  h->stall_threshold_ns.store(options.stall_threshold_ns, std::memory_order_relaxed);
   h->created_ns = MonotonicNowNs();
   CopyString(h->host, sizeof(h->host), options.host);
   CopyString(h->job_id, sizeof(h->job_id), options.job_id);
   CopyString(h->boot_id, sizeof(h->boot_id), options.boot_id.empty() ? BootId() : options.boot_id);
   h->run_key = options.run_key;
+  h->restart_count = options.rank.restart_count;
+  h->requeue_count = options.rank.requeue_count;
   h->global_rank.store(options.rank.global_rank, std::memory_order_relaxed);
   h->rank_source.store(static_cast<uint32_t>(options.rank.source), std::memory_order_relaxed);
   h->state.store(static_cast<uint32_t>(SegmentState::kLive), std::memory_order_relaxed);

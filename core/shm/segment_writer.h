@@ -30,7 +30,7 @@ struct SegmentOptions {
   std::string host;
   RankIdentity rank;
   uint32_t ring_capacity = kDefaultRingCapacity;
-  uint32_t stall_threshold_ms = 0;  // published for `ncclwatch exporter`; 0: unknown
+  uint64_t stall_threshold_ns = 0;  // published for `status` and `ncclwatch exporter`; 0: unknown
 };
 
 class SegmentWriter {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/shm/layout.h"
+#include "core/shm/process_info.h"
 
 namespace ncclwatch::shm {
 
@@ -93,6 +94,7 @@ struct SyncView {
   int device = -1;
   uint64_t blocked_since_ns = 0;  // 0 when not blocked
   uint64_t syncs_completed = 0;
+  SyncApi api = SyncApi::kRuntime;  // the runtime's call or the driver's (layout.h)
 };
 
 struct ProcessView {
@@ -110,14 +112,19 @@ struct ProcessView {
   int exit_status = 0;
   int exit_signal = 0;
   uint64_t exit_ns = 0;
+  // What the kernel says the process is doing, read for a live process that has not exited
+  // (process_info.h): 'T' stopped, 'D' in the kernel, ...
+  OsState os;
   std::string host;
   std::string job_id;
   int global_rank = -1;
   RankSource rank_source = RankSource::kUnknown;
   int local_rank = -1;
   int world_size = -1;
+  int restart_count = -1;  // the launcher's attempt (layout.h); -1 not given
+  int requeue_count = -1;
   uint64_t created_ns = 0;
-  uint32_t stall_threshold_ms = 0;  // the job's NCCLWATCH_STALL_SEC as its writer had it; 0: unknown
+  uint64_t stall_threshold_ns = 0;  // the job's NCCLWATCH_STALL_SEC as its writer had it; 0: unknown
   uint32_t ring_capacity = 0;
   uint64_t segment_bytes = 0;
   std::vector<SyncView> sync_slots;  // owned slots only

@@ -10,9 +10,11 @@
 
 namespace ncclwatch::shm {
 
-inline void MarkSyncBlocked(SyncSlot& slot, SyncKind kind, uint64_t target, int device, uint64_t now_ns) {
+inline void MarkSyncBlocked(SyncSlot& slot, SyncKind kind, SyncApi api, uint64_t target, int device,
+                            uint64_t now_ns) {
   const uint32_t v = SeqlockWriteBegin(slot.version);
   slot.kind.store(static_cast<uint32_t>(kind), std::memory_order_relaxed);
+  slot.api.store(static_cast<uint32_t>(api), std::memory_order_relaxed);
   slot.target.store(target, std::memory_order_relaxed);
   slot.device.store(device, std::memory_order_relaxed);
   slot.blocked_since_ns.store(now_ns, std::memory_order_relaxed);

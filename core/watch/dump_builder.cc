@@ -14,6 +14,8 @@ void AddFacts(detect::ProcessFacts facts, dump::RankDump* out) {
   out->process.global_rank = facts.global_rank;
   out->process.local_rank = facts.local_rank;
   out->process.world_size = facts.world_size;
+  out->process.os = facts.os;
+  out->process.attempt = facts.attempt;
   for (const detect::CommFacts& c : facts.comms) {
     if (out->process.device < 0) out->process.device = c.device;
   }
@@ -70,7 +72,7 @@ void AddStacks(const ProcessStacks& stacks, dump::RankDump* out) {
   out->python.threads = stacks.python;  // one type from capture to dump
 }
 
-std::vector<dump::RankDump> DumpsOfGoneProcesses(const detect::JobFacts& facts, const dump::RankDump& own) {
+std::vector<dump::RankDump> DumpsOnBehalf(const detect::JobFacts& facts, const dump::RankDump& own) {
   std::set<uint64_t> shared;  // the writer's communicators: a gone process of an earlier
   for (const detect::CommFacts& c : own.comms) shared.insert(c.comm_hash);  // attempt shares none
   const auto shares_a_comm = [&shared](const detect::ProcessFacts& p) {
@@ -79,17 +81,19 @@ std::vector<dump::RankDump> DumpsOfGoneProcesses(const detect::JobFacts& facts, 
   };
   std::vector<dump::RankDump> out;
   for (const detect::ProcessFacts& p : facts.processes) {
-    if (p.pid == own.process.pid || p.alive || !shares_a_comm(p)) continue;
+    if (p.pid == own.process.pid || (p.alive && !p.os.cannot_answer()) || !shares_a_comm(p)) continue;
     dump::RankDump d;
     d.incident = own.incident;
     d.verdict = own.verdict;
     d.process.host = p.host;
     d.process.pid = p.pid;
-    d.process.alive = false;
-    d.process.exit = p.exit;
+    d.process.alive = p.alive;
+    if (!p.alive) d.process.exit = p.exit;
     AddFacts(p, &d);
     d.written_by = dump::DumpWriter{own.process.pid, own.process.host, own.process.global_rank};
-    d.python.reason = "process gone; dump written on its behalf by pid " + std::to_string(own.process.pid);
+    const std::string why = p.alive ? std::string("process ") + (p.os.state == 'D' ? "in the kernel (state D)" : "stopped (state T)")
+                                    : std::string("process gone");
+    d.python.reason = why + "; dump written on its behalf by pid " + std::to_string(own.process.pid);
     out.push_back(std::move(d));
   }
   return out;

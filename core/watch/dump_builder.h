@@ -32,14 +32,16 @@ void AddPublishedState(const detect::ProcessFacts& self, dump::RankDump* out);
 void AddStacks(const ProcessStacks& stacks, dump::RankDump* out);
 
 // The dumps a live rank writes, next to its own dump `own`, for every process of `facts` that
-// is gone (killed, crashed or exited: ProcessFacts::alive false) and held a rank of one of
-// `own`'s communicators (not, e.g., a worker of an earlier elastic attempt), so that `analyze`
-// sees the exited ranks from the dumps alone: each has `own`'s incident and verdict, the gone
-// process's identity, `process.alive = false` and `process.exit`, its communicators
-// (including those it left) as the facts keep them, no stacks, and `written_by` naming
-// `own`'s process. Every live rank of the host writes the same file names (DumpFileStem uses
-// the gone process's rank and pid), so they replace each other.
-std::vector<dump::RankDump> DumpsOfGoneProcesses(const detect::JobFacts& facts, const dump::RankDump& own);
+// cannot write its own and held a rank of one of `own`'s communicators (not, e.g., a worker
+// of an earlier elastic attempt): one that is gone (killed, crashed or exited: alive false,
+// with `process.exit`) or one that runs but cannot answer (stopped by SIGSTOP or a debugger,
+// or in uninterruptible sleep in a driver: OsFacts::cannot_answer, with `process.os`). So
+// `analyze` sees them from the dumps alone: each has `own`'s incident and verdict, the
+// process's identity, its communicators (including those it left) as the facts keep them, no
+// stacks, and `written_by` naming `own`'s process. Every live rank of the host writes the same
+// file names (DumpFileStem uses the process's rank and pid), so they replace each other; a
+// stopped process that resumes and dumps replaces them too.
+std::vector<dump::RankDump> DumpsOnBehalf(const detect::JobFacts& facts, const dump::RankDump& own);
 
 }  // namespace ncclwatch::watch
 

@@ -102,6 +102,7 @@ detect::CommFacts CommFactsFromSnapshot(const shm::CommView& comm, size_t max_re
   out.async_error = comm.async_error;
   out.lifecycle = LifecycleOf(comm.state).value_or(detect::CommLifecycle::kReady);
   out.untracked_ops = comm.untracked_ops;
+  out.derived = (comm.flags & (shm::kCommFromSplit | shm::kCommFromShrink)) != 0;
   for (const shm::RecordView& r : comm.records) {
     detect::RecordFacts record = ToRecordView(r);
     (detect::IsPointToPoint(record.op) ? out.p2p_records : out.records).push_back(std::move(record));
@@ -122,16 +123,21 @@ detect::ProcessFacts ProcessFactsFromSnapshot(const shm::ProcessView& process, s
   // exiting.
   out.alive = process.alive && !process.exited;
   out.exit = ExitFactsFromSnapshot(process);
+  out.os.state = process.os.state;
+  out.os.wchan = process.os.wchan;
+  out.os.kernel_stack = process.os.kernel_stack;
   out.host = process.host;
   out.global_rank = process.global_rank;
   out.local_rank = process.local_rank;
   out.world_size = process.world_size > 0 ? process.world_size : 0;
+  out.attempt = detect::Attempt{process.restart_count, process.requeue_count};
   for (const shm::SyncView& s : process.sync_slots) {
     if (s.blocked_since_ns == 0) continue;
     detect::SyncFacts sync;
     sync.tid = s.tid;
     sync.blocked_since_ns = s.blocked_since_ns;
     sync.target = ToSyncTarget(s.kind);
+    sync.api = s.api == shm::SyncApi::kDriver ? detect::SyncApi::kDriver : detect::SyncApi::kRuntime;
     // An unknown device (-1) reads as 0 rather than as 2^64-1.
     sync.handle = s.kind == shm::SyncKind::kDevice ? static_cast<uint64_t>(std::max(s.device, 0)) : s.target;
     out.syncs.push_back(sync);

@@ -148,6 +148,7 @@ EndedBy EndedByOf(detect::VerdictKind kind, bool in_replay) {
     case detect::VerdictKind::kP2PStraggler:
     case detect::VerdictKind::kP2PHang:
     case detect::VerdictKind::kMismatch:
+    case detect::VerdictKind::kStaleUniqueId:  // an init from a used id never legitimately finishes
     case detect::VerdictKind::kNone:
       return EndedBy::kNever;
   }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <sstream>
 
@@ -44,14 +45,16 @@ std::vector<int> ParseRanks(const std::string& text) {
 constexpr size_t kMaxTriggerBytes = 65536;
 constexpr size_t kMaxIncidentIdBytes = 160;
 
-// The text of a regular file of ours, never following a symlink nor blocking on a FIFO.
-std::optional<std::string> ReadOwnSmallFile(const std::string& path) {
+// The text of a regular file of ours, never following a symlink nor blocking on a FIFO, and
+// when it was last written (wall clock ns).
+std::optional<std::string> ReadOwnSmallFile(const std::string& path, uint64_t* mtime_unix_ns) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) return std::nullopt;
   struct stat st {};
   std::optional<std::string> text;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
       static_cast<uint64_t>(st.st_size) <= kMaxTriggerBytes) {
+    *mtime_unix_ns = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec);
     text.emplace();
     char buf[4096];
     ssize_t n;
@@ -92,6 +95,18 @@ std::vector<uint64_t> ParseCommList(const std::string& text) {
   return comms;
 }
 
+// "<restart>,<requeue>"; a part that is not a number from -1 up reads as not given.
+detect::Attempt ParseAttempt(const std::string& text) {
+  const auto part = [](const std::string& s) {
+    char* end = nullptr;
+    const long v = std::strtol(s.c_str(), &end, 10);
+    return (end != s.c_str() && *end == '\0' && v >= -1 && v <= INT32_MAX) ? static_cast<int>(v) : -1;
+  };
+  const size_t comma = text.find(',');
+  if (comma == std::string::npos) return detect::Attempt{part(text), -1};
+  return detect::Attempt{part(text.substr(0, comma)), part(text.substr(comma + 1))};
+}
+
 }  // namespace
 
 bool TriggerIsOfOurRun(const Trigger& t, const std::string& our_host, uint64_t our_run_key,
@@ -101,6 +116,11 @@ bool TriggerIsOfOurRun(const Trigger& t, const std::string& our_host, uint64_t o
   }
   if (t.host == our_host && t.run_key != 0) return t.run_key == our_run_key;
   return t.comms.empty() || our_comms.empty();
+}
+
+bool TriggerIsOfOurAttempt(const Trigger& t, const detect::Attempt& our_attempt, uint64_t our_start_unix_ns) {
+  if (t.attempt.known() && our_attempt.known() && !(t.attempt == our_attempt)) return false;
+  return t.written_unix_ns == 0 || our_start_unix_ns == 0 || t.written_unix_ns >= our_start_unix_ns;
 }
 
 std::string FormatTrigger(const Trigger& t) {
@@ -119,8 +139,9 @@ std::string FormatTrigger(const Trigger& t) {
       << "host=" << OneLine(t.host) << "\n"
       << "pid=" << t.pid << "\n"
       << "run=" << format::FormatHex(t.run_key) << "\n"
-      << "comms=" << CommList(t.comms) << "\n"
-      << "summary=" << OneLine(t.verdict.summary) << "\n";
+      << "comms=" << CommList(t.comms) << "\n";
+  if (t.attempt.known()) out << "attempt=" << t.attempt.restart << "," << t.attempt.requeue << "\n";
+  out << "summary=" << OneLine(t.verdict.summary) << "\n";
   return out.str();
 }
 
@@ -148,6 +169,7 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
     else if (key == "pid") t.pid = static_cast<int32_t>(std::strtol(value.c_str(), nullptr, 10));
     else if (key == "run") t.run_key = format::ParseHex(value).value_or(0);
     else if (key == "comms") t.comms = ParseCommList(value);
+    else if (key == "attempt") t.attempt = ParseAttempt(value);
     else if (key == "summary") t.verdict.summary = value;
   }
   if (t.incident_id.empty()) return std::nullopt;
@@ -167,10 +189,12 @@ Status WriteTriggerFile(const std::string& dir, const Trigger& trigger) noexcept
 std::optional<Trigger> TriggerWatcher::ReadValidTrigger(const std::string& name) const {
   const std::string id = name.substr(0, name.size() - (sizeof(kTriggerSuffix) - 1));
   if (!IsIncidentId(id)) return std::nullopt;
-  std::optional<std::string> text = ReadOwnSmallFile(dir_ + "/" + name);
+  uint64_t written_unix_ns = 0;
+  std::optional<std::string> text = ReadOwnSmallFile(dir_ + "/" + name, &written_unix_ns);
   if (!text) return std::nullopt;
   std::optional<Trigger> t = ParseTrigger(*text);
   if (!t || t->incident_id != id || t->job_id != job_id_) return std::nullopt;
+  t->written_unix_ns = written_unix_ns;
   return t;
 }
 

@@ -9,6 +9,8 @@
 //   none; a plain "2,5" of older writers reads too>  others=<same>  partial=<0|1>
 //   host=<declaring host>  pid=<declaring pid>  run=<0x run key, run_identity.h>
 //   comms=<the declaring process's communicator hashes, 0x hex, comma-separated, at most 64>
+//   attempt=<restart>,<requeue>  (the declaring process's launcher attempt, -1 for a part
+//   not given; absent when neither is)
 //   summary=<one line>
 // Unknown keys are ignored; a file without the header or without incident= is ignored.
 //
@@ -20,7 +22,9 @@
 // within the rate limits of dump_rate_limit.h, and only for triggers of their own run
 // (TriggerIsOfOurRun): a job id repeats across runs (torchrun's "none"), and the default dump
 // directory with it. Nobody deletes trigger files while the job runs (the directory belongs
-// to the user).
+// to the user), so a torchrun restart, which keeps the run, finds the triggers of the attempt
+// before it: a reader answers only triggers of its own attempt written after it started
+// (TriggerIsOfOurAttempt).
 #ifndef NCCLWATCH_CORE_WATCH_TRIGGER_FILE_H_
 #define NCCLWATCH_CORE_WATCH_TRIGGER_FILE_H_
 
@@ -47,6 +51,10 @@ struct Trigger {
   int32_t pid = 0;
   uint64_t run_key = 0;          // 0: not given
   std::vector<uint64_t> comms;   // empty: not given
+  detect::Attempt attempt;       // of the declaring process; unknown when not given
+  // When the file was written (its mtime, wall clock, ns since the epoch): set by the
+  // watcher, never read from the file's text. 0: unknown.
+  uint64_t written_unix_ns = 0;
 };
 
 inline constexpr size_t kMaxTriggerComms = 64;
@@ -57,6 +65,12 @@ inline constexpr size_t kMaxTriggerComms = 64;
 // runs apart: it is taken, as before run keys existed.
 bool TriggerIsOfOurRun(const Trigger& trigger, const std::string& our_host, uint64_t our_run_key,
                        const std::set<uint64_t>& our_comms);
+
+// Whether a trigger of our run is also of our attempt: declared by a process of the same
+// launcher attempt (when both are known) and written after this process started (when both
+// times are known; wall clock, so the triggers of an attempt that ended before this process
+// began are never answered, even from writers that name no attempt).
+bool TriggerIsOfOurAttempt(const Trigger& trigger, const detect::Attempt& our_attempt, uint64_t our_start_unix_ns);
 
 std::string FormatTrigger(const Trigger& trigger);
 std::optional<Trigger> ParseTrigger(const std::string& text);

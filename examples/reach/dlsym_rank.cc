@@ -4,9 +4,16 @@
 // usage (under scripts/launch, which sets RANK, WORLD_SIZE, LOCAL_RANK):
 //   dlsym_rank --lib-dir DIR --id-dir DIR [--mode allreduce|config|signal] [--steps N]
 //              [--step-ms MS] [--straggler-rank R --straggler-step S --straggler-sec T]
+//              [--sync runtime|driver|proc|proc-ptds|entry-point]
 // Each step: (signal mode: rank 1 ncclSignal -> rank 0, rank 0 ncclWaitSignal on rank 1)
-// one AllReduce (ncclAllReduceConfig in config mode), then cudaStreamSynchronize. The
+// one AllReduce (ncclAllReduceConfig in config mode), then a host sync of its stream. The
 // straggler stalls in StallInCheckpointLoad before its step's NCCL calls.
+// The sync is cudaStreamSynchronize (runtime), or the driver's cuStreamSynchronize found the
+// ways a static CUDA runtime (CuPy, XLA) finds it, with libcuda.so.1 dlopen'ed RTLD_LOCAL
+// (DIR's, else the system's): by dlsym (driver); through cuGetProcAddress_v2, itself found by
+// dlsym, at CUDA 13.0 with the default flags (proc) or per-thread default streams (proc-ptds,
+// which yields cuStreamSynchronize_ptsz); through the runtime's cudaGetDriverEntryPoint
+// (entry-point).
 #include <dlfcn.h>
 #include <nccl.h>
 #include <unistd.h>
@@ -17,13 +24,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <thread>
 
 namespace {
 
 struct Args {
-  std::string lib_dir, id_dir, mode = "allreduce";
+  std::string lib_dir, id_dir, mode = "allreduce", sync = "runtime";
   int steps = 1000, step_ms = 20, straggler_rank = -1, straggler_step = -1;
   double straggler_sec = 60;
 };
@@ -45,10 +53,15 @@ Args Parse(int argc, char** argv) {
     else if (k == "--straggler-rank") a.straggler_rank = std::stoi(v);
     else if (k == "--straggler-step") a.straggler_step = std::stoi(v);
     else if (k == "--straggler-sec") a.straggler_sec = std::stod(v);
+    else if (k == "--sync") a.sync = v;
     else Die("unknown option " + k);
   }
   if (a.lib_dir.empty() || a.id_dir.empty()) Die("--lib-dir and --id-dir are required");
   if (a.mode != "allreduce" && a.mode != "config" && a.mode != "signal") Die("bad --mode " + a.mode);
+  if (a.sync != "runtime" && a.sync != "driver" && a.sync != "proc" && a.sync != "proc-ptds" &&
+      a.sync != "entry-point") {
+    Die("bad --sync " + a.sync);
+  }
   return a;
 }
 
@@ -57,6 +70,13 @@ class Dso {
  public:
   Dso(const std::string& path) : handle_(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
     if (handle_ == nullptr) Die(std::string("dlopen: ") + dlerror());
+  }
+  // The first of `paths` that opens.
+  Dso(std::initializer_list<std::string> paths) {
+    for (const std::string& path : paths) {
+      if ((handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) return;
+    }
+    Die(std::string("dlopen: ") + dlerror());
   }
   template <typename Fn>
   Fn* Get(const char* name) {
@@ -98,6 +118,33 @@ struct WaitDesc {  // ncclWaitSignalDesc_t of NCCL 2.29+
   int opCnt, peer, sigIdx, ctx;
 };
 
+using StreamSync = int(void*);
+
+// The stream sync `how` names (see the top of this file); 0 of cuGetProcAddress's flags is
+// CU_GET_PROC_ADDRESS_DEFAULT, 2 CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, and 0 of
+// cudaGetDriverEntryPoint's cudaEnableDefault (cuda.h, driver_types.h).
+StreamSync* FindStreamSync(const std::string& how, const std::string& lib_dir, Dso* cudart) {
+  if (how == "runtime") return cudart->Get<StreamSync>("cudaStreamSynchronize");
+  // Loaded first, as a runtime has it by now (the sim's loads it only when asked, by soname).
+  static Dso driver({lib_dir + "/libcuda.so.1", "libcuda.so.1"});
+  void* fn = nullptr;
+  int status = -1;
+  int rc = 0;
+  if (how == "entry-point") {
+    using EntryPoint = int(const char*, void**, unsigned long long, int*);
+    rc = cudart->Get<EntryPoint>("cudaGetDriverEntryPoint")("cuStreamSynchronize", &fn, 0, &status);
+  } else {
+    if (how == "driver") return driver.Get<StreamSync>("cuStreamSynchronize");
+    using GetProcAddress = int(const char*, void**, int, unsigned long long, int*);
+    rc = driver.Get<GetProcAddress>("cuGetProcAddress_v2")("cuStreamSynchronize", &fn, 13000,
+                                                          how == "proc-ptds" ? 2 : 0, &status);
+  }
+  if (rc != 0 || fn == nullptr) {
+    Die(how + " lookup of cuStreamSynchronize: rc " + std::to_string(rc) + ", status " + std::to_string(status));
+  }
+  return reinterpret_cast<StreamSync*>(fn);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,7 +163,7 @@ int main(int argc, char** argv) {
   constexpr size_t kCount = 1024;
   void* buf = nullptr;
   Check("cudaMalloc", cudart.Get<int(void**, size_t)>("cudaMalloc")(&buf, kCount * sizeof(float)));
-  auto* sync = cudart.Get<int(void*)>("cudaStreamSynchronize");
+  StreamSync* sync = FindStreamSync(args.sync, args.lib_dir, &cudart);
 
   const ncclUniqueId id = ShareId(&nccl, rank, args.id_dir);
   ncclComm_t comm = nullptr;
@@ -145,7 +192,7 @@ int main(int argc, char** argv) {
     } else {
       Check("ncclAllReduce", all_reduce(buf, buf, kCount, ncclFloat32, ncclSum, comm, stream));
     }
-    Check("cudaStreamSynchronize", sync(stream));
+    Check("stream sync", sync(stream));
   }
   Check("ncclCommDestroy", nccl.Get<ncclResult_t(ncclComm_t)>("ncclCommDestroy")(comm));
   return 0;

@@ -3,17 +3,25 @@
 //   X(kind, library, result, name, (parameters), (arguments), missing, tracking)
 //
 // kind:     sync (a host sync: hot, the thread is published as blocked), capture (a call
-//           that begins or ends a stream capture, capture_watch.h), graph or graph_launch (the
-//           graph rows at the end);
+//           that begins or ends a stream capture, capture_watch.h), lookup (an entry-point
+//           lookup: cuGetProcAddress and cudaGetDriverEntryPoint*, whose answer for a function
+//           of this table is our hook of it, cuda_hooks.h), graph or graph_launch (the graph
+//           rows at the end);
 // library:  kCudart or kDriver (resolver.h);
 // missing:  what the hook returns when that library lacks the function;
 // tracking: an expression building the tracking from the parameters (cuda_tracking.h).
+// A function without parameters is written `()`, never `(void)`: the table splices the real
+// function in front of the parameters (hooks_cuda.cc).
 //
 // Exported unversioned, so they interpose libcudart's versioned (@@libcudart.so.13)
 // references too. cuda.h maps some names to their _v2/_ptsz forms by macro; each exported
 // name is hooked under its own name (the macros are undone where the table is expanded).
+// Every row is also handed out by name: dlsym of the name, and for the driver's rows the
+// entry-point lookups of their base name ("cuStreamSynchronize" for cuStreamSynchronize_ptsz),
+// each a hook bound to the very function the lookup found (cuda_hooks.h).
 // cuStreamBeginCapture is the CUDA 10.0 ABI, whose only argument was the stream: the mode
-// register is forwarded as it came, and the real function ignores it.
+// register is forwarded as it came, and the real function ignores it. cuGetProcAddress is
+// the CUDA 11.3 ABI (no symbolStatus), cuCtxSynchronize_v2 the CUDA 13.0 one (a context).
 //
 // Not hooked: cudaThreadExchangeStreamCaptureMode and its driver twin. A thread's capture
 // mode decides which calls are illegal during a capture, not whether one is in progress,
@@ -47,15 +55,33 @@
     cuda_tracking::CaptureEnd<CUresult>(                                                                  \
         {CaptureKey(stream, ptsz), CUDA_SUCCESS, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED}))
 
+#define NCCLWATCH_CUDA_RT_SYNC(X, name, params, args, kind, target)                                     \
+  X(sync, kCudart, cudaError_t, name, params, args, kCudartMissing,                                       \
+    cuda_tracking::Sync({::ncclwatch::shm::SyncKind::kind, ::ncclwatch::shm::SyncApi::kRuntime, target}))
+#define NCCLWATCH_CUDA_DRV_SYNC(X, name, params, args, kind, target)                                     \
+  X(sync, kDriver, CUresult, name, params, args, kDriverMissing,                                          \
+    cuda_tracking::Sync({::ncclwatch::shm::SyncKind::kind, ::ncclwatch::shm::SyncApi::kDriver, target}))
+#define NCCLWATCH_CUDA_RT_ENTRY_POINT(X, name)                                                            \
+  X(lookup, kCudart, cudaError_t, name,                                                                   \
+    (const char* symbol, void** function, unsigned long long flags, cudaDriverEntryPointQueryResult* status), \
+    (symbol, function, flags, status), kCudartMissing,                                                    \
+    cuda_tracking::EntryPointLookup<cudaError_t>({symbol, function, cudaSuccess}))
+#define NCCLWATCH_CUDA_RT_ENTRY_POINT_BY_VERSION(X, name)                                                 \
+  X(lookup, kCudart, cudaError_t, name,                                                                   \
+    (const char* symbol, void** function, unsigned int version, unsigned long long flags,                 \
+     cudaDriverEntryPointQueryResult* status), (symbol, function, version, flags, status), kCudartMissing,  \
+    cuda_tracking::EntryPointLookup<cudaError_t>({symbol, function, cudaSuccess}))
+
 #define NCCLWATCH_CUDA_API(X)                                                                            \
-  X(sync, kCudart, cudaError_t, cudaStreamSynchronize, (cudaStream_t stream), (stream), kCudartMissing,    \
-    cuda_tracking::Sync({::ncclwatch::shm::SyncKind::kStream, stream}))                                                \
-  X(sync, kCudart, cudaError_t, cudaStreamSynchronize_ptsz, (cudaStream_t stream), (stream),              \
-    kCudartMissing, cuda_tracking::Sync({::ncclwatch::shm::SyncKind::kStream, stream}))                                \
-  X(sync, kCudart, cudaError_t, cudaDeviceSynchronize, (void), (), kCudartMissing,                        \
-    cuda_tracking::Sync({::ncclwatch::shm::SyncKind::kDevice, nullptr}))                                               \
-  X(sync, kCudart, cudaError_t, cudaEventSynchronize, (cudaEvent_t event), (event), kCudartMissing,       \
-    cuda_tracking::Sync({::ncclwatch::shm::SyncKind::kEvent, event}))                                                  \
+  NCCLWATCH_CUDA_RT_SYNC(X, cudaStreamSynchronize, (cudaStream_t stream), (stream), kStream, stream)        \
+  NCCLWATCH_CUDA_RT_SYNC(X, cudaStreamSynchronize_ptsz, (cudaStream_t stream), (stream), kStream, stream)   \
+  NCCLWATCH_CUDA_RT_SYNC(X, cudaDeviceSynchronize, (), (), kDevice, nullptr)                                \
+  NCCLWATCH_CUDA_RT_SYNC(X, cudaEventSynchronize, (cudaEvent_t event), (event), kEvent, event)              \
+  NCCLWATCH_CUDA_DRV_SYNC(X, cuStreamSynchronize, (CUstream stream), (stream), kStream, stream)             \
+  NCCLWATCH_CUDA_DRV_SYNC(X, cuStreamSynchronize_ptsz, (CUstream stream), (stream), kStream, stream)        \
+  NCCLWATCH_CUDA_DRV_SYNC(X, cuEventSynchronize, (CUevent event), (event), kEvent, event)                   \
+  NCCLWATCH_CUDA_DRV_SYNC(X, cuCtxSynchronize, (), (), kDevice, nullptr)                                    \
+  NCCLWATCH_CUDA_DRV_SYNC(X, cuCtxSynchronize_v2, (CUcontext context), (context), kDevice, nullptr)         \
   NCCLWATCH_CUDA_RT_BEGIN_CAPTURE(X, cudaStreamBeginCapture, false)                                       \
   NCCLWATCH_CUDA_RT_BEGIN_CAPTURE(X, cudaStreamBeginCapture_ptsz, true)                                   \
   NCCLWATCH_CUDA_RT_BEGIN_CAPTURE_TO_GRAPH(X, cudaStreamBeginCaptureToGraph, false)                       \
@@ -69,7 +95,19 @@
   NCCLWATCH_CUDA_DRV_BEGIN_CAPTURE_TO_GRAPH(X, cuStreamBeginCaptureToGraph, false)                        \
   NCCLWATCH_CUDA_DRV_BEGIN_CAPTURE_TO_GRAPH(X, cuStreamBeginCaptureToGraph_ptsz, true)                    \
   NCCLWATCH_CUDA_DRV_END_CAPTURE(X, cuStreamEndCapture, false)                                            \
-  NCCLWATCH_CUDA_DRV_END_CAPTURE(X, cuStreamEndCapture_ptsz, true)
+  NCCLWATCH_CUDA_DRV_END_CAPTURE(X, cuStreamEndCapture_ptsz, true)                                        \
+  X(lookup, kDriver, CUresult, cuGetProcAddress,                                                          \
+    (const char* symbol, void** function, int version, cuuint64_t flags), (symbol, function, version, flags), \
+    kDriverMissing, cuda_tracking::EntryPointLookup<CUresult>({symbol, function, CUDA_SUCCESS}))           \
+  X(lookup, kDriver, CUresult, cuGetProcAddress_v2,                                                       \
+    (const char* symbol, void** function, int version, cuuint64_t flags,                                  \
+     CUdriverProcAddressQueryResult* status), (symbol, function, version, flags, status), kDriverMissing,   \
+    cuda_tracking::EntryPointLookup<CUresult>({symbol, function, CUDA_SUCCESS}))                           \
+  NCCLWATCH_CUDA_RT_ENTRY_POINT(X, cudaGetDriverEntryPoint)                                               \
+  NCCLWATCH_CUDA_RT_ENTRY_POINT(X, cudaGetDriverEntryPoint_ptsz)                                          \
+  NCCLWATCH_CUDA_RT_ENTRY_POINT_BY_VERSION(X, cudaGetDriverEntryPointByVersion)                           \
+  NCCLWATCH_CUDA_RT_ENTRY_POINT_BY_VERSION(X, cudaGetDriverEntryPointByVersion_ptsz)                      \
+  NCCLWATCH_CUDA_GRAPH_API(X)
 
 // CUDA graphs (graph rows, observe/graph_observer.h): which executable graph replays which
 // captured NCCL ops, and each launch of one. Kinds: graph_launch (on the step's path, like a

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "core/shm/sync_slot.h"
+#include "preload/hooks/cuda_hooks.h"
 #include "preload/observe/capture_watch.h"
 #include "preload/observe/graph_observer.h"
 #include "preload/observe/sync_observer.h"
@@ -17,11 +18,12 @@ namespace ncclwatch::preload::cuda_tracking {
 // A host sync: the calling thread is published as blocked on `target` while the call runs.
 struct Sync {
   shm::SyncKind kind;
+  shm::SyncApi api;
   const void* target;
   shm::SyncSlot* slot = nullptr;
 
   bool Begin() noexcept {
-    slot = BeginSync(kind, reinterpret_cast<uint64_t>(target));
+    slot = BeginSync(kind, api, reinterpret_cast<uint64_t>(target));
     return slot != nullptr;
   }
   template <typename Result>
@@ -56,6 +58,25 @@ struct CaptureEnd {
   bool Begin() noexcept { return true; }
   void End(Result result) noexcept {
     if (result == ok || result == invalidated) CaptureEnded(key);
+  }
+};
+
+// An entry-point lookup (cuGetProcAddress, cudaGetDriverEntryPoint*) of the base name
+// `symbol`: when it succeeded with a function we hook, `*function` becomes our hook of that
+// very function (cuda_hooks.h); anything else, and the result, stay as the driver answered.
+// In pass-through mode (NCCLWATCH_DISABLE=1) too, as dlsym does: the hook then only forwards,
+// and every way of finding a function still finds the same pointer.
+template <typename Result>
+struct EntryPointLookup {
+  const char* symbol;
+  void** function;
+  Result ok;
+
+  bool Begin() noexcept { return true; }
+  void End(Result result) noexcept {
+    if (result == ok && function != nullptr && *function != nullptr) {
+      *function = CudaHookForEntryPoint(symbol, *function);
+    }
   }
 };
 

@@ -1,7 +1,10 @@
 // dlsym interposition: a job that looks a hooked NCCL function up by name (ctypes.CDLL
 // attribute lookup, dlopen RTLD_LOCAL + dlsym as JAX/XLA and nccl4py do, RTLD_DEFAULT,
 // RTLD_NEXT) gets the hook bound to the library it asked, never a hook for a function
-// that library lacks. Every other name goes to glibc's dlsym by a tail call, so that
+// that library lacks. Likewise a hooked CUDA name (cuda_api_table.h): a static CUDA runtime
+// (CuPy, XLA, NCCL's, cuBLAS's) dlopens libcuda.so.1 and finds cuGetProcAddress_v2 this way,
+// XLA finds every driver function this way; each gets the hook bound to the function found
+// (cuda_hooks.h). Every other name goes to glibc's dlsym by a tail call, so that
 // glibc still sees the job's return address (RTLD_NEXT, RTLD_DEFAULT scopes) and sets
 // dlerror exactly as without us.
 //
@@ -10,13 +13,15 @@
 // dlsym(RTLD_NEXT, ...) while it initializes, and with the preload in the process that
 // lookup lands here. Instrumented code run then dies (TSan: SIGSEGV in __tsan_func_entry).
 // So the pass-through path touches nothing of ours that needs initializing: a
-// four-character prefix test and glibc's dlsym found by dlvsym. Only "nccl*" names go on
-// to the resolver, and no sanitizer runtime looks those up.
+// four-character prefix test and glibc's dlsym found by dlvsym. Only "nccl*" names, and
+// "cu" names followed by "d" or a capital ("cuda*", "cuStream*"), go on to the resolvers, and
+// no sanitizer runtime looks those up.
 #include <dlfcn.h>
 
 #include <atomic>
 #include <string>
 
+#include "preload/hooks/cuda_hooks.h"
 #include "preload/hooks/hook_macros.h"
 #include "preload/lifecycle/log.h"
 #include "preload/hooks/nccl_hooks.h"
@@ -62,6 +67,21 @@ void* ResolveNcclName(DlsymFn* real_dlsym, void* handle, const char* name, int a
   return behind != nullptr ? HookBoundTo(api, behind) : nullptr;
 }
 
+// `name` is a hooked CUDA name (CudaApiIndex). As for NCCL, the scope's own definition, or
+// the next one behind ours; none: NULL, with dlerror as the last real lookup left it.
+void* ResolveCudaName(DlsymFn* real_dlsym, void* handle, const char* name, int api) noexcept {
+  void* found = real_dlsym(handle, name);
+  if (found != nullptr && IsPreloadAddress(found)) found = real_dlsym(RTLD_NEXT, name);
+  if (found == nullptr) return nullptr;
+  void* hook = CudaHookBoundTo(api, found);
+  return hook != nullptr ? hook : found;
+}
+
+// "cuda*" or "cu" and a capital: where every hooked CUDA name is, and no libc name.
+inline bool CudaPrefix(const char* name) {
+  return name[0] == 'c' && name[1] == 'u' && (name[2] == 'd' || (name[2] >= 'A' && name[2] <= 'Z'));
+}
+
 }  // namespace
 }  // namespace ncclwatch::preload
 
@@ -75,6 +95,11 @@ NCCLWATCH_EXPORT void* dlsym(void* handle, const char* name) {
   // empty asm hides the attribute from the optimizer (GCC would drop the test, and warns).
   const char* prefix = name;
   asm("" : "+r"(prefix));
+  if (prefix != nullptr && CudaPrefix(prefix)) {
+    const int api = CudaApiIndex(name);
+    if (api >= 0) return ResolveCudaName(real_dlsym, handle, name, api);
+    return real_dlsym(handle, name);  // tail call
+  }
   if (prefix == nullptr || prefix[0] != 'n' || prefix[1] != 'c' || prefix[2] != 'c' || prefix[3] != 'l') {
     return real_dlsym(handle, name);  // tail call
   }

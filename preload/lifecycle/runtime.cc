@@ -67,7 +67,10 @@ void RecordExitAtExit(int status, void*) {
     if (rt->tracker) rt->tracker->Stop();  // its last completions are published before the mark
     rt->segment->RecordExit(shm::ExitHow::kStatus, status);
     const shm::SegmentHeader& h = rt->segment->header();
-    shm::RemoveRunIfEnded(std::string(h.job_id, strnlen(h.job_id, sizeof h.job_id)), h.run_key);
+    // A failed run that its launcher restarts keeps its segments for the next attempt
+    // (segment_gc.h), which removes both at its own end.
+    shm::RemoveRunIfEnded(std::string(h.job_id, strnlen(h.job_id, sizeof h.job_id)), h.run_key, getuid(),
+                          rt->launcher_may_restart);
   } catch (...) {
   }
 }
@@ -76,6 +79,7 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
   auto rt = std::make_unique<Runtime>();
   rt->generation = g_generation.fetch_add(1, std::memory_order_relaxed) + 1;
   rt->owner_pid = getpid();
+  rt->launcher_may_restart = config.launcher_rank.MayRestart();
   shm::SegmentOptions options;
   options.uid = getuid();
   options.job_id = config.job_id;
@@ -87,7 +91,7 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
   options.rank = config.launcher_rank;
   options.ring_capacity = config.ring_capacity;
   // Milliseconds in 32 bits: up to 49 days, far beyond any useful threshold.
-  options.stall_threshold_ms = static_cast<uint32_t>(std::min<uint64_t>(config.stall_threshold_ns / 1000000, UINT32_MAX));
+  options.stall_threshold_ns = config.stall_threshold_ns;
   Result<std::unique_ptr<shm::SegmentWriter>> created = shm::SegmentWriter::Create(options);
   if (!created.ok()) {
     Log(LogLevel::kWarn,

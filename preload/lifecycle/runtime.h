@@ -31,6 +31,7 @@ namespace ncclwatch::preload {
 struct Runtime {
   uint64_t generation = 0;
   pid_t owner_pid = 0;
+  bool launcher_may_restart = false;  // torchrun has restarts left (exit: segment_gc.h keep_failed)
   std::unique_ptr<shm::SegmentWriter> segment;
   CudaApi cuda;
   bool cuda_resolved = false;

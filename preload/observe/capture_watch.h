@@ -9,8 +9,10 @@
 //
 // Captures are tracked by stream, in a fixed table of kMaxCaptures slots (atomics, no lock):
 // a capture ended that we never saw begin can never hide one we saw. The count can only
-// err upward (a capture ended by a path we do not hook, e.g. a driver pointer from
-// cuGetProcAddress), which costs queries, never correctness.
+// err upward (a capture ended by a path we do not hook, e.g. a driver that hands out
+// unexported functions from cuGetProcAddress), which costs queries, never correctness. A
+// dynamic runtime that reaches the driver through our lookups (cuda_hooks.h) begins and ends
+// each capture twice, nested (the runtime's call, then the driver's): two slots, both dropped.
 //
 // A capture that could begin unseen makes the count untrusted, for good, and every op is
 // asked about again:

@@ -208,6 +208,7 @@ void CompleteInit(Runtime* rt, CommEntry* entry, ncclComm_t comm, bool adopt_ran
   QueryIdentity(comm, &id);
   Publish(entry, id);
   entry->slot.FinishInit(true, ncclSuccess, shm::HookClockNowNs());
+  NoteCommunicatorReady();  // the watchdog's start-up work waits for this (watchdog.h)
   StartTrackerOnce(rt, id.device);
   if (adopt_rank && id.rank >= 0) rt->segment->AdoptRankFromCommunicator(id.rank);
 }

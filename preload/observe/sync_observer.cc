@@ -8,7 +8,7 @@
 
 namespace ncclwatch::preload {
 
-NCCLWATCH_HOT shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noexcept {
+NCCLWATCH_HOT shm::SyncSlot* BeginSync(shm::SyncKind kind, shm::SyncApi api, uint64_t target) noexcept {
   if (PassThroughOnly()) return nullptr;
   Runtime* rt = ActiveRuntime();
   if (rt == nullptr || ThisThreadDepths().reentry > 0) return nullptr;
@@ -19,8 +19,10 @@ NCCLWATCH_HOT shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noex
       ts->sync_slot = rt->segment->ClaimSyncSlot(ts->tid);
     }
     if (ts->sync_slot == nullptr) return nullptr;
+    // Only this thread writes its slot: a blocked time still set is the outer sync's.
+    if (ts->sync_slot->blocked_since_ns.load(std::memory_order_relaxed) != 0) return nullptr;
     // The device is left unknown (-1): asking would add a CUDA call to every sync.
-    shm::MarkSyncBlocked(*ts->sync_slot, kind, target, -1, shm::HookClockNowNs());
+    shm::MarkSyncBlocked(*ts->sync_slot, kind, api, target, -1, shm::HookClockNowNs());
     return ts->sync_slot;
   } catch (...) {
     DisableAfterInternalError("BeginSync");

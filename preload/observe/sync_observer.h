@@ -11,8 +11,11 @@
 namespace ncclwatch::preload {
 
 // The calling thread's sync slot, or nullptr when it must not publish (inert,
-// pass-through, called from inside NCCL, or no free slot). Marks the thread blocked.
-shm::SyncSlot* BeginSync(shm::SyncKind kind, uint64_t target) noexcept;
+// pass-through, called from inside NCCL, no free slot, or already blocked in a sync: the
+// dynamic runtime's cudaStreamSynchronize calls the driver's cuStreamSynchronize, which a
+// runtime that looked it up through us reaches as our hook too, and the outer call is what
+// the job made). Marks the thread blocked.
+shm::SyncSlot* BeginSync(shm::SyncKind kind, shm::SyncApi api, uint64_t target) noexcept;
 inline void EndSync(shm::SyncSlot* slot) noexcept { shm::MarkSyncReturned(*slot); }
 
 }  // namespace ncclwatch::preload

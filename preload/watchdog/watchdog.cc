@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -49,6 +50,7 @@
 #include "core/watch/incident_line.h"
 #include "core/watch/incident_resolution.h"
 #include "core/watch/trigger_file.h"
+#include "core/watch/watch_phase.h"
 #include "preload/lifecycle/bounded_stop.h"
 #include "preload/lifecycle/last_gasp.h"
 #include "preload/lifecycle/log.h"
@@ -89,6 +91,10 @@ constexpr size_t kMaxOpenIncidents = 64;
 // every 25 ms, so 4 looks 25 ms apart catch a collective that finished just before exit.
 constexpr int kFinalResolutionLooks = 4;
 constexpr auto kFinalResolutionInterval = std::chrono::milliseconds(25);
+// Segments of a job that ended this recently stay: it may be between two attempts of a restart,
+// whose next one needs them (core/shm/segment_gc.h). From a failure to attempt 1's first
+// communicator took 2-8 s on the sim's loaded 2 cores; 60 s leaves room for a slow agent.
+constexpr uint64_t kRestartQuietNs = 60ull * 1000 * 1000 * 1000;
 // A last gasp adds no dump to one written this recently (see Poller::LastGasp).
 constexpr uint64_t kFreshDumpNs = 2ull * 1000 * 1000 * 1000;
 
@@ -103,31 +109,57 @@ struct OpenIncident {
 class Poller {
  public:
   explicit Poller(const WatchdogSettings& settings)
-      : settings_(settings), triggers_(settings.dump_dir, settings.trigger_job_id), versions_(QueryLibraryVersions()) {}
+      : settings_(settings), triggers_(settings.dump_dir, settings.trigger_job_id) {}
 
-  void PollOnce() {
+  // The start-up work, deferred past the first init (core/watch/watch_phase.h): the stack
+  // capture armed, the library versions asked, dead runs' segments removed. Once.
+  void Prepare() {
+    if (prepared_) return;
+    prepared_ = true;
+    const Status armed = ArmStackCapture(settings_.capture);
+    if (!armed.ok()) Log(LogLevel::kInfo, "stacks of other threads unavailable: " + armed.message());
+    const std::string signal_warning = stacks_internal::NativeSamplerWarning();
+    if (!signal_warning.empty()) Log(LogLevel::kWarn, signal_warning);
+    versions_ = QueryLibraryVersions();
+    // Killed jobs cannot remove their segments; the next job of this user does, once none of
+    // their processes is alive and the last left a minute ago (so /dev/shm does not fill up
+    // across jobs, and a restart finds what its last attempt left).
+    const int removed = shm::RemoveDeadJobs(settings_.job_id, getuid(), kRestartQuietNs) +
+                        shm::RemoveDeadRuns(settings_.job_id, settings_.run_key, getuid(), kRestartQuietNs);
+    if (removed > 0) Log(LogLevel::kInfo, "removed " + std::to_string(removed) + " segments of finished jobs");
+  }
+
+  void PollOnce(watch::WatchPhase phase) {
+    if (phase == watch::WatchPhase::kQuiet) return;
+    Prepare();
     ReadOwnRun();
-    const std::vector<detect::Verdict> verdicts = detect::Classify(facts_, settings_.detect, shm::MonotonicNowNs());
+    std::vector<detect::Verdict> verdicts = detect::Classify(facts_, settings_.detect, shm::MonotonicNowNs());
+    const bool watching = phase == watch::WatchPhase::kWatching;
+    if (!watching) {  // still in its first init: only what concerns that init (watch_phase.h)
+      const std::set<uint64_t> own_inits = OwnCommHashes(/*initialising_only=*/true);
+      std::erase_if(verdicts, [&](const detect::Verdict& v) { return !watch::ConcernsOwnInit(v, own_inits); });
+    }
     watch::GroupedVerdicts grouped = grouper_.Group(incidents_.Observe(verdicts), shm::MonotonicNowNs());
     for (const watch::IncidentVerdicts& incident : grouped.incidents) OnLocalIncident(incident);
     for (const detect::Verdict& v : grouped.late_related) {
       policy_.Claim(watch::IncidentIdOf(v));
       Log(LogLevel::kInfo, "related to the last incident: " + v.summary);
     }
-    PollTriggers();
+    if (watching) PollTriggers();
     ResolveOpenIncidents();
   }
 
   // Teardown asked for a last look (last_gasp.h): the usual poll, then a dump of our own when
   // nothing else dumped and this process has waited longer than the floor or has an
   // incident open, with a trigger file so that its peers dump too.
-  void LastGasp(int cause, uint64_t teardown_ns) {
+  void LastGasp(int cause, uint64_t teardown_ns, watch::WatchPhase phase) {
     // No verdicts of our own now: peers going down in this same teardown would read as ranks
-    // that left. Triggers are answered (a peer's last gasp asks for our stacks), and what this
-    // process waited on is dumped below; analyze judges it all afterwards.
+    // that left. Triggers are answered once a communicator of ours is ready (a peer's last
+    // gasp asks for our stacks), and what this process waited on is dumped below; analyze
+    // judges it all afterwards.
     teardown_ns_ = teardown_ns;
     ReadOwnRun();
-    PollTriggers();
+    if (phase == watch::WatchPhase::kWatching) PollTriggers();
     const uint64_t now = shm::MonotonicNowNs();
     // A dump of this process from the last 2 s (this poll's, or the one that was under way
     // when the teardown began) already holds what a last gasp would.
@@ -201,10 +233,11 @@ class Poller {
     return comm_hash != 0 && dumped_ops_.count({comm_hash, seq}) != 0;
   }
 
-  std::set<uint64_t> OwnCommHashes() const {
+  std::set<uint64_t> OwnCommHashes(bool initialising_only = false) const {
     std::set<uint64_t> hashes;
     if (const detect::ProcessFacts* own = OwnFacts()) {
       for (const detect::CommFacts& c : own->comms) {
+        if (initialising_only && c.lifecycle != detect::CommLifecycle::kInitializing) continue;
         if (c.comm_hash != 0) hashes.insert(c.comm_hash);
       }
     }
@@ -221,6 +254,8 @@ class Poller {
       if (policy_.Dumped(t.incident_id)) continue;
       // Another run under our job id (or a run that ended): not ours to answer, nor to mention.
       if (!watch::TriggerIsOfOurRun(t, settings_.host, settings_.run_key, own_comms)) continue;
+      // Of an earlier attempt (a torchrun restart keeps the run), or written before we started.
+      if (!watch::TriggerIsOfOurAttempt(t, settings_.attempt, settings_.process_start_unix_ns)) continue;
       // The same collective, dumped already under this host's own view of it: that dump serves.
       if (DumpedOp(t.verdict.comm_hash, t.verdict.seq)) {
         policy_.Claim(t.incident_id);
@@ -279,6 +314,7 @@ class Poller {
     t.host = settings_.host;
     t.pid = static_cast<int32_t>(getpid());
     t.run_key = settings_.run_key;
+    t.attempt = settings_.attempt;
     for (const uint64_t hash : OwnCommHashes()) {
       if (t.comms.size() < watch::kMaxTriggerComms) t.comms.push_back(hash);
     }
@@ -322,6 +358,7 @@ class Poller {
   }
 
   bool WriteRankDump(const std::string& id, const char* trigger, dump::LocalVerdict verdict) {
+    Prepare();  // a last gasp may dump before the first communicator was ready
     dump::RankDump d;
     dump::StampDetectionTime(&d.incident);
     d.incident.id = id;
@@ -352,20 +389,20 @@ class Poller {
     if (result.ok() && d.verdict.comm_hash != 0) dumped_ops_.emplace(d.verdict.comm_hash, d.verdict.seq);
     if (result.ok()) TrackIncident(d);
     // The gone ranks' facts next to ours, so that analyze reaches rank_exited from the dumps.
-    if (result.ok()) WriteDumpsOfGoneProcesses(d, dir.directory);
+    if (result.ok()) WriteDumpsOnBehalf(d, dir.directory);
     return result.ok();
   }
 
-  void WriteDumpsOfGoneProcesses(const dump::RankDump& own, const dump::DumpDirectory& dir) {
-    for (const dump::RankDump& gone : watch::DumpsOfGoneProcesses(facts_, own)) {
+  void WriteDumpsOnBehalf(const dump::RankDump& own, const dump::DumpDirectory& dir) {
+    for (const dump::RankDump& other : watch::DumpsOnBehalf(facts_, own)) {
       // A peer that left after our teardown began left with it, not before: its own last gasp
       // is its evidence, and a dump of it as gone would make it the culprit.
-      if (teardown_ns_ != 0 && gone.process.exit.exit_ns >= teardown_ns_) continue;
-      // A rank that dumped for this incident itself before it went (its last gasp, which
-      // asked for this dump) left the better evidence, with its stacks: never replaced.
+      if (teardown_ns_ != 0 && !other.process.alive && other.process.exit.exit_ns >= teardown_ns_) continue;
+      // A rank that dumped for this incident itself (its last gasp before it went, or its own
+      // dump before it stopped) left the better evidence, with its stacks: never replaced.
       struct stat st {};
-      if (fstatat(dir.fd(), (dump::DumpFileStem(gone) + ".json").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) continue;
-      const dump::WriteResult written = dump::WriteDump(gone, dir);
+      if (fstatat(dir.fd(), (dump::DumpFileStem(other) + ".json").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) continue;
+      const dump::WriteResult written = dump::WriteDump(other, dir);
       if (!written.ok()) ReportIoFailure(written.message);
     }
   }
@@ -408,6 +445,7 @@ class Poller {
   watch::DumpRateLimiter trigger_dumps_{kTriggerDumpsBurst, kRefillNs};
   watch::DumpRateLimiter all_dumps_{kAllDumpsBurst, kRefillNs};
   LibraryVersions versions_;
+  bool prepared_ = false;
   bool io_failure_reported_ = false;
   bool dir_warning_logged_ = false;
   uint64_t last_dump_ns_ = 0;  // CLOCK_MONOTONIC of this process's last dump written
@@ -422,7 +460,18 @@ std::string DefaultDumpDir(const std::string& job_id) {
   return base + "/ncclwatch-dumps/" + job_id;
 }
 
+// The process (pid) one of whose communicators finished its init: a forked child, which
+// inherits this, has none of its own until it makes one.
+std::atomic<pid_t> g_communicator_ready_pid{0};
+
 }  // namespace
+
+void NoteCommunicatorReady() noexcept {
+  const pid_t self = getpid();
+  if (g_communicator_ready_pid.exchange(self, std::memory_order_acq_rel) != self) WakeWatchdog();
+}
+
+bool CommunicatorReady() noexcept { return g_communicator_ready_pid.load(std::memory_order_acquire) == getpid(); }
 
 WatchdogSettings WatchdogSettingsOf(const settings::Settings& config, const std::string& host) {
   WatchdogSettings s;
@@ -436,6 +485,8 @@ WatchdogSettings WatchdogSettingsOf(const settings::Settings& config, const std:
   s.last_gasp_budget_ns = config.last_gasp_budget_ns;
   s.capture = settings::CaptureOptionsOf(config);
   s.nccl_env = config.nccl_env;
+  s.attempt = detect::Attempt{config.launcher_rank.restart_count, config.launcher_rank.requeue_count};
+  s.process_start_unix_ns = shm::StartTicksToUnixNs(shm::ProcessStartTicks(getpid()));
   return s;
 }
 
@@ -490,33 +541,39 @@ void SleepUntil(std::chrono::steady_clock::time_point until, int wake_fd, std::u
 void Watchdog::Run() {
   pthread_setname_np(pthread_self(), "ncclwatch-wd");
   try {
-    const Status armed = ArmStackCapture(settings_.capture);
-    if (!armed.ok()) Log(LogLevel::kInfo, "stacks of other threads unavailable: " + armed.message());
-    const std::string signal_warning = stacks_internal::NativeSamplerWarning();
-    if (!signal_warning.empty()) Log(LogLevel::kWarn, signal_warning);
-    // Killed jobs cannot remove their segments; the next job of this user does, once none of
-    // their processes is alive (so /dev/shm does not fill up across jobs).
-    const int removed = shm::RemoveDeadJobs(settings_.job_id) + shm::RemoveDeadRuns(settings_.job_id, settings_.run_key);
-    if (removed > 0) Log(LogLevel::kInfo, "removed " + std::to_string(removed) + " segments of finished jobs");
+    // Started by the first init hook: until a communicator is ready it only sleeps
+    // (core/watch/watch_phase.h), and the start-up work waits in Poller::Prepare.
+    const auto started = std::chrono::steady_clock::now();
+    const auto quiet_limit = started + std::chrono::nanoseconds(watch::QuietLimitNs(settings_.detect.stall_threshold_ns));
+    const auto phase = [&] {
+      return watch::PhaseOf(CommunicatorReady(),
+                            static_cast<uint64_t>(std::chrono::nanoseconds(std::chrono::steady_clock::now() - started).count()),
+                            settings_.detect.stall_threshold_ns);
+    };
     Poller poller(settings_);
     const auto interval = std::chrono::nanoseconds(settings_.detect.poll_interval_ns);
-    // It sleeps a whole poll interval on its eventfd; a last-gasp request or Stop wakes it at
-    // once (two wakeups a second at the default 500 ms poll, not the 20 of 50 ms slices).
+    // It sleeps a whole poll interval on its eventfd; a last-gasp request, Stop or the first
+    // communicator becoming ready wakes it at once (two wakeups a second at the default 500 ms
+    // poll, not the 20 of 50 ms slices).
     const int wake_fd = LastGaspWakeFd();
     auto next_poll = std::chrono::steady_clock::now() + interval;
     ArmLastGasp(settings_.last_gasp_budget_ns, settings_.last_gasp_floor_ns);
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_) {
       lock.unlock();
+      const watch::WatchPhase now_phase = phase();
       if (const int cause = PendingLastGasp(); cause != 0) {
-        poller.LastGasp(cause, LastGaspRequestNs());
+        poller.LastGasp(cause, LastGaspRequestNs(), now_phase);
         AnswerLastGasp();
-      } else if (std::chrono::steady_clock::now() >= next_poll) {
-        poller.PollOnce();
+      } else if (now_phase != watch::WatchPhase::kQuiet && std::chrono::steady_clock::now() >= next_poll) {
+        poller.PollOnce(now_phase);
         next_poll = std::chrono::steady_clock::now() + interval;
       }
       lock.lock();
-      if (!stop_ && PendingLastGasp() == 0) SleepUntil(next_poll, wake_fd, lock, wake_, stop_);
+      if (stop_ || PendingLastGasp() != 0) continue;
+      // Quiet: until the quiet limit, or sooner when the first communicator is ready (its wake).
+      SleepUntil(phase() == watch::WatchPhase::kQuiet ? std::max(next_poll, quiet_limit) : next_poll, wake_fd, lock,
+                 wake_, stop_);
     }
     lock.unlock();
     DisarmLastGasp();

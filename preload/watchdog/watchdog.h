@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "core/detect/detect_config.h"
+#include "core/detect/facts.h"
 #include "core/settings/settings.h"
 #include "core/stacks/process_stacks.h"
 
@@ -38,11 +39,20 @@ struct WatchdogSettings {
   uint64_t last_gasp_budget_ns = 0;  // NCCLWATCH_LAST_GASP_SEC; 0: off
   CaptureOptions capture;
   std::map<std::string, std::string> nccl_env;  // recorded in dumps
+  // This process's launcher attempt and start (wall clock): triggers of another attempt, or
+  // written before it started, are not answered (core/watch/trigger_file.h).
+  detect::Attempt attempt;
+  uint64_t process_start_unix_ns = 0;
 };
 
 // The watchdog's part of the process's settings; resolves the default dump directory against
 // the working directory now.
 WatchdogSettings WatchdogSettingsOf(const settings::Settings& config, const std::string& host);
+
+// A communicator of this process finished its init: the watchdog leaves its quiet phase
+// (core/watch/watch_phase.h). Cheap after the first call (one atomic exchange); keeps errno.
+void NoteCommunicatorReady() noexcept;
+bool CommunicatorReady() noexcept;
 
 class Watchdog {
  public:

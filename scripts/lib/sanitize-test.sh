@@ -18,7 +18,7 @@
 #      into python3), stacks_python_* and the torch label. CPython is not instrumented, so the runtime would have to be preloaded
 #      into the interpreter ahead of libncclwatch.so, and LSan then reports the interpreter's
 #      own allocations still held at exit.
-#    - preload_inert: it preloads into /bin/true, bash, python3 and gcc (uninstrumented, as above)
+#    - preload_inert: it preloads into /bin/true, bash, python3 and cc (uninstrumented, as above)
 #      and compares their output and thread counts with and without the preload.
 #    - watchdog_failed_init_no_leak: valgrind cannot run ASan or TSan programs. LSan checks the
 #      same leak in every preload test that exits normally.
@@ -28,10 +28,10 @@
 #    - preload_e2e: its "child forked mid-job" case exits the child with exit(); LSan then
 #      reports the objects the parent's watchdog thread held on its stack (that thread does not
 #      exist in the child: "Running thread ... was not suspended. False leaks are possible").
-#    - preload_fidelity: its sim half and its real-library half pass when fidelity_check.sh is
-#      run by hand with this stage's ASAN/LSAN/UBSAN_OPTIONS, but under ctest the plain run over
+#    - preload_fidelity and preload_fidelity_real (its real-library half): both pass when
+#      fidelity_check.sh is run by hand with this stage's ASAN/LSAN/UBSAN_OPTIONS, but under ctest the plain run over
 #      the real libraries prints nothing and exits 1 (no sanitizer report); not yet explained.
-#  * Leaks inside NVIDIA's own libraries (preload_fidelity runs the real libnccl.so.2, which
+#  * Leaks inside NVIDIA's own libraries (preload_fidelity_real runs the real libnccl.so.2, which
 #    leaks 160 bytes in ncclGroupEnd) are suppressed by module path under $CUDA_HOME; leaks in
 #    the sim (also named libnccl.so.2) and in ncclwatch still fail.
 #  * ASan+UBSan: everything else (full); the unit tests, the CLI, the corpus replays and three
@@ -80,7 +80,7 @@ ncclwatch_sanitize_ctest() {
   (
     cd "$build"
     # verify_asan_link_order=0: cli_test's `ncclwatch run -- env` preloads a sanitized stand-in
-    # library (tests/cli/fake_preload.c, empty) into /usr/bin/env; only ASan's check that its
+    # library (tests/tools/cli/fake_preload.c, empty) into /usr/bin/env; only ASan's check that its
     # runtime comes first objects to that.
     export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=1:log_path=$logs/asan:${ASAN_OPTIONS_EXTRA:-}"
     export LSAN_OPTIONS="suppressions=$suppressions:print_suppressions=0"
@@ -100,16 +100,16 @@ ncclwatch_sanitize_ctest() {
 }
 
 # Uninstrumented hosts and valgrind (see above): never run sanitized.
-ncclwatch_sanitize_not_covered='^(watchdog_python_rank|watchdog_exit_os_exit|sim_cudart\.error_texts|watchdog_failed_init_no_leak|preload_reach_ctypes_straggler|preload_inert|preload_exports|preload_e2e|preload_fidelity|stacks_python_.*)$'
+ncclwatch_sanitize_not_covered='^(watchdog_python_rank|watchdog_exit_os_exit|sim_cudart\.error_texts|watchdog_failed_init_no_leak|preload_reach_ctypes_straggler|preload_inert|preload_exports|preload_e2e|preload_fidelity(_real)?|stacks_python_.*)$'
 
 # ASan+UBSan over the unit tests, the CLI and the corpus replays (short), or everything that can
 # run instrumented (full).
 ncclwatch_sanitize_asan() {
   local mode=$1 build=$root/build-asan
-  local short_tests='^(format_test|dump_test|dump_dir_test|analyze_test|core_shm|core_watch_.*|detect_.*|preload_reach_view|cli_test|fuzz_replay\..*|preload_(dlsym|missing_real|rtld_local))$'
+  local short_tests='^(format_test|dump_test|dump_dir_test|analyze_test|core_shm|core_comm_id|core_watch_.*|detect_.*|preload_reach_view|cli_test|fuzz_replay\..*|preload_(dlsym|missing_real|rtld_local))$'
   ncclwatch_sanitize_configure "$build" address,undefined
   if [[ $mode == short ]]; then
-    cmake --build "$build" -j "${BUILD_JOBS:-2}" --target format_test dump_test dump_dir_test analyze_test core_shm_tests \
+    cmake --build "$build" -j "${BUILD_JOBS:-2}" --target format_test dump_test dump_dir_test analyze_test core_shm_tests core_comm_id_tests \
       core_watch_tests detect_tests preload_reach_view_tests cli_test fuzz_dump_reader fuzz_shm_segment fuzz_env \
       fuzz_trigger_file fuzz_fault_spec fuzz_exporter_metrics ncclwatch_preload dlsym_probe missing_real_probe rtld_local_host \
       rtld_local_shim

@@ -3,7 +3,7 @@
 //
 // Contract: every type here is ABI-identical to the 2.32.3 type of the same name (layout,
 // enumerator values), and NCCLSIM_API_232_FUNCTIONS lists every new entry point with its
-// 2.32.3 signature. tests/sim_nccl/api_232_header_check.sh compiles a translation unit that
+// 2.32.3 signature. tests/sim/nccl/api_232_header_check.sh compiles a translation unit that
 // includes the real 2.32.3 headers next to this one and asserts both facts.
 //
 // The types live in ncclsim::v232 so that they never clash with a newer nccl.h. The entry

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of scripts/sim-cluster and of the sim's NCCL across simulated hosts.
 
-Usage: sim_cluster_test.py CASE   (cases: see CASES at the bottom; ctest runs each as cluster.CASE)
+Usage: pytest sim_cluster_test.py::test_scenario[CASE]   (cases: see CASES at the bottom; ctest runs each as cluster.CASE)
 Needs NCCLWATCH_SOURCE_DIR and NCCLWATCH_BUILD_DIR (set by ctest), the sim and build/examples/ddp_loop.
 """
 
@@ -14,20 +14,12 @@ import sys
 import tempfile
 import time
 
-from ncclwatch_test import runner
-from ncclwatch_test.runner import Failure
+import pytest
 
-SOURCE = os.environ["NCCLWATCH_SOURCE_DIR"]
-BUILD = os.environ["NCCLWATCH_BUILD_DIR"]
-SIM_CLUSTER = os.path.join(SOURCE, "scripts", "sim-cluster")
-DDP_LOOP = os.path.join(BUILD, "examples", "ddp_loop")
+from ncclwatch_test import procs
+from ncclwatch_test.paths import BUILD, DDP_LOOP, SIM_CLUSTER, SOURCE
+
 CLOCK_STEP_S = 3600  # sim-cluster's per-host monotonic offset
-
-
-def check(cond, message):
-    """Stops the case at the first fact that does not hold."""
-    if not cond:
-        raise Failure(message)
 
 
 def sim_cluster(args, timeout=120, env=None, user=None):
@@ -49,29 +41,15 @@ def per_host(stdout, hosts):
         m = re.match(r"host(\d+) (.*)", line)
         if m:
             seen[int(m.group(1))] = dict(kv.split("=", 1) for kv in m.group(2).split())
-    check(sorted(seen) == list(range(hosts)), f"expected a report from each of {hosts} hosts:\n{stdout}")
+    assert sorted(seen) == list(range(hosts)), f"expected a report from each of {hosts} hosts:\n{stdout}"
     return seen
-
-
-def processes_matching(marker):
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
 
 
 def no_strays(marker):
     deadline = time.monotonic() + 5
-    while processes_matching(marker) and time.monotonic() < deadline:
+    while procs.with_cmdline(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    check(not processes_matching(marker), f"processes left behind: {processes_matching(marker)}")
+    assert not procs.with_cmdline(marker), f"processes left behind: {procs.with_cmdline(marker)}"
 
 
 # --- sim-cluster itself ---------------------------------------------------------------------------
@@ -86,24 +64,24 @@ def case_namespaces():
              ' nnodes=$NNODES rank=$NODE_RANK addr=$MASTER_ADDR port=$MASTER_PORT fabric=$NCCLSIM_FABRIC_DIR sim=$sim"')
     local_mono = time.monotonic()
     status, out, err, _ = sim_cluster(["--hosts", "3", "--", "sh", "-c", probe])
-    check(status == 0, f"status {status}, stderr:\n{err}")
+    assert status == 0, f"status {status}, stderr:\n{err}"
     hosts = per_host(out, 3)
     for k, h in hosts.items():
-        check(h["rank"] == str(k) and h["nnodes"] == "3", f"host{k}: NODE_RANK/NNODES {h}")
-        check(h["addr"] == "127.0.0.1", f"host{k}: MASTER_ADDR {h['addr']}")
-        check(h["sim"] == "1", f"host{k}: the sim is not in LD_PRELOAD")
+        assert h["rank"] == str(k) and h["nnodes"] == "3", f"host{k}: NODE_RANK/NNODES {h}"
+        assert h["addr"] == "127.0.0.1", f"host{k}: MASTER_ADDR {h['addr']}"
+        assert h["sim"] == "1", f"host{k}: the sim is not in LD_PRELOAD"
         # Only its own file: each host has its own empty tmpfs.
-        check(h["shm"] == "mine,", f"host{k}: /dev/shm holds {h['shm']!r}, not only its own file")
+        assert h["shm"] == "mine,", f"host{k}: /dev/shm holds {h['shm']!r}, not only its own file"
         # CMD is pid 2 on every host (pid 1 is the host's init): pids repeat across hosts.
-        check(h["pid"] == "2", f"host{k}: CMD has pid {h['pid']}, not 2 in its own PID namespace")
+        assert h["pid"] == "2", f"host{k}: CMD has pid {h['pid']}, not 2 in its own PID namespace"
         ahead = float(h["mono"]) - local_mono
-        check(abs(ahead - k * CLOCK_STEP_S) < 60,
-              f"host{k}: monotonic clock {ahead:.0f} s ahead, expected {k * CLOCK_STEP_S}")
-    check(len({h["port"] for h in hosts.values()}) == 1, "MASTER_PORT differs between hosts")
-    check(len({h["fabric"] for h in hosts.values()}) == 1, "NCCLSIM_FABRIC_DIR differs between hosts")
-    check(len({h["shmdev"] for h in hosts.values()}) == 3, "hosts share a /dev/shm")
-    check(not os.path.exists("/dev/shm/mine"), "a host's /dev/shm file appeared on this machine")
-    check(not os.path.exists(hosts[0]["fabric"]), "the fabric directory was not removed")
+        assert abs(ahead - k * CLOCK_STEP_S) < 60, \
+            f"host{k}: monotonic clock {ahead:.0f} s ahead, expected {k * CLOCK_STEP_S}"
+    assert len({h["port"] for h in hosts.values()}) == 1, "MASTER_PORT differs between hosts"
+    assert len({h["fabric"] for h in hosts.values()}) == 1, "NCCLSIM_FABRIC_DIR differs between hosts"
+    assert len({h["shmdev"] for h in hosts.values()}) == 3, "hosts share a /dev/shm"
+    assert not os.path.exists("/dev/shm/mine"), "a host's /dev/shm file appeared on this machine"
+    assert not os.path.exists(hosts[0]["fabric"]), "the fabric directory was not removed"
 
 
 def case_dirs():
@@ -114,17 +92,17 @@ def case_dirs():
                   f' echo $(hostname) > {shared}/$(hostname)')
         status, _, err, _ = sim_cluster(["--hosts", "2", "--local", local, "--shared", shared,
                                          "--", "sh", "-c", script])
-        check(status == 0, f"status {status}, stderr:\n{err}")
+        assert status == 0, f"status {status}, stderr:\n{err}"
         for k in range(2):
             with open(os.path.join(local, f"host{k}", "who")) as f:
-                check(f.read().strip() == f"host{k}", f"{local}/host{k}/who is not host{k}'s")
+                assert f.read().strip() == f"host{k}", f"{local}/host{k}/who is not host{k}'s"
             with open(os.path.join(local, f"host{k}", "seen")) as f:
                 seen = f.read().split()
             # Inside host K, DIR holds only host K's files, never the other hosts' directories.
-            check(sorted(seen) == ["seen", "who"], f"host{k} saw {seen} in its --local dir")
-        check(sorted(os.listdir(shared)) == ["host0", "host1"],
-              f"--shared dir holds {os.listdir(shared)}, not both hosts' files")
-        check(sorted(os.listdir(local)) == ["host0", "host1"], f"--local dir holds {os.listdir(local)}")
+            assert sorted(seen) == ["seen", "who"], f"host{k} saw {seen} in its --local dir"
+        assert sorted(os.listdir(shared)) == ["host0", "host1"], \
+            f"--shared dir holds {os.listdir(shared)}, not both hosts' files"
+        assert sorted(os.listdir(local)) == ["host0", "host1"], f"--local dir holds {os.listdir(local)}"
 
 
 def case_kill_host():
@@ -133,10 +111,10 @@ def case_kill_host():
         script = f'sleep 300.25 & sleep 3; echo done > {tmp}/$(hostname)'
         status, _, err, took = sim_cluster(["--hosts", "2", "--kill-host", "1", "--after", "1",
                                             "--", "sh", "-c", script])
-        check(status == 137, f"status {status}, expected 137 (SIGKILL); stderr:\n{err}")
-        check("killing host1" in err, f"no kill message:\n{err}")
-        check(os.listdir(tmp) == ["host0"], f"expected only host0 to finish, got {os.listdir(tmp)}")
-        check(2.5 < took < 60, f"took {took:.1f} s; host0 needs 3 s")
+        assert status == 137, f"status {status}, expected 137 (SIGKILL); stderr:\n{err}"
+        assert "killing host1" in err, f"no kill message:\n{err}"
+        assert os.listdir(tmp) == ["host0"], f"expected only host0 to finish, got {os.listdir(tmp)}"
+        assert 2.5 < took < 60, f"took {took:.1f} s; host0 needs 3 s"
     no_strays("300.25")
 
 
@@ -146,13 +124,13 @@ def case_timeout():
         script = f'trap "echo term > {tmp}/$(hostname); exit 3" TERM; sleep 301.25 & wait'
         status, _, err, took = sim_cluster(["--hosts", "2", "--timeout", "1.5", "--", "sh", "-c",
                                             script])
-        check(status == 124, f"status {status}, expected 124; stderr:\n{err}")
-        check(1.4 < took < 20, f"took {took:.1f} s for --timeout 1.5 (+3 s grace at most)")
-        check(sorted(os.listdir(tmp)) == ["host0", "host1"], f"SIGTERM reached {os.listdir(tmp)}")
+        assert status == 124, f"status {status}, expected 124; stderr:\n{err}"
+        assert 1.4 < took < 20, f"took {took:.1f} s for --timeout 1.5 (+3 s grace at most)"
+        assert sorted(os.listdir(tmp)) == ["host0", "host1"], f"SIGTERM reached {os.listdir(tmp)}"
     # A CMD that ignores SIGTERM is SIGKILLed after the grace period.
     status, _, _, took = sim_cluster(["--hosts", "2", "--timeout", "1", "--", "sh", "-c",
                                       'trap "" TERM; sleep 302.25'])
-    check(status == 124 and took < 20, f"status {status} after {took:.1f} s")
+    assert status == 124 and took < 20, f"status {status} after {took:.1f} s"
     no_strays("301.25")
     no_strays("302.25")
 
@@ -160,17 +138,17 @@ def case_timeout():
 def case_status():
     """The exit status is the worst host's; a missing command is one line per host and 127."""
     status, _, err, _ = sim_cluster(["--hosts", "3", "--", "sh", "-c", "exit $((NODE_RANK * 2))"])
-    check(status == 4, f"status {status}, expected 4 (host2); stderr:\n{err}")
+    assert status == 4, f"status {status}, expected 4 (host2); stderr:\n{err}"
     status, _, err, _ = sim_cluster(["--hosts", "2", "--", "/nonexistent/cmd"])
-    check(status == 127, f"status {status} for a missing command")
-    check(len(err.strip().splitlines()) == 2, f"expected one line per host:\n{err}")
+    assert status == 127, f"status {status} for a missing command"
+    assert len(err.strip().splitlines()) == 2, f"expected one line per host:\n{err}"
 
 
 def case_usage():
     """--help says what it needs; bad input fails with exactly one line and status 2."""
     p = subprocess.run([SIM_CLUSTER, "--help"], capture_output=True, text=True)
-    check(p.returncode == 0 and "--kill-host" in p.stdout and "root" in p.stdout and
-          "user namespaces" in p.stdout, f"--help:\n{p.stdout}")
+    assert (p.returncode == 0 and "--kill-host" in p.stdout and "root" in p.stdout and
+            "user namespaces" in p.stdout), f"--help:\n{p.stdout}"
     bad = [[], ["--hosts", "2"], ["--hosts", "2", "--"], ["--hosts", "0", "--", "true"],
            ["--hosts", "x", "--", "true"], ["--hosts", "999", "--", "true"],
            ["--hosts", "2", "--kill-host", "1", "--", "true"],
@@ -182,15 +160,15 @@ def case_usage():
     for args in bad:
         status, out, err, _ = sim_cluster(args)
         lines = err.strip().splitlines()
-        check(status == 2 and len(lines) == 1 and lines[0].startswith("sim-cluster: "),
-              f"{args}: status {status}, stderr {err!r}")
-        check(out == "", f"{args}: printed to stdout: {out!r}")
+        assert status == 2 and len(lines) == 1 and lines[0].startswith("sim-cluster: "), \
+            f"{args}: status {status}, stderr {err!r}"
+        assert out == "", f"{args}: printed to stdout: {out!r}"
     # A --local directory must not hide the fabric (made in TMPDIR) from the other hosts.
     with tempfile.TemporaryDirectory() as tmp:
         status, _, err, _ = sim_cluster(["--hosts", "2", "--local", tmp, "--", "true"], env={"TMPDIR": tmp})
-        check(status == 2 and len(err.strip().splitlines()) == 1 and "would hide the sim's fabric" in err,
-              f"--local TMPDIR: status {status}, stderr {err!r}")
-        check(os.listdir(tmp) == [], f"left in TMPDIR: {os.listdir(tmp)}")
+        assert status == 2 and len(err.strip().splitlines()) == 1 and "would hide the sim's fabric" in err, \
+            f"--local TMPDIR: status {status}, stderr {err!r}"
+        assert os.listdir(tmp) == [], f"left in TMPDIR: {os.listdir(tmp)}"
 
 
 def case_unprivileged():
@@ -217,9 +195,8 @@ def case_unprivileged():
         per_host(p.stdout, 2)
         return
     lines = p.stderr.strip().splitlines()
-    check(p.returncode == 127 and len(lines) == 1 and
-          "needs root, or unprivileged user namespaces" in lines[0],
-          f"status {p.returncode}, stderr {p.stderr!r}")
+    assert (p.returncode == 127 and len(lines) == 1 and
+            "needs root, or unprivileged user namespaces" in lines[0]), f"status {p.returncode}, stderr {p.stderr!r}"
 
 
 def case_no_namespaces():
@@ -232,8 +209,8 @@ def case_no_namespaces():
         status, out, err, _ = sim_cluster(["--hosts", "2", "--", "true"],
                                           env={"PATH": f"{tmp}:{os.environ['PATH']}"})
     lines = err.strip().splitlines()
-    check(status == 127 and len(lines) == 1 and "Operation not permitted" in lines[0] and
-          "needs root, or unprivileged user namespaces" in lines[0], f"status {status}, stderr {err!r}")
+    assert (status == 127 and len(lines) == 1 and "Operation not permitted" in lines[0] and
+            "needs root, or unprivileged user namespaces" in lines[0]), f"status {status}, stderr {err!r}"
 
 
 # --- the sim across hosts -------------------------------------------------------------------------
@@ -250,13 +227,13 @@ def case_sim_job():
     status, out, err, took = sim_cluster(
         ["--hosts", "2", "--timeout", "60", "--", "sh", "-c", two_ranks_per_host("--steps", "20")],
         env={"NCCL_DEBUG": "INFO"})
-    check(status == 0, f"status {status} after {took:.1f} s; stderr:\n{err}\nstdout:\n{out}")
+    assert status == 0, f"status {status} after {took:.1f} s; stderr:\n{err}\nstdout:\n{out}"
     # 1+2+3+4: all four ranks, two per host, took part in the gradient AllReduce.
-    check("step 20/20 ok (allreduce 10)" in out, f"no correct last step:\n{out}")
+    assert "step 20/20 ok (allreduce 10)" in out, f"no correct last step:\n{out}"
     for k in range(2):
         starts = re.findall(rf"^host{k}:\d+:\d+ \[\d\] NCCL INFO ncclCommInitRank .* nranks 4 .*Init COMPLETE$",
                             out, re.M)
-        check(len(starts) == 2, f"host{k}: {len(starts)} world init lines, expected 2:\n{out}")
+        assert len(starts) == 2, f"host{k}: {len(starts)} world init lines, expected 2:\n{out}"
     print(f"2 hosts x 2 ranks, 20 steps: {took:.2f} s")
 
 
@@ -281,14 +258,14 @@ def case_fabric_dir_checks():
             p = subprocess.run([sys.executable, launch, "-n", "2", "--timeout", "60", "--", sim_exec,
                                 DDP_LOOP, "--steps", "3"], capture_output=True, text=True, env=env)
             if reason is None:
-                check(p.returncode == 0 and "step 3/3 ok (allreduce 3)" in p.stdout,
-                      f"{fabric}: status {p.returncode}\n{p.stdout}\n{p.stderr}")
-                check(os.listdir(real) == [], f"segments left in the fabric dir: {os.listdir(real)}")
+                assert p.returncode == 0 and "step 3/3 ok (allreduce 3)" in p.stdout, \
+                    f"{fabric}: status {p.returncode}\n{p.stdout}\n{p.stderr}"
+                assert os.listdir(real) == [], f"segments left in the fabric dir: {os.listdir(real)}"
                 continue
             warns = re.findall(rf"NCCL WARN ncclCommInitRank: NCCLSIM_FABRIC_DIR {re.escape(fabric)}: "
                                rf"{re.escape(reason)}$", p.stdout, re.M)
-            check(p.returncode != 0 and len(warns) == 2,
-                  f"{fabric}: status {p.returncode}, expected a WARN per rank ({reason}):\n{p.stdout}")
+            assert p.returncode != 0 and len(warns) == 2, \
+                f"{fabric}: status {p.returncode}, expected a WARN per rank ({reason}):\n{p.stdout}"
 
 
 def case_partition():
@@ -298,18 +275,18 @@ def case_partition():
     status, out, err, took = sim_cluster(
         ["--hosts", "2", "--timeout", "6", "--", "sh", "-c", two_ranks_per_host("--steps", "20")],
         env={"NCCLSIM_FAULT": fault, "NCCL_DEBUG": "WARN"})
-    check(status == 124, f"status {status}, expected 124 (hang); stdout:\n{out}\nstderr:\n{err}")
-    check("step 20/20" not in out, f"the job completed across the partition:\n{out}")
+    assert status == 124, f"status {status}, expected 124 (hang); stdout:\n{out}\nstderr:\n{err}"
+    assert "step 20/20" not in out, f"the job completed across the partition:\n{out}"
     for k, other in ((0, 1), (1, 0)):
         warns = re.findall(rf"^host{k}:\d+:\d+ \[\d\] NCCL WARN NET/Socket : peer on host{other} unreachable",
                            out, re.M)
-        check(len(warns) == 2, f"host{k}: {len(warns)} WARN lines, expected one per rank:\n{out}")
+        assert len(warns) == 2, f"host{k}: {len(warns)} WARN lines, expected one per rank:\n{out}"
     # The same job with the partition between host1 and a host that is not in it completes.
     status, out, err, _ = sim_cluster(
         ["--hosts", "2", "--timeout", "60", "--", "sh", "-c", two_ranks_per_host("--steps", "10")],
         env={"NCCLSIM_FAULT": "partition:hosts=host1+host7,seq=1"})
-    check(status == 0 and "step 10/10 ok (allreduce 10)" in out,
-          f"a partition not between the job's hosts stopped it: status {status}\n{out}\n{err}")
+    assert status == 0 and "step 10/10 ok (allreduce 10)" in out, \
+        f"a partition not between the job's hosts stopped it: status {status}\n{out}\n{err}"
 
 
 def case_partition_p2p():
@@ -323,8 +300,8 @@ def case_partition_p2p():
             ["--hosts", "2", "--timeout", "5" if want == 124 else "60", "--", "sh", "-c",
              two_ranks_per_host(mode, "6", program=program)], env=fault if faulty else {})
         done = sorted(re.findall(rf"^rank (\d) p2p {mode} done: 6 steps$", out, re.M))
-        check(status == want and done == ([] if want else ["0", "1", "2", "3"]),
-              f"{mode} (partition: {faulty}): status {status}, expected {want}; ranks done {done}\n{out}\n{err}")
+        assert status == want and done == ([] if want else ["0", "1", "2", "3"]), \
+            f"{mode} (partition: {faulty}): status {status}, expected {want}; ranks done {done}\n{out}\n{err}"
     # With ms=M the ranks learn of the failure as from NCCL's net transports: ncclRemoteError
     # after M ms; each aborts its comm (which releases its stream) and exits 4.
     status, out, err, took = sim_cluster(
@@ -332,8 +309,8 @@ def case_partition_p2p():
         env={"NCCLSIM_FAULT": "partition:hosts=host0+host1,seq=3,ms=500"})
     errors = sorted(re.findall(r"^rank (\d) async error: remote process exited or there was a network error$",
                                out, re.M))
-    check(status == 4 and errors == ["0", "1", "2", "3"],
-          f"ms=500: status {status} after {took:.1f} s, ranks with ncclRemoteError {errors}\n{out}\n{err}")
+    assert status == 4 and errors == ["0", "1", "2", "3"], \
+        f"ms=500: status {status} after {took:.1f} s, ranks with ncclRemoteError {errors}\n{out}\n{err}"
 
 
 def case_watch_partition():
@@ -349,25 +326,26 @@ def case_watch_partition():
         status, out, err, _ = sim_cluster(["--hosts", "2", "--local", dumps, "--timeout", "15", "--",
                                            "sh", "-c", job],
                                           env={"NCCLSIM_FAULT": "partition:hosts=host0+host1,seq=9"})
-        check(status == 124, f"status {status}, expected a hang (124):\n{out}\n{err}")
+        assert status == 124, f"status {status}, expected a hang (124):\n{out}\n{err}"
         names = sorted(n for k in range(2) for n in os.listdir(os.path.join(dumps, f"host{k}"))
                        if n.endswith(".json"))
         got = sorted(re.match(r"rank(\d)-(host\d)-(\d+)-collective_hang-", n).group(1, 2) for n in names
                      if re.match(r"rank\d-host\d-\d+-collective_hang-", n))
-        check(got == [("0", "host0"), ("1", "host0"), ("2", "host1"), ("3", "host1")],
-              f"collective_hang dumps of (rank, host): {got}; files: {names}")
+        assert got == [("0", "host0"), ("1", "host0"), ("2", "host1"), ("3", "host1")], \
+            f"collective_hang dumps of (rank, host): {got}; files: {names}"
         p = subprocess.run([cli, "analyze", "--json", dumps], capture_output=True, text=True)
-        check(p.returncode == 3, f"analyze exit {p.returncode}: {p.stderr}")
+        assert p.returncode == 3, f"analyze exit {p.returncode}: {p.stderr}"
         a = json.loads(p.stdout)
         v = a["verdict"]
-        check(v["kind"] == "collective_hang" and v["seq"] == 9 and v["ranks"] == [0, 1, 2, 3],
-              f"verdict {v}")
-        check(a["dumps_read"] == 4 and sorted(a["hosts"]) == ["host0", "host1"],
-              f"dumps_read {a['dumps_read']}, hosts {a['hosts']}")
-        check("p2p_transport" in [h["id"] for h in a["hints"]], f"hints {[h['id'] for h in a['hints']]}")
+        assert v["kind"] == "collective_hang" and v["seq"] == 9 and v["ranks"] == [0, 1, 2, 3], f"verdict {v}"
+        assert a["dumps_read"] == 4 and sorted(a["hosts"]) == ["host0", "host1"], \
+            f"dumps_read {a['dumps_read']}, hosts {a['hosts']}"
+        assert "p2p_transport" in [h["id"] for h in a["hints"]], f"hints {[h['id'] for h in a['hints']]}"
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
-if __name__ == "__main__":
-    sys.exit(runner.run_named(CASES, sys.argv))
+
+@pytest.mark.parametrize("scenario", CASES)
+def test_scenario(scenario):
+    CASES[scenario]()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real PyTorch DDP across 2 simulated hosts: torch_cluster_test.py healthy_ddp|partition.
+"""Real PyTorch DDP across 2 simulated hosts: pytest torch_cluster_test.py::test_scenario[NAME].
 
 scripts/sim-cluster --hosts 2 runs, on each host, `ncclwatch run -- torchrun --nnodes 2 --node-rank K
 --nproc-per-node 2 examples/torch/train.py --mode ddp` (the sim in place, the watcher's preload in
@@ -9,10 +9,9 @@ every rank).
   partition: NCCLSIM_FAULT partition between host0 and host1, each host's own dump directory
       (--local). Pass: every rank dumps collective_hang, analyze merges both hosts' directories into
       collective_hang on all 4 ranks with the transport hint.
-Started by tests/torch/run.sh, i.e. with the pinned torch venv's python. Exit 0 pass, 1 fail.
+Started by tests/torch/run.sh, i.e. with the pinned torch venv's python.
 """
 
-import glob
 import json
 import os
 import re
@@ -22,33 +21,20 @@ import sys
 import tempfile
 import time
 
-from ncclwatch_test import runner
+import pytest
 
-SOURCE = os.environ["NCCLWATCH_SOURCE_DIR"]
-BUILD = os.environ["NCCLWATCH_BUILD_DIR"]
-SIM_CLUSTER = os.path.join(SOURCE, "scripts", "sim-cluster")
-CLI = os.path.join(BUILD, "bin", "ncclwatch")
-TRAIN = os.path.join(SOURCE, "examples", "torch", "train.py")
+from ncclwatch_test import procs
+from ncclwatch_test.paths import BUILD, CLI, SIM_CLUSTER, TRAIN
+
 PYTHON = sys.executable
 HOSTS, PER_HOST, STEPS = 2, 2, 8
 
 
 def watched_ranks():
     """(NODE_RANK, RANK) of every process that has the watcher mapped and a torchrun RANK."""
-    found = set()
-    for maps in glob.glob("/proc/[0-9]*/maps"):
-        pid_dir = os.path.dirname(maps)
-        try:
-            with open(maps) as f:
-                if "libncclwatch.so" not in f.read():
-                    continue
-            with open(os.path.join(pid_dir, "environ"), "rb") as f:
-                env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
-        except OSError:
-            continue
-        if b"RANK" in env and b"NODE_RANK" in env and env.get(b"NCCLWATCH_TEST_TAG") == TAG.encode():
-            found.add((int(env[b"NODE_RANK"]), int(env[b"RANK"])))
-    return found
+    return {(int(env[b"NODE_RANK"]), int(env[b"RANK"]))
+            for pid, env in procs.with_environ(NCCLWATCH_TEST_TAG=TAG).items()
+            if b"RANK" in env and b"NODE_RANK" in env and procs.maps_library(pid, "libncclwatch.so")}
 
 
 TAG = f"torch-cluster-{os.getpid()}"
@@ -102,29 +88,21 @@ class ClusterJob:
 
 
 def healthy_ddp():
-    failures = []
     with tempfile.TemporaryDirectory(prefix="ncclwatch-torch-cluster-") as tmp:
         job = ClusterJob(tmp, STEPS, "shared")
         took = job.poll()
         job.stop()
         out = job.output()
+        print(out[-4000:])  # pytest shows it on a failure
         done = sorted(l.strip() for l in out.splitlines() if " done: " in l)
         expected = [f"rank {r} done: {STEPS} steps" for r in range(HOSTS * PER_HOST)]
-        if job.proc.returncode != 0:
-            failures.append(f"sim-cluster exit {job.proc.returncode}")
-        if done != expected:
-            failures.append(f"ranks that finished: {done}")
+        assert job.proc.returncode == 0, f"sim-cluster exit {job.proc.returncode}"
+        assert done == expected, f"ranks that finished: {done}"
         want = {(r // PER_HOST, r) for r in range(HOSTS * PER_HOST)}
-        if not want <= job.watched:
-            failures.append(f"ranks seen with libncclwatch.so mapped: {sorted(job.watched)}, expected {sorted(want)}")
-        if job.written():
-            failures.append(f"a healthy job wrote to the dump directory: {job.written()}")
-        if failures:
-            print(out[-4000:])
-    for f in failures:
-        print("FAIL:", f)
+        assert want <= job.watched, \
+            f"ranks seen with libncclwatch.so mapped: {sorted(job.watched)}, expected {sorted(want)}"
+        assert not job.written(), f"a healthy job wrote to the dump directory: {job.written()}"
     print(f"torch DDP, {HOSTS} hosts x {PER_HOST} ranks, {STEPS} steps: {took:.1f} s")
-    return not failures
 
 
 def partition():
@@ -132,7 +110,6 @@ def partition():
     (DDP issues no Send/Recv on it, so the sim's #12 is ncclwatch's #12), dumps on each host's
     local disk: every rank of both hosts dumps collective_hang at #12, and analyze of the per-host
     directories gives collective_hang on all 4 ranks with the transport hint."""
-    failures = []
     seq, nranks = 12, HOSTS * PER_HOST
     with tempfile.TemporaryDirectory(prefix="ncclwatch-torch-cluster-") as tmp:
         # Torch's own watchdog would not fire for 10 minutes; it is kept from tearing down anyway.
@@ -142,38 +119,28 @@ def partition():
         took = job.poll(until=lambda: len(job.written(".json")) >= nranks, timeout=150)
         time.sleep(1)  # a late extra dump would show below
         job.stop()
+        print(job.output()[-4000:])  # pytest shows it on a failure
         dumps = job.written(".json")
         ranks = sorted(re.match(r"(host\d)/rank(\d+)-\1-\d+-collective_hang-0x[0-9a-f]+-(\d+)\.json$", d).group(1, 2, 3)
                        for d in dumps if re.match(r"host\d/rank\d+-host\d-\d+-collective_hang-", d))
         want = [(f"host{r // PER_HOST}", str(r), str(seq)) for r in range(nranks)]
-        if ranks != want:
-            failures.append(f"collective_hang dumps (host, rank, seq): {ranks}, expected {want}; all: {dumps}")
-        p = subprocess.run([CLI, "analyze", "--json", job.dumps], capture_output=True, text=True)
-        try:
-            a = json.loads(p.stdout)
-            v = a["verdict"]
-            if (v["kind"], v["seq"], v["ranks"]) != ("collective_hang", seq, list(range(nranks))):
-                failures.append(f"analyze verdict {v}")
-            if sorted(a["hosts"]) != ["host0", "host1"] or a["dumps_read"] != nranks:
-                failures.append(f"analyze read {a['dumps_read']} dumps from hosts {a['hosts']}")
-            if "p2p_transport" not in [h["id"] for h in a["hints"]]:
-                failures.append(f"analyze hints {[h['id'] for h in a['hints']]}")
-        except (ValueError, KeyError) as e:
-            failures.append(f"analyze exit {p.returncode}, unreadable output ({e}): {p.stderr}")
-        if failures:
-            print(job.output()[-4000:])
-    for f in failures:
-        print("FAIL:", f)
+        assert ranks == want, f"collective_hang dumps (host, rank, seq): {ranks}, expected {want}; all: {dumps}"
+        a = analyze_json([job.dumps])
+        v = a["verdict"]
+        assert (v["kind"], v["seq"], v["ranks"]) == ("collective_hang", seq, list(range(nranks))), \
+            f"analyze verdict {v}"
+        assert sorted(a["hosts"]) == ["host0", "host1"] and a["dumps_read"] == nranks, \
+            f"analyze read {a['dumps_read']} dumps from hosts {a['hosts']}"
+        assert "p2p_transport" in [h["id"] for h in a["hints"]], f"analyze hints {[h['id'] for h in a['hints']]}"
     print(f"torch DDP partition, {HOSTS} hosts x {PER_HOST} ranks: every rank dumped {took:.1f} s after start")
-    return not failures
 
 
 def analyze_json(dirs):
     p = subprocess.run([CLI, "analyze", "--json"] + dirs, capture_output=True, text=True)
     try:
-        return json.loads(p.stdout), None
+        return json.loads(p.stdout)
     except ValueError as e:
-        return None, f"analyze exit {p.returncode}, unreadable output ({e}): {p.stderr}"
+        pytest.fail(f"analyze exit {p.returncode}, unreadable output ({e}): {p.stderr}")
 
 
 def warn_lines(out, host):
@@ -186,7 +153,6 @@ def straggler(dump_mode):
     (of the shared directory, or of both hosts' local directories) names rank 3 on host1 with
     its Python frames; live, host1's log names rank 3 and host0's log names the remote ranks it
     waits for and never blames its own."""
-    failures = []
     nranks = HOSTS * PER_HOST
     with tempfile.TemporaryDirectory(prefix="ncclwatch-torch-cluster-") as tmp:
         job = ClusterJob(tmp, 1000, dump_mode, env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"},
@@ -198,67 +164,42 @@ def straggler(dump_mode):
         written = job.written(".json")
         job.stop()
         out = job.output()
+        print(out[-4000:])  # pytest shows it on a failure
         onset = re.search(r"straggler onset: rank 3 step 3 wall ([0-9.]+)", out)
         dumps = [os.path.join(job.dumps, d) for d in written]
         ranks = sorted(json.load(open(d))["process"]["global_rank"] for d in dumps)
-        if ranks != list(range(nranks)):
-            failures.append(f"dumps of ranks {ranks}, expected one per rank: {written}")
-        if onset:
-            late = max((os.stat(d).st_mtime for d in dumps), default=0) - float(onset.group(1))
-            print(f"onset -> last host's dump on disk: {late:.2f} s")
-            if late > 3 + 3:
-                failures.append(f"the last dump came {late:.2f} s after the onset, over threshold + 3 s")
-        else:
-            failures.append("no straggler onset line")
+        assert ranks == list(range(nranks)), f"dumps of ranks {ranks}, expected one per rank: {written}"
+        assert onset, "no straggler onset line"
+        late = max((os.stat(d).st_mtime for d in dumps), default=0) - float(onset.group(1))
+        print(f"onset -> last host's dump on disk: {late:.2f} s")
+        assert late <= 3 + 3, f"the last dump came {late:.2f} s after the onset, over threshold + 3 s"
         dirs = [job.dumps] if dump_mode == "shared" else [os.path.join(job.dumps, f"host{k}") for k in range(HOSTS)]
-        a, error = analyze_json(dirs)
-        if error:
-            failures.append(error)
-        else:
-            v = a["verdict"]
-            if (v["kind"], v["ranks"]) != ("straggler", [3]):
-                failures.append(f"analyze verdict {v}")
-            row = [r for r in a["ranks"] if r.get("rank") == 3]
-            if not row or row[0].get("host") != "host1":
-                failures.append(f"analyze's row of rank 3: {row}")
-            if "RestoreDataLoaderState" not in json.dumps(a["stacks"]):
-                failures.append("analyze shows rank 3's Python frames (RestoreDataLoaderState)")
-            if sorted(a["hosts"]) != ["host0", "host1"]:
-                failures.append(f"analyze read hosts {a['hosts']}")
+        a = analyze_json(dirs)
+        v = a["verdict"]
+        assert (v["kind"], v["ranks"]) == ("straggler", [3]), f"analyze verdict {v}"
+        row = [r for r in a["ranks"] if r.get("rank") == 3]
+        assert row and row[0].get("host") == "host1", f"analyze's row of rank 3: {row}"
+        assert "RestoreDataLoaderState" in json.dumps(a["stacks"]), \
+            "analyze shows rank 3's Python frames (RestoreDataLoaderState)"
+        assert sorted(a["hosts"]) == ["host0", "host1"], f"analyze read hosts {a['hosts']}"
         host1, host0 = warn_lines(out, "host1"), warn_lines(out, "host0")
-        if not any("straggler" in l and "culprit ranks [3]" in l for l in host1):
-            failures.append(f"host1's log names rank 3: {host1[:2]}")
-        if not any("waiting on comm ranks [2-3] on other hosts" in l for l in host0):
-            failures.append(f"host0's log names the remote ranks it waits for: {host0[:2]}")
+        assert any("straggler" in l and "culprit ranks [3]" in l for l in host1), \
+            f"host1's log names rank 3: {host1[:2]}"
+        assert any("waiting on comm ranks [2-3] on other hosts" in l for l in host0), \
+            f"host0's log names the remote ranks it waits for: {host0[:2]}"
         blamed = [l for l in host0 if re.search(r"culprit ranks \[[^\]]*\b[01]\b", l)]
-        if blamed:
-            failures.append(f"host0 blamed one of its own ranks: {blamed[:2]}")
-        if failures:
-            print(out[-4000:])
-    for f in failures:
-        print("FAIL:", f)
-    return not failures
+        assert not blamed, f"host0 blamed one of its own ranks: {blamed[:2]}"
 
 
 def host_processes(node_rank):
     """Pids of this test's processes on simulated host `node_rank` (torchrun and its ranks)."""
-    pids = []
-    for environ in glob.glob("/proc/[0-9]*/environ"):
-        try:
-            with open(environ, "rb") as f:
-                env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
-        except OSError:
-            continue
-        if env.get(b"NCCLWATCH_TEST_TAG") == TAG.encode() and env.get(b"NODE_RANK") == str(node_rank).encode():
-            pids.append(int(os.path.basename(os.path.dirname(environ))))
-    return pids
+    return list(procs.with_environ(NCCLWATCH_TEST_TAG=TAG, NODE_RANK=node_rank))
 
 
 def killed_host():
     """host1 dies (every process SIGKILLed, as a node failure) while the job trains. Pass: host0's
     ranks dump; live, host0 names ranks 2-3 on other hosts and blames none of its own; analyze of
     the survivors' dumps names ranks 2 and 3, which left no dump."""
-    failures = []
     with tempfile.TemporaryDirectory(prefix="ncclwatch-torch-cluster-") as tmp:
         job = ClusterJob(tmp, 100000, "shared", env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"},
                          train_args="--print-every 5")
@@ -274,31 +215,26 @@ def killed_host():
         written = job.written(".json")  # before the stop, a teardown with its own last gasps
         job.stop()
         out = job.output()
-        if not victims:
-            failures.append("host1's processes were not found")
+        print(out[-4000:])  # pytest shows it on a failure
+        assert victims, "host1's processes were not found"
         ranks = sorted(json.load(open(os.path.join(job.dumps, d)))["process"]["global_rank"] for d in written)
-        if ranks[:PER_HOST] != [0, 1] or any(r not in (0, 1) for r in ranks):
-            failures.append(f"only host0's ranks dumped, each: {ranks}")
+        assert ranks[:PER_HOST] == [0, 1] and all(r in (0, 1) for r in ranks), \
+            f"only host0's ranks dumped, each: {ranks}"
         host0 = warn_lines(out, "host0")
-        if not any("waiting on comm ranks [2-3] on other hosts" in l for l in host0):
-            failures.append(f"host0's log names ranks 2-3 on other hosts: {host0[:2]}")
-        if [l for l in host0 if re.search(r"culprit ranks \[[^\]]*\b[01]\b", l)]:
-            failures.append(f"host0 blamed one of its own ranks: {host0[:2]}")
-        a, error = analyze_json([job.dumps])
-        if error:
-            failures.append(error)
-        elif a["verdict"]["ranks"] != [2, 3] or "no dump" not in a["verdict"]["summary"]:
-            failures.append(f"analyze names ranks 2 and 3, without dumps: {a['verdict']}")
-        if failures:
-            print(out[-4000:])
-    for f in failures:
-        print("FAIL:", f)
-    return not failures
+        assert any("waiting on comm ranks [2-3] on other hosts" in l for l in host0), \
+            f"host0's log names ranks 2-3 on other hosts: {host0[:2]}"
+        assert not [l for l in host0 if re.search(r"culprit ranks \[[^\]]*\b[01]\b", l)], \
+            f"host0 blamed one of its own ranks: {host0[:2]}"
+        a = analyze_json([job.dumps])
+        assert a["verdict"]["ranks"] == [2, 3] and "no dump" in a["verdict"]["summary"], \
+            f"analyze names ranks 2 and 3, without dumps: {a['verdict']}"
 
 
 SCENARIOS = {"healthy_ddp": healthy_ddp, "partition": partition,
              "straggler_shared": lambda: straggler("shared"), "straggler_local": lambda: straggler("local"),
              "killed_host": killed_host}
 
-if __name__ == "__main__":
-    sys.exit(runner.run_named(SCENARIOS, sys.argv))
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario(scenario):
+    SCENARIOS[scenario]()

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""End-to-end: incidents that end, and one that does not, over the sim: recovery_test.py NAME.
+"""End-to-end: incidents that end, and one that does not, over the sim: pytest recovery_test.py::test_scenario[NAME].
 
 With the helpers of tests/lib/ncclwatch_test (scripts/launch, LD_PRELOAD, a private job
-id and dump directory, 200 ms poll), 2 ranks, a 3 s stall threshold. Exit 0 pass, 1 fail.
+id and dump directory, 200 ms poll), 2 ranks, a 3 s stall threshold.
   slow_resolves       collective #4 is 7 s slow (NCCLSIM_FAULT slow), then the job finishes:
                       dumps, a resolution note next to each, "resolved after" in the live log,
                       analyze --json verdict.resolved true and exit 0
@@ -21,15 +21,15 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 import ncclwatch_test.sim_job as st
-from ncclwatch_test import runner
 
 RANK = os.environ.get("NCCLWATCH_RANK", os.path.join(st.BUILD, "bin", "preload_rank"))
 STALL_SEC = 3
 SLOW_MS = 7000
 # ddp_loop --tp 1: step 0 is Broadcast #1 + AllReduce #2, step s > 0 the AllReduce #(s + 2).
 SLOW_SEQ = st.grad_allreduce_seq(2)
-check = st.check
 
 
 def env_with(fault):
@@ -50,8 +50,7 @@ def analyze_json(job):
     try:
         return rc, json.loads(out)
     except ValueError:
-        check(False, f"analyze --json output is not JSON (exit {rc}): {out[:200]} {err[:200]}")
-        return rc, {"verdict": {}}
+        pytest.fail(f"analyze --json output is not JSON (exit {rc}): {out[:200]} {err[:200]}")
 
 
 def resolved_lines(job):
@@ -67,47 +66,46 @@ def slow_resolves():
     finally:
         job.stop()
     try:
-        check(finished and rc == 0, f"the job finished well after the slow collective (exit {rc})")
+        assert finished and rc == 0, f"the job finished well after the slow collective (exit {rc})"
         dumps = st.load_dumps(job)
         comm = st.ddp_world_comm(job, dumps)
         mine = st.check_incident(dumps, "collective_hang", comm, SLOW_SEQ, "AllReduce", [0, 1], [0, 1],
                                  bound_ns=int((STALL_SEC + 2 * st.POLL_MS / 1000 + st.SLACK_SEC) * st.NS))
         by_dump = {p[:-len(".json")]: json.load(open(p)) for p in job.dump_files()}
         notes = notes_of(job)
-        check(sorted(n[:-len(".resolved")] for n in notes) == sorted(by_dump),
-              f"one resolution note next to each dump: {[os.path.basename(n) for n in notes]}")
+        assert sorted(n[:-len(".resolved")] for n in notes) == sorted(by_dump), \
+            f"one resolution note next to each dump: {[os.path.basename(n) for n in notes]}"
         for path in notes:
             mode = os.lstat(path).st_mode
-            check(stat.S_ISREG(mode) and stat.S_IMODE(mode) == 0o600, f"{path}: a regular 0600 file")
+            assert stat.S_ISREG(mode) and stat.S_IMODE(mode) == 0o600, f"{path}: a regular 0600 file"
             note = json.load(open(path))
             d = by_dump.get(path[:-len(".resolved")])
-            if not check(d is not None, f"{path}: has its dump"):
-                continue
-            check(note.get("schema") == "ncclwatch.resolution" and note.get("version") == 1, f"note schema: {note}")
-            check(note.get("incident") == d["incident"]["id"] and note.get("pid") == d["process"]["pid"],
-                  f"the note names its dump's incident and pid: {note}")
+            assert d is not None, f"{path}: has its dump"
+            assert note.get("schema") == "ncclwatch.resolution" and note.get("version") == 1, f"note schema: {note}"
+            assert note.get("incident") == d["incident"]["id"] and note.get("pid") == d["process"]["pid"], \
+                f"the note names its dump's incident and pid: {note}"
             # The sim sleeps 7 s after every rank joined #4, which is after both issued it (the
             # onset); the watchdog sees the completion within a tracker poll and its own poll.
             since = d["verdict"]["since_mono_ns"]
             waited = note.get("resolved_mono_ns", 0) - since
-            check(SLOW_MS / 1000 * st.NS <= waited <= (SLOW_MS / 1000 + 2 * st.POLL_MS / 1000 + st.SLACK_SEC) * st.NS,
-                  f"resolved {waited / st.NS:.2f} s after the onset, expected the {SLOW_MS} ms of the fault")
-            check(note.get("resolved_mono_ns", 0) > d["incident"]["detected_mono_ns"], "resolved after detected")
+            assert SLOW_MS / 1000 * st.NS <= waited <= (SLOW_MS / 1000 + 2 * st.POLL_MS / 1000 + st.SLACK_SEC) * st.NS, \
+                f"resolved {waited / st.NS:.2f} s after the onset, expected the {SLOW_MS} ms of the fault"
+            assert note.get("resolved_mono_ns", 0) > d["incident"]["detected_mono_ns"], "resolved after detected"
             print(f"RESOLVED rank {d['process']['global_rank']}: {waited / st.NS:.3f} s after onset, "
                   f"{(note['resolved_mono_ns'] - d['incident']['detected_mono_ns']) / st.NS:.3f} s after detection")
         lines = resolved_lines(job)
-        check(len(lines) == 2, f"one 'resolved after' line per rank: {lines}")
-        check(all(f"collective_hang comm {comm} #{SLOW_SEQ} AllReduce" in line for line in lines),
-              f"the lines name the incident: {lines}")
+        assert len(lines) == 2, f"one 'resolved after' line per rank: {lines}"
+        assert all(f"collective_hang comm {comm} #{SLOW_SEQ} AllReduce" in line for line in lines), \
+            f"the lines name the incident: {lines}"
         rc, report = analyze_json(job)
         v = report.get("verdict", {})
-        check(rc == 0, f"analyze exits 0 when every incident resolved (got {rc})")
-        check(v.get("kind") == "collective_hang" and v.get("seq") == SLOW_SEQ, f"analyze verdict {v}")
-        check(v.get("resolved") is True, f"analyze verdict.resolved {v.get('resolved')}")
-        check(v.get("resolved_after_ns", 0) > 0, f"analyze verdict.resolved_after_ns {v.get('resolved_after_ns')}")
+        assert rc == 0, f"analyze exits 0 when every incident resolved (got {rc})"
+        assert v.get("kind") == "collective_hang" and v.get("seq") == SLOW_SEQ, f"analyze verdict {v}"
+        assert v.get("resolved") is True, f"analyze verdict.resolved {v.get('resolved')}"
+        assert v.get("resolved_after_ns", 0) > 0, f"analyze verdict.resolved_after_ns {v.get('resolved_after_ns')}"
         rc, text, _ = analyze(job)
-        check(rc == 0 and "\n  resolved after " in text, f"analyze text says resolved (exit {rc}):\n{text[:600]}")
-        check(len(mine) == 2, "both ranks dumped")
+        assert rc == 0 and "\n  resolved after " in text, f"analyze text says resolved (exit {rc}):\n{text[:600]}"
+        assert len(mine) == 2, "both ranks dumped"
     finally:
         job.cleanup()
 
@@ -125,11 +123,11 @@ def hang_unresolved():
         comm = st.ddp_world_comm(job, dumps)
         st.check_incident(dumps, "collective_hang", comm, SLOW_SEQ, "AllReduce", [0, 1], [0, 1],
                           bound_ns=int((STALL_SEC + 2 * st.POLL_MS / 1000 + st.SLACK_SEC) * st.NS))
-        check(not notes_of(job), f"no resolution note for a real hang: {notes_of(job)}")
-        check(not resolved_lines(job), "no 'resolved' line for a real hang")
+        assert not notes_of(job), f"no resolution note for a real hang: {notes_of(job)}"
+        assert not resolved_lines(job), "no 'resolved' line for a real hang"
         rc, report = analyze_json(job)
-        check(rc == 3, f"analyze exits 3 for a hang that never resolved (got {rc})")
-        check(report.get("verdict", {}).get("resolved") is False, f"verdict.resolved {report.get('verdict')}")
+        assert rc == 3, f"analyze exits 3 for a hang that never resolved (got {rc})"
+        assert report.get("verdict", {}).get("resolved") is False, f"verdict.resolved {report.get('verdict')}"
     finally:
         job.cleanup()
 
@@ -145,23 +143,23 @@ def mismatch_completes():
         job.stop()
     try:
         out = job.output()
-        check(out.count("COMPLETED 3") == 2, "both ranks saw the mismatched #2 and #3 complete")
+        assert out.count("COMPLETED 3") == 2, "both ranks saw the mismatched #2 and #3 complete"
         dumps = st.load_dumps(job)
         d0 = st.dump_of_rank(dumps, 0)
         comm = st.comm_of(job, d0["process"]["pid"], "ncclCommInitRank") if d0 else None
-        check(comm is not None, "the communicator's id printed by the sim")
+        assert comm is not None, "the communicator's id printed by the sim"
         # Two ranks, no unique majority: both are named; the op is what the lowest culprit issued.
         st.check_incident(dumps, "mismatch", comm, 2, "AllReduce", [0, 1], [0, 1], bound_ns=st.MISMATCH_BOUND_NS)
-        check("NCCLWATCH WARN mismatch" in out, "the live log says mismatch")
+        assert "NCCLWATCH WARN mismatch" in out, "the live log says mismatch"
         rc, report = analyze_json(job)
-        check(rc == 3, f"analyze exits 3 for a mismatch (got {rc})")
+        assert rc == 3, f"analyze exits 3 for a mismatch (got {rc})"
         st.check_analysis(report, "mismatch", comm, 2, "AllReduce", [0, 1])
         at_2 = [f for f in report.get("fingerprints", []) if f.get("seq") == 2]
-        if check(len(at_2) == 1 and at_2[0]["differs"], "analyze: fingerprints differ at #2"):
-            ops = {e["rank"]: e["op"] for e in at_2[0]["by_rank"]}
-            check(ops == {0: "AllReduce", 1: "Broadcast"}, f"analyze: ops at #2 by rank {ops}")
-        check(report.get("verdict", {}).get("resolved") is False, "a mismatch is never resolved")
-        check(not notes_of(job), "no resolution note for a mismatch, although its collectives completed")
+        assert len(at_2) == 1 and at_2[0]["differs"], "analyze: fingerprints differ at #2"
+        ops = {e["rank"]: e["op"] for e in at_2[0]["by_rank"]}
+        assert ops == {0: "AllReduce", 1: "Broadcast"}, f"analyze: ops at #2 by rank {ops}"
+        assert report.get("verdict", {}).get("resolved") is False, "a mismatch is never resolved"
+        assert not notes_of(job), "no resolution note for a mismatch, although its collectives completed"
     finally:
         job.cleanup()
 
@@ -173,5 +171,6 @@ SCENARIOS = {
 }
 
 
-if __name__ == "__main__":
-    sys.exit(runner.run_named(SCENARIOS, sys.argv))
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario(scenario):
+    SCENARIOS[scenario]()

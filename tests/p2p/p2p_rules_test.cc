@@ -20,7 +20,7 @@
 #include "core/shm/record_flags.h"
 #include "core/watch/dump_builder.h"
 #include "core/watch/facts_from_snapshot.h"
-#include "tests/analyze/analyze_dumps.h"
+#include "tests/core/analyze/analyze_dumps.h"
 
 namespace ncclwatch {
 namespace {

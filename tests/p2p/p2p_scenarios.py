@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""P2P scenarios over the sim (issue 19): p2p_scenarios.py NAME.
+"""P2P scenarios over the sim (issue 19): pytest p2p_scenarios.py::test_scenario[NAME].
 
 Each runs examples/p2p_loop under LD_PRELOAD=libncclwatch.so through scripts/launch (the
 watchdog scenarios' Job: a private job id and dump directory, a 2 s threshold, a 200 ms poll),
 plants one P2P failure, and checks every rank's dump (kind, communicator, number, op, culprits,
 onset -> detection latency) and `ncclwatch analyze --json` (the same verdict, and the P2P ops
-of the pair or cycle). Exit 0 pass, 1 fail.
+of the pair or cycle).
 """
 
 import os
 import sys
 
-import ncclwatch_test.sim_job as wd  # Job, check, check_incident, analyze, ...
-from ncclwatch_test import runner
+import pytest
+
+import ncclwatch_test.sim_job as wd  # Job, check_incident, analyze, ...
 
 P2P_LOOP = os.path.join(wd.BUILD, "examples", "p2p_loop")
 STEP_MS = 20
@@ -37,12 +38,12 @@ def world_comm(job, dumps):
 def check_p2p_rows(report, expected):
     """expected: (rank, op, peer, posted) of each P2P evidence row analyze shows, in order."""
     rows = [(r["rank"], r["op"], r["peer"], r["posted"]) for r in report.get("p2p", [])]
-    wd.check(rows == expected, f"analyze p2p rows {rows}, expected {expected}")
+    assert rows == expected, f"analyze p2p rows {rows}, expected {expected}"
 
 
 def verdict_of(job, kind, comm, seq, op, culprits, dumping_ranks):
     dumps = wd.load_dumps(job)
-    wd.check(dumps, "some rank dumped")
+    assert dumps, "some rank dumped"
     comm = comm or world_comm(job, dumps)
     wd.check_incident(dumps, kind, comm, seq, op, culprits, dumping_ranks)
     report = wd.analyze(job)
@@ -56,8 +57,8 @@ def ring_deadlock():
     try:
         report = verdict_of(job, "p2p_deadlock", None, 6, "Recv", [0, 1, 2], [0, 1, 2])
         check_p2p_rows(report, [(0, "Recv", 2, True), (2, "Recv", 1, True), (1, "Recv", 0, True)])
-        wd.check("cycle rank 0 -> rank 2 -> rank 1 -> rank 0" in report["verdict"].get("summary", ""),
-                 "analyze names the cycle")
+        assert "cycle rank 0 -> rank 2 -> rank 1 -> rank 0" in report["verdict"].get("summary", ""), \
+            "analyze names the cycle"
     finally:
         job.cleanup()
 
@@ -70,7 +71,7 @@ def alltoall_skip():
     try:
         report = verdict_of(job, "p2p_straggler", None, 6, "Send", [2], [0, 1, 2, 3])
         rows = [(r["rank"], r["op"], r["peer"], r["posted"]) for r in report.get("p2p", [])]
-        wd.check((2, "Recv", 0, False) in rows, f"analyze shows rank 2 owes Recv to rank 0: {rows}")
+        assert (2, "Recv", 0, False) in rows, f"analyze shows rank 2 owes Recv to rank 0: {rows}"
     finally:
         job.cleanup()
 
@@ -85,7 +86,7 @@ def pipeline_stall():
         check_p2p_rows(report, [(0, "Send", 1, False), (1, "Recv", 0, True)])
         dumps = wd.load_dumps(job)
         frames = wd.frames_of(wd.dump_of_rank(dumps, 0))
-        wd.check(any("StallBeforeSend" in f for f in frames), "stage 0's stack shows where it stalls")
+        assert any("StallBeforeSend" in f for f in frames), "stage 0's stack shows where it stalls"
     finally:
         job.cleanup()
 
@@ -99,7 +100,7 @@ def pipeline_transport_hang():
     try:
         report = verdict_of(job, "p2p_hang", None, 21, "Recv", [0, 1], [0, 1])
         check_p2p_rows(report, [(1, "Recv", 0, True), (0, "Send", 1, True)])
-        wd.check(any(h["id"] == "p2p_transport" for h in report.get("hints", [])), "p2p_transport hint")
+        assert any(h["id"] == "p2p_transport" for h in report.get("hints", [])), "p2p_transport hint"
     finally:
         job.cleanup()
 
@@ -114,12 +115,13 @@ def healthy():
             start = wd.time.monotonic()
             job.wait(lambda: False, 40)
             rc = job.proc.poll()
-            wd.check(wd.time.monotonic() - start > 2 * wd.STALL_SEC, f"{pattern}: ran longer than twice the threshold")
+            assert wd.time.monotonic() - start > 2 * wd.STALL_SEC, f"{pattern}: ran longer than twice the threshold"
             job.stop()
-            wd.check(rc == 0, f"{pattern}: job exit {rc}: {job.output()[-500:]}")
-            wd.check(not job.dump_files(), f"{pattern}: healthy job wrote dumps {job.dump_files()}")
-            wd.check("WARN" not in job.output(), f"{pattern}: healthy job logged a warning")
+            assert rc == 0, f"{pattern}: job exit {rc}: {job.output()[-500:]}"
+            assert not job.dump_files(), f"{pattern}: healthy job wrote dumps {job.dump_files()}"
+            assert "WARN" not in job.output(), f"{pattern}: healthy job logged a warning"
         finally:
+            job.stop()
             job.cleanup()
 
 
@@ -131,5 +133,7 @@ SCENARIOS = {
     "healthy": healthy,
 }
 
-if __name__ == "__main__":
-    sys.exit(runner.run_named(SCENARIOS, sys.argv))
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario(scenario):
+    SCENARIOS[scenario]()

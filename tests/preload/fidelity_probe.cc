@@ -1,12 +1,15 @@
 // Calls NCCL and CUDA runtime entry points the preload hooks and prints every return code
 // and result, one per line, and for the NCCL calls that never block also the errno they leave
-// (set to a sentinel before each). Run with and without LD_PRELOAD (over the sim and over the
-// real libraries) by fidelity_check.sh, which requires identical output.
+// (set to a sentinel before each); then the driver's (fidelity_driver.cc). Run with and
+// without LD_PRELOAD (over the sim and over the real libraries) by fidelity_check.sh, which
+// requires identical output.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include <cerrno>
 #include <cstdio>
+
+void RunDriverChecks();  // fidelity_driver.cc
 
 namespace {
 
@@ -79,7 +82,10 @@ int main() {
   Print("ncclCommInitRank", init);
   if (init == ncclSuccess && comm != nullptr) {
     RunCollectives(comm);
+    RunDriverChecks();  // with a communicator: the preload is active and publishes the syncs
     Print("ncclCommDestroy", ncclCommDestroy(comm));
+  } else {
+    RunDriverChecks();
   }
   Print("ncclAllReduce null comm", ncclAllReduce(nullptr, nullptr, 1, ncclFloat, ncclSum, nullptr, nullptr));
   Print("cudaStreamSynchronize(0)", cudaStreamSynchronize(nullptr));

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The hook's hot path stays compact (issue 23, preload/hooks/hot_path.h): the functions every
-# collective, group, P2P call and host sync runs through lie in one span of at most 16 KB
+# collective, group, P2P call and host sync (the runtime's, and the driver's that a static
+# runtime calls) runs through lie in one span of at most 16 KB
 # (four pages; spread over the library they were ~10 pages, each a cold miss after a compute
 # phase), and the library's initial-exec TLS stays small enough for a dlopen'ed copy to load
 # (glibc keeps 512 bytes of static TLS for those by default; we allow ourselves 128).
@@ -11,11 +12,11 @@ fail=0
 # RealNccl (the common case), the tracker's RecordCompletion (tracker_record.h) with its Claim
 # and DriverRecord, and the hooks' clock are inlined into these since 2026-11-26, and the group
 # ends' depth count (group_depth.h) too, so they are no symbols of their own.
-hot='^(ncclAllReduce|ncclSend|ncclGroupStart|ncclGroupEnd|cudaStreamSynchronize)$
+hot='^(ncclAllReduce|ncclSend|ncclGroupStart|ncclGroupEnd|cudaStreamSynchronize|cuStreamSynchronize)$
 ^ncclwatch::preload::(BeginOp|EndOp|SettleAll|BeginSync|SettleGroupRange|EndOutermostGroup|NextGroupKey)\(
 ^ncclwatch::preload::CommRegistry::Find\(
 ^ncclwatch::shm::CommSlot::Append\('
-expected=14
+expected=15
 # address, size, name of every defined text symbol (cold clones are the point of the split: not counted)
 symbols=$(nm -C --defined-only -S "$lib" | awk '$3 ~ /^[tT]$/ { name = $4; for (i = 5; i <= NF; ++i) name = name " " $i; print $1, $2, name }' | grep -v '\[clone \.cold\]')
 found=0; lo=; hi=

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Inertness: preloading libncclwatch.so into programs that never create a communicator
 # changes nothing (exit status, output, thread count) and creates no shared memory.
-# usage: inert_check.sh PRELOAD
+# usage: inert_check.sh PRELOAD CC   (CC: the build's C compiler, run as a program like any other)
 set -u
-preload=$1
+preload=$1 cc=$2
 job="inert-$$"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -21,9 +21,7 @@ check true /bin/true
 check false /bin/false
 check bash bash -c 'echo hello; ls /proc/self/task | wc -l; exit 7'
 check python3 python3 -c 'import os, threading; print(len(os.listdir("/proc/self/task")), threading.active_count())'
-if command -v gcc >/dev/null; then
-  check gcc sh -c 'printf "int main(void){return 0;}\n" | gcc -x c -o /dev/null - && echo compiled'
-fi
+check cc sh -c 'printf "int main(void){return 0;}\n" | "$0" -x c -o /dev/null - && echo compiled' "$cc"
 # The library names what it would publish to; nothing of this job may exist.
 left=$(find /dev/shm -maxdepth 1 -name "ncclwatch.*.$job.*" 2>/dev/null)
 [ -z "$left" ] || { echo "FAIL: shared memory created: $left"; fail=1; }

@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """End-to-end: the watcher names hangs of jobs that reach NCCL only by name lookup.
 
-reach_scenarios.py NAME, over the sim, 2 ranks through scripts/launch, with the helpers of
-tests/lib/ncclwatch_test (2 s stall threshold, 200 ms poll). Exit 0 pass, 1 fail.
+pytest reach_scenarios.py::test_scenario[NAME], over the sim, 2 ranks through scripts/launch, with the helpers of
+tests/lib/ncclwatch_test (2 s stall threshold, 200 ms poll).
   ctypes_straggler   Python, ctypes.CDLL + attribute lookup only; rank 1 stalls in Python
   dlsym_straggler    C, dlopen(RTLD_LOCAL) + dlsym only; rank 1 stalls in a C function
   config_hang        C via dlsym, ncclAllReduceConfig, NCCLSIM_FAULT hangs collective #4
   signal_straggler   C via dlsym, rank 1 never sends its ncclSignal; rank 0 waits in
                      ncclWaitSignal, then issues the AllReduce rank 1 never reaches
+  proc_sync_hang     C via dlsym, the stream sync is the driver's cuStreamSynchronize found
+                     through cuGetProcAddress_v2 (as a static CUDA runtime finds it);
+                     NCCLSIM_FAULT hangs collective #4 and both ranks block in that sync
+  proc_ptds_sync_hang  the same with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+                     (cuStreamSynchronize_ptsz)
+  entry_point_sync_hang  the same through the runtime's cudaGetDriverEntryPoint
+  driver_dlsym_sync_hang  the same with cuStreamSynchronize found by dlsym in libcuda.so.1
 """
 
 import os
@@ -15,8 +22,9 @@ import shutil
 import sys
 import tempfile
 
+import pytest
+
 import ncclwatch_test.sim_job as st
-from ncclwatch_test import runner
 
 CTYPES_RANK = os.path.join(st.SOURCE, "examples", "reach", "ctypes_rank.py")
 DLSYM_RANK = os.path.join(st.BUILD, "examples", "dlsym_rank")
@@ -42,7 +50,7 @@ def check_named(job, kind, culprits):
 
     Without the dlsym hook these jobs publish nothing, so there would be no dump at all."""
     dumps = st.load_dumps(job)
-    st.check(len(dumps) >= 1, f"dumps written ({len(dumps)}); job output:\n{job.output()[-1500:]}")
+    assert len(dumps) >= 1, f"dumps written ({len(dumps)}); job output:\n{job.output()[-1500:]}"
     comm = world_comm(job, dumps)
     st.check_incident(dumps, kind, comm, 4, "AllReduce", culprits, [0, 1])
     return dumps, comm
@@ -53,12 +61,7 @@ def ctypes_straggler():
     try:
         dumps, comm = check_named(job, "straggler", [1])
         culprit = st.dump_of_rank(dumps, 1)
-        if st.check(culprit is not None, "the Python straggler dumped"):
-            py = culprit["python_stacks"]
-            st.check(py.get("available"), f"Python stacks available ({py.get('reason')})")
-            funcs = [f["function"] for t in py.get("threads", []) for f in t["frames"]]
-            st.check("skip_samples_to_resume_position" in funcs and "restore_data_loader_state" in funcs,
-                     f"Python frames of the stall shown: {funcs[:8]}")
+        st.check_python_data_loader_stall(culprit)
         st.check_analysis(st.analyze(job), "straggler", comm, 4, "AllReduce", [1])
     finally:
         job.cleanup()
@@ -69,9 +72,9 @@ def dlsym_straggler():
     try:
         dumps, _ = check_named(job, "straggler", [1])
         culprit = st.dump_of_rank(dumps, 1)
-        if st.check(culprit is not None, "the straggler dumped"):
-            st.check(any("StallInCheckpointLoad" in n for n in st.frames_of(culprit)),
-                     "the straggler's native stack shows where it stalls")
+        assert culprit is not None, "the straggler dumped"
+        assert any("StallInCheckpointLoad" in n for n in st.frames_of(culprit)), \
+            "the straggler's native stack shows where it stalls"
     finally:
         job.cleanup()
 
@@ -90,17 +93,58 @@ def signal_straggler():
     try:
         dumps, _ = check_named(job, "straggler", [1])
         waiter = st.dump_of_rank(dumps, 0)
-        if st.check(waiter is not None, "the waiting rank dumped"):
-            records = [r for c in waiter.get("comms", []) for r in c.get("records", [])]
-            waits = [r for r in records if r.get("op") == "WaitSignal"]
-            st.check(len(waits) == 4 and all(r.get("peer") == 1 for r in waits),
-                     f"rank 0's ring holds its 4 ncclWaitSignal on peer 1: {waits[-2:]}")
+        assert waiter is not None, "the waiting rank dumped"
+        records = [r for c in waiter.get("comms", []) for r in c.get("records", [])]
+        waits = [r for r in records if r.get("op") == "WaitSignal"]
+        assert len(waits) == 4 and all(r.get("peer") == 1 for r in waits), \
+            f"rank 0's ring holds its 4 ncclWaitSignal on peer 1: {waits[-2:]}"
     finally:
         job.cleanup()
 
 
-SCENARIOS = {f.__name__: f for f in (ctypes_straggler, dlsym_straggler, config_hang, signal_straggler)}
+def driver_sync_hang(name, how):
+    """Both ranks block in the driver's cuStreamSynchronize behind hung collective #4: the final
+    analysis says collective_hang, and its notes that the ranks are blocked in that very call.
+
+    Without the driver hooks (or without the lookup handing them out) nothing publishes the
+    blocked sync, and the notes say nothing of it."""
+    job = run(name, [DLSYM_RANK, "--mode", "allreduce", "--sync", how], expect_dumps=2,
+              env={"NCCLSIM_FAULT": "hang:seq=4"})
+    try:
+        dumps, comm = check_named(job, "collective_hang", [0, 1])
+        for d in dumps:
+            calls = [s.get("api") for s in d.get("host_syncs", [])]
+            assert calls == ["driver"], f"rank {d['process']['global_rank']}: one blocked driver sync: {calls}"
+        report = st.analyze(job)
+        st.check_analysis(report, "collective_hang", comm, 4, "AllReduce", [0, 1])
+        notes = report.get("notes", [])
+        for rank in (0, 1):
+            assert any(f"rank {rank} blocked in cuStreamSynchronize (stream 0x" in n for n in notes), \
+                f"analyze notes rank {rank} blocked in cuStreamSynchronize: {notes}"
+    finally:
+        job.cleanup()
 
 
-if __name__ == "__main__":
-    sys.exit(runner.run_named(SCENARIOS, sys.argv))
+def proc_sync_hang():
+    driver_sync_hang("proc_sync_hang", "proc")
+
+
+def proc_ptds_sync_hang():
+    driver_sync_hang("proc_ptds_sync_hang", "proc-ptds")
+
+
+def entry_point_sync_hang():
+    driver_sync_hang("entry_point_sync_hang", "entry-point")
+
+
+def driver_dlsym_sync_hang():
+    driver_sync_hang("driver_dlsym_sync_hang", "driver")
+
+
+SCENARIOS = {f.__name__: f for f in (ctypes_straggler, dlsym_straggler, config_hang, signal_straggler, proc_sync_hang,
+                                     proc_ptds_sync_hang, entry_point_sync_hang, driver_dlsym_sync_hang)}
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario(scenario):
+    SCENARIOS[scenario]()

@@ -7,17 +7,13 @@ blocks: the WARN line every rank logs, and the analyze report. Golden-free: numb
 host names and pids are normalised away; what must agree is the wording, the sections and their
 order, and the shape of each line of the verdict and of the culprit's first thread.
 
-Exit status: 0 agree, 1 differ (each difference printed), 2 usage.
+Run by pytest: pytest readme_shape_test.py.
 """
 import os
 import re
 import subprocess
-import sys
 
-SOURCE = os.environ.get("NCCLWATCH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.environ.get("NCCLWATCH_BUILD_DIR", os.path.join(SOURCE, "build"))
-
-from ncclwatch_test.checks import check, failures
+from ncclwatch_test.paths import BUILD, SOURCE
 
 
 def normalise(line, hosts=()):
@@ -60,57 +56,45 @@ def host_names(report):
     return m.group(1).split() if m else []
 
 
-def main():
-    if len(sys.argv) != 1:
-        print(__doc__)
-        return 2
+def test_readme_shape():
     readme_warn, readme_analyze = readme_blocks()
-    if not check(readme_warn and readme_analyze, "README.md has the WARN line and the analyze block"):
-        return 1
+    assert readme_warn and readme_analyze, "README.md has the WARN line and the analyze block"
     env = dict(os.environ, BUILD_DIR=BUILD)
     demo = subprocess.run([os.path.join(SOURCE, "scripts", "demo"), "--stall", "2"], capture_output=True, text=True,
                           timeout=180, env=env)
     print(demo.stdout[-4000:])
-    if not check(demo.returncode == 0, f"scripts/demo exits 0 (got {demo.returncode}): {demo.stderr[-2000:]}"):
-        return 1
+    assert demo.returncode == 0, f"scripts/demo exits 0 (got {demo.returncode}): {demo.stderr[-2000:]}"
     out = demo.stdout
 
     # The WARN line: one per rank; the README shows rank 1's. The related verdicts depend on
     # timing, so they are compared as "present or not", not one by one.
     warns = [line for line in (out + demo.stderr).splitlines() if "NCCLWATCH WARN" in line and "[rank 1]" in line]
-    if check(warns, "the demo printed rank 1's WARN line"):
-        strip_related = lambda s: re.sub(r" \(related: [^)]*\)", " (related: ...)", s)
-        ours = normalise(strip_related(warns[0]), [warns[0].split(":")[0]])
-        theirs = normalise(strip_related(readme_warn), [readme_warn.split(":")[0]])
-        check(ours.replace(" (related: ...)", "") == theirs.replace(" (related: ...)", ""),
-              f"the WARN line has the README's shape:\n  tool:   {ours}\n  README: {theirs}")
+    assert warns, "the demo printed rank 1's WARN line"
+    strip_related = lambda s: re.sub(r" \(related: [^)]*\)", " (related: ...)", s)
+    ours = normalise(strip_related(warns[0]), [warns[0].split(":")[0]])
+    theirs = normalise(strip_related(readme_warn), [readme_warn.split(":")[0]])
+    assert ours.replace(" (related: ...)", "") == theirs.replace(" (related: ...)", ""), \
+        f"the WARN line has the README's shape:\n  tool:   {ours}\n  README: {theirs}"
 
     # The analyze report.
     start = out.find("$ ncclwatch analyze ")
-    if not check(start >= 0, "the demo printed the analyze report"):
-        return 1
+    assert start >= 0, "the demo printed the analyze report"
     report = out[start:].split("\n", 1)[1]
     readme_report = readme_analyze.split("\n", 1)[1]
     ours, theirs = sections(report), sections(readme_report)
     ours_hosts, theirs_hosts = host_names(report), host_names(readme_report)
-    check([h for h, _ in ours] == [h for h, _ in theirs],
-          f"the same sections in the same order:\n  tool:   {[h for h, _ in ours]}\n  README: {[h for h, _ in theirs]}")
+    assert [h for h, _ in ours] == [h for h, _ in theirs], \
+        f"the same sections in the same order:\n  tool:   {[h for h, _ in ours]}\n  README: {[h for h, _ in theirs]}"
     for (heading, lines), (_, readme_lines) in zip(ours, theirs):
         if heading.startswith("VERDICT") or heading.startswith("EVIDENCE: each rank"):
             a = [normalise(l, ours_hosts) for l in lines]
             b = [normalise(l, theirs_hosts) for l in readme_lines]
-            check(a == b, f"section {heading!r} reads as the README shows:\n  tool:   {a}\n  README: {b}")
+            assert a == b, f"section {heading!r} reads as the README shows:\n  tool:   {a}\n  README: {b}"
         elif heading.startswith("EVIDENCE: culprit stacks"):
             # The group line, the first thread's header and its innermost frame.
             a = [normalise(l, ours_hosts) for l in lines[:3]]
             b = [normalise(l, theirs_hosts) for l in readme_lines[:3]]
-            check(a == b, f"the culprit's first thread reads as the README shows:\n  tool:   {a}\n  README: {b}")
+            assert a == b, f"the culprit's first thread reads as the README shows:\n  tool:   {a}\n  README: {b}"
         elif heading.startswith("WHAT TO TRY"):
-            check(lines and readme_lines and normalise(lines[0]) == normalise(readme_lines[0]),
-                  "the first hint reads as the README shows")
-    print("readme_shape:", "FAILED" if failures else "passed")
-    return 1 if failures else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            assert lines and readme_lines and normalise(lines[0]) == normalise(readme_lines[0]), \
+                "the first hint reads as the README shows"

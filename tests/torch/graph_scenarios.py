@@ -13,7 +13,7 @@ the ranks stopped.
                       the 5th never completes; killed after a timeout, both ranks' Python stacks
                       show them waiting for the 5th replay's result.
   graph_replay_die    NCCLSIM_FAULT=die:replay=3,rank=1: rank 1 dies (SIGKILL) in its 3rd replay.
-Exit 0 pass, 1 fail.
+Run under pytest (tests/torch/CMakeLists.txt: one ctest entry per scenario).
 """
 
 import os
@@ -22,11 +22,11 @@ import signal
 import sys
 import time
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_scenarios as ts  # noqa: E402  TorchJob
-from ncclwatch_test import runner  # noqa: E402
 
-check = ts.check
 EXAMPLES = os.path.join(ts.SOURCE, "examples", "torch")
 GRAPH_ALLREDUCE = os.path.join(EXAMPLES, "graph_allreduce.py")
 GRAPHED_CALLABLES = os.path.join(EXAMPLES, "graphed_callables.py")
@@ -48,7 +48,7 @@ def run_to_end(name, script, args, timeout=150, env=None):
     finished = job.wait(lambda: job.proc.poll() is not None, timeout)
     code = job.proc.poll()
     job.stop()
-    check(finished, f"{name}: the job ends within {timeout} s:\n{job.output()[-3000:]}")
+    assert finished, f"{name}: the job ends within {timeout} s:\n{job.output()[-3000:]}"
     return job, code
 
 
@@ -56,11 +56,10 @@ def healthy(name, script, what, count):
     """The example runs `count` graph replays (steps) on both ranks, each checked, and exits 0."""
     job, code = run_to_end(name, script, [f"--{what}s", str(count)])
     try:
-        check(code == 0, f"exit 0, got {code}:\n{job.output()[-3000:]}")
-        check(ok_lines(job, what) == {0: list(range(1, count + 1)), 1: list(range(1, count + 1))},
-              f"every {what} of both ranks summed correctly")
+        assert code == 0, f"exit 0, got {code}:\n{job.output()[-3000:]}"
+        assert ok_lines(job, what) == {0: list(range(1, count + 1)), 1: list(range(1, count + 1))}, f"every {what} of both ranks summed correctly"
         for rank in (0, 1):
-            check(f"rank {rank} done: {count} {what}s" in job.output(), f"rank {rank} finished")
+            assert f"rank {rank} done: {count} {what}s" in job.output(), f"rank {rank} finished"
     finally:
         job.cleanup()
 
@@ -96,19 +95,19 @@ def graph_replay_hang():
                       watcher=False, script=GRAPH_ALLREDUCE)
     try:
         reached = job.wait(lambda: ok_lines(job, "replay") == {0: [1, 2, 3, 4], 1: [1, 2, 3, 4]}, 120)
-        check(reached, f"replays 1-4 of both ranks check out:\n{job.output()[-3000:]}")
+        assert reached, f"replays 1-4 of both ranks check out:\n{job.output()[-3000:]}"
         time.sleep(HANG_WAIT_SEC)
-        check(job.proc.poll() is None, f"the job is still running {HANG_WAIT_SEC} s later (hung)")
-        check(ok_lines(job, "replay") == {0: [1, 2, 3, 4], 1: [1, 2, 3, 4]}, "no 5th replay completed")
+        assert job.proc.poll() is None, f"the job is still running {HANG_WAIT_SEC} s later (hung)"
+        assert ok_lines(job, "replay") == {0: [1, 2, 3, 4], 1: [1, 2, 3, 4]}, "no 5th replay completed"
         # The timeout kill: SIGTERM makes each worker dump its Python stacks (faulthandler).
         workers = worker_pids(job, GRAPH_ALLREDUCE)
-        check(len(workers) == 2, f"two workers, found {workers}")
+        assert len(workers) == 2, f"two workers, found {workers}"
         for pid in workers:
             os.kill(pid, signal.SIGTERM)
         job.wait(lambda: not any(alive(pid) for pid in workers), 20)
         wait_line = source_line(GRAPH_ALLREDUCE, "got = static_out.cpu()")
         stacks = job.output().count(f'graph_allreduce.py", line {wait_line} in main')
-        check(stacks == 2, f"both ranks wait for the 5th replay's result (line {wait_line}), {stacks} found:\n"
+        assert stacks == 2, (f"both ranks wait for the 5th replay's result (line {wait_line}), {stacks} found:\n"
                            f"{job.output()[-3000:]}")
     finally:
         job.stop()
@@ -119,12 +118,12 @@ def graph_replay_die():
     job, code = run_to_end("graph_replay_die", GRAPH_ALLREDUCE, ["--replays", "30"],
                            env={"NCCLSIM_FAULT": "die:replay=3,rank=1"})
     try:
-        check(code not in (0, None), f"the job fails, got {code}")
+        assert code not in (0, None), f"the job fails, got {code}"
         lines = ok_lines(job, "replay")
-        check(lines.get(1) == [1, 2], f"rank 1 completed replays 1-2 only: {lines}")
-        check(3 not in lines.get(0, []), f"rank 0 never completed replay 3 without its peer: {lines}")
-        check(re.search(r"rank\s*: 1 \(local_rank: 1\)\n\s*exitcode\s*: -9", job.output()) is not None,
-              f"torchrun reports rank 1 killed by SIGKILL:\n{job.output()[-3000:]}")
+        assert lines.get(1) == [1, 2], f"rank 1 completed replays 1-2 only: {lines}"
+        assert 3 not in lines.get(0, []), f"rank 0 never completed replay 3 without its peer: {lines}"
+        killed = re.search(r"rank\s*: 1 \(local_rank: 1\)\n\s*exitcode\s*: -9", job.output())
+        assert killed is not None, f"torchrun reports rank 1 killed by SIGKILL:\n{job.output()[-3000:]}"
     finally:
         job.cleanup()
 
@@ -136,5 +135,7 @@ SCENARIOS = {
     "graph_replay_die": graph_replay_die,
 }
 
-if __name__ == "__main__":
-    sys.exit(runner.run_named(SCENARIOS, sys.argv))
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario(scenario):
+    SCENARIOS[scenario]()

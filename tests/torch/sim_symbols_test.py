@@ -10,12 +10,11 @@ CUDA toolkit. A sim that lacks one of them makes torch fail at import (RTLD_NOW)
 import glob
 import os
 import subprocess
-import sys
 
+import pytest
 import torch
 
-BUILD = os.environ["NCCLWATCH_BUILD_DIR"]
-SIM = os.path.join(BUILD, "sim", "lib")
+from ncclwatch_test.paths import SIM_LIB as SIM
 TORCH_LIB = os.path.dirname(torch.__file__)
 NVIDIA = os.path.join(os.path.dirname(TORCH_LIB), "nvidia")
 CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
@@ -38,32 +37,22 @@ def dynamic_symbols(path, defined):
     return {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
 
 
-def main():
-    failures = 0
+def torch_imports():
+    """Every undefined dynamic symbol of torch's shared objects."""
     torch_libs = glob.glob(os.path.join(TORCH_LIB, "lib", "*.so")) + glob.glob(os.path.join(TORCH_LIB, "_C*.so"))
-    if not torch_libs:
-        print(f"FAIL: no torch libraries under {TORCH_LIB}")
-        return 1
+    assert torch_libs, f"no torch libraries under {TORCH_LIB}"
     wanted = set()
     for lib in torch_libs:
         wanted |= dynamic_symbols(lib, defined=False)
-    for name in ("cudart", "nccl", "driver"):
-        for path in (REAL[name], SIM_LIBS[name]):
-            if not os.path.exists(path):
-                print(f"FAIL: {path} missing")
-                return 1
-        imported = wanted & dynamic_symbols(REAL[name], defined=True)
-        missing = sorted(imported - dynamic_symbols(SIM_LIBS[name], defined=True))
-        print(f"{name}: torch imports {len(imported)} symbols from {REAL[name]}; sim lacks {len(missing)}")
-        for sym in missing:
-            print(f"  FAIL: {sym} not defined by {SIM_LIBS[name]}")
-        failures += len(missing)
-        if not imported:
-            print(f"FAIL: found no {name} imports at all; the test is not looking where torch is")
-            failures += 1
-    print("passed" if not failures else f"{failures} failures")
-    return 1 if failures else 0
+    return wanted
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.mark.parametrize("name", ["cudart", "nccl", "driver"])
+def test_sim_defines_what_torch_imports(name):
+    for path in (REAL[name], SIM_LIBS[name]):
+        assert os.path.exists(path), f"{path} missing"
+    imported = torch_imports() & dynamic_symbols(REAL[name], defined=True)
+    assert imported, f"found no {name} imports at all; the test is not looking where torch is"
+    missing = sorted(imported - dynamic_symbols(SIM_LIBS[name], defined=True))
+    print(f"{name}: torch imports {len(imported)} symbols from {REAL[name]}; sim lacks {len(missing)}")
+    assert not missing, f"not defined by {SIM_LIBS[name]}: {missing}"

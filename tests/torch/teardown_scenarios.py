@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Real PyTorch on the sim: jobs torn down before the stall threshold, and jobs that share
-torchrun's defaults. teardown_scenarios.py NAME; exit 0 pass, 1 fail.
+torchrun's defaults. pytest teardown_scenarios.py::test_scenario[NAME].
 
 The "Never harm the job" guarantees (README, "What ncclwatch guarantees"):
   pg_timeout        torch's own timeout (below NCCLWATCH_STALL_SEC) aborts rank 0 (SIGABRT), torchrun
@@ -29,11 +29,11 @@ import sys
 import tempfile
 import time
 
+import pytest
+
 import torch_scenarios as ts
-from ncclwatch_test import runner
 
 wd = ts.wd
-check = wd.check
 NO_THRESHOLD = 60.0  # a stall threshold no teardown here waits for
 
 
@@ -42,8 +42,7 @@ def wait_exit(job, timeout):
         job.proc.wait(timeout=timeout)
         return True
     except subprocess.TimeoutExpired:
-        check(False, f"the job did not end within {timeout} s")
-        return False
+        pytest.fail(f"the job did not end within {timeout} s")
 
 
 def straggler_seq(job, culprit=1, waiter=0):
@@ -53,7 +52,7 @@ def straggler_seq(job, culprit=1, waiter=0):
     pids = ts.rank_pids(job, comm)
     seq = len(issued.get(pids.get(culprit), [])) + 1
     waiting = issued.get(pids.get(waiter), [])
-    check(len(waiting) >= seq, f"rank {waiter} issued #{seq} (issued {len(waiting)})")
+    assert len(waiting) >= seq, f"rank {waiter} issued #{seq} (issued {len(waiting)})"
     return comm, seq, (waiting[seq - 1] if len(waiting) >= seq else None)
 
 
@@ -98,28 +97,28 @@ def pg_timeout():
     try:
         wait_exit(job, 120)
         out = job.output()
-        check(job.proc.returncode != 0, f"torchrun failed, as torch's timeout makes it: {job.proc.returncode}")
-        check("NCCLWATCH WARN last gasp: torn down by" in out, "a last-gasp line was logged")
+        assert job.proc.returncode != 0, f"torchrun failed, as torch's timeout makes it: {job.proc.returncode}"
+        assert "NCCLWATCH WARN last gasp: torn down by" in out, "a last-gasp line was logged"
         comm, seq, op = straggler_seq(job)
         dumps = wd.load_dumps(job)
         ranks = sorted(d["process"]["global_rank"] for d in dumps if "written_by" not in d)
-        check(ranks == [0, 1], f"both ranks dumped before they went: {ranks}")
-        check(all(d["incident"]["trigger"] in ("last-gasp", "trigger-file") for d in dumps),
-              f"every dump is a last gasp or answers one: {[d['incident']['trigger'] for d in dumps]}")
+        assert ranks == [0, 1], f"both ranks dumped before they went: {ranks}"
+        assert all(d["incident"]["trigger"] in ("last-gasp", "trigger-file") for d in dumps), \
+            f"every dump is a last gasp or answers one: {[d['incident']['trigger'] for d in dumps]}"
         report = wd.analyze(job)
         wd.check_analysis(report, "straggler", comm, seq, op, [1])
         # torch's own number for the collective that timed out, from its Flight Recorder: ours is it.
         framework_seq = ts.check_ddp_framework_seq(report, seq)
         fr_seq = flight_recorder_stuck_seq(fr_prefix + "0")
-        check(fr_seq == framework_seq,
-              f"Flight Recorder's stuck collective_seq_id {fr_seq} (rank 0's trace: {os.listdir(fr_dir)}), "
-              f"ncclwatch's framework seq {framework_seq}")
+        assert fr_seq == framework_seq, \
+            (f"Flight Recorder's stuck collective_seq_id {fr_seq} (rank 0's trace: {os.listdir(fr_dir)}), "
+             f"ncclwatch's framework seq {framework_seq}")
         culprit = wd.dump_of_rank(dumps, 1)
-        if check(culprit is not None, "the straggler dumped"):
-            frames = python_frames(culprit)
-            check("RestoreDataLoaderState" in frames, f"its Python stack shows the data loader: {frames[:12]}")
-        check(worker_exitcodes(out).get(0) == -signal.SIGABRT,
-              f"rank 0 still died of torch's SIGABRT: {worker_exitcodes(out)}")
+        assert culprit is not None, "the straggler dumped"
+        frames = python_frames(culprit)
+        assert "RestoreDataLoaderState" in frames, f"its Python stack shows the data loader: {frames[:12]}"
+        assert worker_exitcodes(out).get(0) == -signal.SIGABRT, \
+            f"rank 0 still died of torch's SIGABRT: {worker_exitcodes(out)}"
     finally:
         job.stop()
         job.cleanup()
@@ -132,21 +131,21 @@ def rank_raises():
     try:
         wait_exit(job, 120)
         out = job.output()
-        check("data loader state could not be restored" in out, "rank 1 raised")
+        assert "data loader state could not be restored" in out, "rank 1 raised"
         comm, seq, op = straggler_seq(job)
         dumps = wd.load_dumps(job)
         live = [d for d in dumps if "written_by" not in d]
-        check(live and all(d["process"]["global_rank"] == 0 for d in live),
-              f"rank 0 dumped before it went: {[d['process']['global_rank'] for d in live]}")
-        check(all(d["incident"]["trigger"] in ("last-gasp", "local") for d in live),
-              f"at its teardown, or at the rank_exited verdict just before: {[d['incident']['trigger'] for d in live]}")
+        assert live and all(d["process"]["global_rank"] == 0 for d in live), \
+            f"rank 0 dumped before it went: {[d['process']['global_rank'] for d in live]}"
+        assert all(d["incident"]["trigger"] in ("last-gasp", "local") for d in live), \
+            f"at its teardown, or at the rank_exited verdict just before: {[d['incident']['trigger'] for d in live]}"
         gone = [d for d in dumps if "written_by" in d]
-        check(gone and all(d["process"]["global_rank"] == 1 for d in gone), "with rank 1's exit evidence beside it")
+        assert gone and all(d["process"]["global_rank"] == 1 for d in gone), "with rank 1's exit evidence beside it"
         for d in gone:
             world = [c for c in d["comms"] if c["comm"] == comm]
-            check(len(world) == 1 and world[0]["last_enqueued_seq"] == seq - 1,
-                  f"rank 1's last op is #{seq - 1}: {world[:1]}")
-            check(d["process"].get("exit", {}).get("status") == 1, f"it exited 1: {d['process'].get('exit')}")
+            assert len(world) == 1 and world[0]["last_enqueued_seq"] == seq - 1, \
+                f"rank 1's last op is #{seq - 1}: {world[:1]}"
+            assert d["process"].get("exit", {}).get("status") == 1, f"it exited 1: {d['process'].get('exit')}"
         report = wd.analyze(job)
         wd.check_analysis(report, "rank_exited", comm, seq, op, [1])
     finally:
@@ -163,7 +162,10 @@ def hung_job(watcher, seq=12):
         comm = ts.world_comm(job)
         issued = ts.issued_collectives(job, comm) if comm else {}
         return len(issued) == 2 and all(len(v) >= seq for v in issued.values())
-    check(job.wait(both_issued, 90), f"both ranks reached #{seq} (watcher={watcher})")
+    if not job.wait(both_issued, 90):
+        job.stop()
+        job.cleanup()
+        pytest.fail(f"both ranks reached #{seq} (watcher={watcher})")
     return job
 
 
@@ -190,10 +192,10 @@ def sigterm_hung():
             results[watcher] = (job.proc.returncode, worker_exitcodes(out))
             print(f"watcher={watcher}: exit {job.proc.returncode} {worker_exitcodes(out)} {took:.1f} s after SIGTERM")
             if watcher:
-                check(took < 10, f"teardown took {took:.1f} s with the watcher (bounded by 3 s a rank)")
+                assert took < 10, f"teardown took {took:.1f} s with the watcher (bounded by 3 s a rank)"
                 dumps = wd.load_dumps(job)
                 ranks = sorted(d["process"]["global_rank"] for d in dumps)
-                check(ranks == [0, 1], f"both ranks dumped before they went: {ranks}")
+                assert ranks == [0, 1], f"both ranks dumped before they went: {ranks}"
                 comm = ts.world_comm(job)
                 report = wd.analyze(job)
                 ops = {tuple(v[11:12]) for v in ts.issued_collectives(job, comm).values()}
@@ -202,8 +204,7 @@ def sigterm_hung():
         finally:
             job.stop()
             job.cleanup()
-    check(results.get(True) == results.get(False),
-          f"the same exit statuses with and without the watcher: {results}")
+    assert results.get(True) == results.get(False), f"the same exit statuses with and without the watcher: {results}"
 
 
 def abort_unresolved():
@@ -211,16 +212,16 @@ def abort_unresolved():
                                               "--straggler-sec", "120", "--pg-timeout-sec", "8"],
                       env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"})
     try:
-        check(job.wait(lambda: len(job.dump_files()) >= 2, 90), "the straggler was dumped at the threshold")
+        assert job.wait(lambda: len(job.dump_files()) >= 2, 90), "the straggler was dumped at the threshold"
         wait_exit(job, 90)
         time.sleep(0.5)
         out = job.output()
         print("\n".join(l for l in out.splitlines() if "NCCLWATCH" in l or "bort" in l))
-        check("NCCLWATCH WARN straggler" in out, "the straggler was declared")
-        check("resolved after" not in out, "the abort did not read as a recovery: " +
+        assert "NCCLWATCH WARN straggler" in out, "the straggler was declared"
+        assert "resolved after" not in out, ("the abort did not read as a recovery: " +
               "; ".join(l for l in out.splitlines() if "resolved after" in l)[:500])
         notes = [f for f in os.listdir(job.dump_dir) if "resol" in f]
-        check(not notes, f"no resolution note: {notes}")
+        assert not notes, f"no resolution note: {notes}"
     finally:
         job.stop()
         job.cleanup()
@@ -250,7 +251,7 @@ def rerun_after_kill():
     killed = ts.TorchJob("killed", 3, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", "3",
                                        "--straggler-sec", "120"], defaults=True, cwd=cwd, port=port)
     try:
-        check(killed.wait(lambda: len(killed.dump_files()) >= 3, 90), "the first job dumped its straggler")
+        assert killed.wait(lambda: len(killed.dump_files()) >= 3, 90), "the first job dumped its straggler"
         killed_ranks = {pid for pid, *_ in ts.init_lines(killed)}
         for pid in killed.rank_pids() + [killed.proc.pid]:
             try:
@@ -260,17 +261,17 @@ def rerun_after_kill():
         killed.proc.wait()
         time.sleep(0.5)
         left = segments_of(killed_ranks)
-        check(len(left) == 3, f"the killed ranks left their segments: {left}")
+        assert len(left) == 3, f"the killed ranks left their segments: {left}"
         before = set(os.listdir(killed.dump_dir))
         rerun = ts.TorchJob("rerun", 2, ["--steps", "8"], defaults=True, cwd=cwd, port=port)
         try:
             wait_exit(rerun, 150)
             out = rerun.output()
-            check(rerun.proc.returncode == 0, f"the rerun finished: {rerun.proc.returncode}\n{out[-2000:]}")
-            check(not new_files(killed.dump_dir, before), f"no dump: {new_files(killed.dump_dir, before)}")
-            check(not quiet(out), f"no warning: {quiet(out)[:3]}")
+            assert rerun.proc.returncode == 0, f"the rerun finished: {rerun.proc.returncode}\n{out[-2000:]}"
+            assert not new_files(killed.dump_dir, before), f"no dump: {new_files(killed.dump_dir, before)}"
+            assert not quiet(out), f"no warning: {quiet(out)[:3]}"
             left = segments_of(killed_ranks | {pid for pid, *_ in ts.init_lines(rerun)})
-            check(not left, f"the rerun removed what the killed run left, and its own: {left}")
+            assert not left, f"the rerun removed what the killed run left, and its own: {left}"
         finally:
             rerun.stop()
             rerun.cleanup()
@@ -285,24 +286,24 @@ def two_jobs():
     hung = ts.TorchJob("hung", 2, ["--steps", "1000"], defaults=True, cwd=cwd,
                        env={"NCCLSIM_FAULT": "hang:seq=12,comm=0"})
     try:
-        check(hung.wait(lambda: len(hung.dump_files()) >= 2, 90), "the hung job dumped")
+        assert hung.wait(lambda: len(hung.dump_files()) >= 2, 90), "the hung job dumped"
         before = set(os.listdir(hung.dump_dir))
         healthy = ts.TorchJob("healthy", 2, ["--steps", "40"], defaults=True, cwd=cwd)
         try:
             wait_exit(healthy, 150)
             out = healthy.output()
-            check(healthy.proc.returncode == 0, f"the healthy job finished: {healthy.proc.returncode}\n{out[-2000:]}")
-            check(not quiet(out), f"the healthy job logged nothing: {quiet(out)[:3]}")
+            assert healthy.proc.returncode == 0, f"the healthy job finished: {healthy.proc.returncode}\n{out[-2000:]}"
+            assert not quiet(out), f"the healthy job logged nothing: {quiet(out)[:3]}"
             pids = {pid for pid, *_ in ts.init_lines(healthy)}
-            check(pids, "the healthy job's ranks are known")
+            assert pids, "the healthy job's ranks are known"
             written = [json.load(open(os.path.join(hung.dump_dir, f))) for f in new_files(hung.dump_dir, before)
                        if f.endswith(".json")]
             by_healthy = [d for d in written if d["process"]["pid"] in pids]
-            check(not by_healthy, f"the healthy job wrote no dump: {[d['incident']['id'] for d in by_healthy]}")
+            assert not by_healthy, f"the healthy job wrote no dump: {[d['incident']['id'] for d in by_healthy]}"
         finally:
             healthy.stop()
             healthy.cleanup()
-        check(hung.proc.poll() is None, "the hung job is still there (the healthy one ran beside it)")
+        assert hung.proc.poll() is None, "the hung job is still there (the healthy one ran beside it)"
     finally:
         hung.stop()
         hung.cleanup()
@@ -319,5 +320,6 @@ SCENARIOS = {
 }
 
 
-if __name__ == "__main__":
-    sys.exit(runner.run_named(SCENARIOS, sys.argv))
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario(scenario):
+    SCENARIOS[scenario]()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real PyTorch on the sim, under the watcher: torch_scenarios.py NAME.
+"""Real PyTorch on the sim, under the watcher: pytest torch_scenarios.py::test_scenario[NAME].
 
 Each scenario runs examples/torch/train.py with torchrun (torch 2.15, the pinned venv of
 `scripts/setup --torch`) through `scripts/sim-exec ncclwatch run`, with a private job id and dump
@@ -7,7 +7,7 @@ directory, then checks what ncclwatch said against an independent oracle: the si
 NCCL_DEBUG=INFO lines. "Init START" lines give each communicator's commId; with
 NCCL_DEBUG_SUBSYS=COLL the sim prints one "<Op>: opCount N ... comm 0x..." line per collective a
 rank issues, as real NCCL does, so the collective a straggler never issued and the one a fault
-hung are known without asking ncclwatch. Exit 0 pass, 1 fail.
+hung are known without asking ncclwatch.
 """
 
 import glob
@@ -19,11 +19,12 @@ import sys
 import tempfile
 import time
 
-import ncclwatch_test.sim_job as wd  # shared checks: check, check_incident, analyze, ...
-from ncclwatch_test import exit_checks as ex  # checks of a rank that left: split_dumps, check_gone_rank
-from ncclwatch_test import runner
+import pytest
 
-check = wd.check
+import ncclwatch_test.sim_job as wd  # shared checks: check_incident, analyze, ...
+from ncclwatch_test import exit_checks as ex  # checks of a rank that left: split_dumps, check_gone_rank
+from ncclwatch_test import procs
+
 BUILD, SOURCE = wd.BUILD, wd.SOURCE
 PYTHON = sys.executable  # the torch venv's python: run.sh starts this script with it
 TRAIN = os.path.join(SOURCE, "examples", "torch", "train.py")
@@ -50,14 +51,14 @@ class TorchJob(wd.Job):
     share it, as two jobs started from one directory do)."""
 
     def __init__(self, name, nranks, train_args=(), env=None, watcher=True, defaults=False, cwd=None,
-                 port=None, stall=STALL_SEC, script=TRAIN):
+                 port=None, stall=STALL_SEC, script=TRAIN, torchrun_args=()):
         self.tmp = tempfile.mkdtemp(prefix=f"ncclwatch-torch-{name}-")
         self.cwd = cwd or self.tmp
         self.job_id = "none" if defaults else f"torchtest-{name}-{os.getpid()}"
         self.extra_job_ids = []
         self.dump_dir = os.path.join(self.cwd, "ncclwatch-dumps", "none") if defaults else os.path.join(self.tmp, "dumps")
         self.log_path = os.path.join(self.tmp, "job.log")
-        torchrun = [PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", str(nranks),
+        torchrun = [PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", str(nranks), *torchrun_args,
                     "--master-addr", "127.0.0.1", "--master-port", str(port or free_port()), script] + list(train_args)
         watch = [wd.CLI, "run", "--stall", str(stall), "--poll-ms", str(POLL_MS)]
         if not defaults:
@@ -76,17 +77,7 @@ class TorchJob(wd.Job):
 
     def rank_pids(self):
         """Every descendant: torchrun's agent, its workers, and whatever they started."""
-        pids, frontier = [], [self.proc.pid]
-        while frontier:
-            pid = frontier.pop()
-            for children in glob.glob(f"/proc/{pid}/task/*/children"):
-                try:
-                    kids = [int(p) for p in open(children).read().split()]
-                except OSError:
-                    continue
-                pids += kids
-                frontier += kids
-        return pids
+        return procs.descendants(self.proc.pid)
 
 
 def init_lines(job):
@@ -142,17 +133,17 @@ def check_comm_name(job, comm, dumps, status_text):
     default group, whose description is "default_pg")."""
     pat = re.compile(r"rank (\d+) process group: name (\S+) desc (\S+)")
     printed = {m[2] for m in map(pat.search, job.output().splitlines()) if m}
-    check(len(printed) == 1, f"train.py printed one process-group name: {printed}")
+    assert len(printed) == 1, f"train.py printed one process-group name: {printed}"
     name = next(iter(printed)) if printed else None
     names = {c.get("comm_name") for d in dumps for c in d["comms"] if c["comm"] == comm}
-    check(names == {name}, f"every rank's dump names the default group's communicator {name!r}: {names}")
+    assert names == {name}, f"every rank's dump names the default group's communicator {name!r}: {names}"
     label = f'{comm} "{name}"'
     texts = [open(f).read() for f in glob.glob(os.path.join(job.dump_dir, "*.txt"))]
-    check(texts and all(f"comm {label} rank " in t for t in texts), f"dump text: `comm {label} rank ...`")
+    assert texts and all(f"comm {label} rank " in t for t in texts), f"dump text: `comm {label} rank ...`"
     text = subprocess.run([wd.CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60).stdout
-    check(f"communicator {label} (" in text, f"analyze text names the communicator as {label}")
+    assert f"communicator {label} (" in text, f"analyze text names the communicator as {label}"
     rows = [line for line in status_text.splitlines() if line.split()[2:3] == [comm]]
-    check(len(rows) == 2 and all(label in row for row in rows), f"status: both ranks' rows show {label}: {rows}")
+    assert len(rows) == 2 and all(label in row for row in rows), f"status: both ranks' rows show {label}: {rows}"
 
 
 # --- healthy -------------------------------------------------------------------------------
@@ -167,20 +158,20 @@ def healthy(mode, nranks):
         try:
             job.proc.wait(timeout=150)
         except subprocess.TimeoutExpired:
-            check(False, f"{mode} job (watcher={watcher}) did not finish in 150 s")
             job.stop()
+            pytest.fail(f"{mode} job (watcher={watcher}) did not finish in 150 s")
         job.log.close()
         out = job.output()
         results[watcher] = (job.proc.returncode, sorted(l for l in out.splitlines() if " done: " in l))
         if watcher:
-            check(not job.dump_files(), f"healthy {mode}: no dump, got {job.dump_files()}")
+            assert not job.dump_files(), f"healthy {mode}: no dump, got {job.dump_files()}"
             left = glob.glob(f"/dev/shm/ncclwatch.*{job.job_id}*")
-            check(not left, f"healthy {mode}: no shared memory left, got {left}")
-        check(job.proc.returncode == 0, f"{mode} (watcher={watcher}) exit {job.proc.returncode}:\n{out[-3000:]}")
+            assert not left, f"healthy {mode}: no shared memory left, got {left}"
+        assert job.proc.returncode == 0, f"{mode} (watcher={watcher}) exit {job.proc.returncode}:\n{out[-3000:]}"
         job.cleanup()
-    check(results[True] == results[False], f"same exit and output with and without the watcher: {results}")
+    assert results[True] == results[False], f"same exit and output with and without the watcher: {results}"
     expected = [f"rank {r} done: 8 steps" for r in range(nranks)]
-    check(results[True][1] == expected, f"every rank finished: {results[True][1]}")
+    assert results[True][1] == expected, f"every rank finished: {results[True][1]}"
 
 
 # --- faults --------------------------------------------------------------------------------
@@ -188,14 +179,14 @@ def healthy(mode, nranks):
 def straggler_oracle(job):
     """(comm, seq, op): the collective the straggler (rank 1) never joined, from the sim's lines."""
     comm = world_comm(job)
-    check(comm is not None, "the sim printed the world communicator's Init START")
+    assert comm is not None, "the sim printed the world communicator's Init START"
     issued = issued_collectives(job, comm)
     pids = rank_pids(job, comm)
     culprit_ops = issued.get(pids.get(1), [])
     waiting_ops = issued.get(pids.get(0), [])
     # Oracle: rank 1 issued k collectives, so #k+1 is the one it never joined; rank 0 did.
     seq = len(culprit_ops) + 1
-    check(len(waiting_ops) >= seq, f"rank 0 issued #{seq} (issued {len(waiting_ops)})")
+    assert len(waiting_ops) >= seq, f"rank 0 issued #{seq} (issued {len(waiting_ops)})"
     op = waiting_ops[seq - 1] if len(waiting_ops) >= seq else None
     return comm, seq, op
 
@@ -205,7 +196,7 @@ def check_ddp_framework_seq(report, seq):
     broadcasts (#1, #2) and one torch collective, so torch's SeqNum of #N is N - 1 after it
     (tools/README.md, "Matching Flight Recorder")."""
     framework_seq = report.get("verdict", {}).get("framework_seq")
-    check(framework_seq == seq - 1, f"analyze --json: verdict.framework_seq {framework_seq}, expected #{seq} - 1")
+    assert framework_seq == seq - 1, f"analyze --json: verdict.framework_seq {framework_seq}, expected #{seq} - 1"
     return framework_seq
 
 
@@ -223,17 +214,17 @@ def straggler():
         comm, seq, op = straggler_oracle(job)
         dumps = wd.load_dumps(job)
         # NCCLWATCH_CALL_SITES is off by default: no record carries a call site.
-        check(not call_sites_in(dumps), f"no call_site without NCCLWATCH_CALL_SITES: {call_sites_in(dumps)[:3]}")
+        assert not call_sites_in(dumps), f"no call_site without NCCLWATCH_CALL_SITES: {call_sites_in(dumps)[:3]}"
         wd.check_incident(dumps, "straggler", comm, seq, op, [1], [0, 1], bound_ns=LATENCY_BOUND_NS)
         report = wd.analyze(job)
         wd.check_analysis(report, "straggler", comm, seq, op, [1])
         culprit = wd.dump_of_rank(dumps, 1)
-        if check(culprit is not None, "the straggler dumped"):
-            frames = [f.get("function") for t in culprit["python_stacks"].get("threads", []) for f in t["frames"]]
-            check("skip_samples_to_resume_position" in frames and "RestoreDataLoaderState" in frames,
-                  f"the culprit's Python stack shows the data loader: {frames[:12]}")
-        check("data_loading" in wd.hint_ids(report), f"analyze hints data_loading: {wd.hint_ids(report)}")
-        check(report.get("verdict", {}).get("comm_name") is not None, "analyze --json: verdict.comm_name")
+        assert culprit is not None, "the straggler dumped"
+        frames = [f.get("function") for t in culprit["python_stacks"].get("threads", []) for f in t["frames"]]
+        assert "skip_samples_to_resume_position" in frames and "RestoreDataLoaderState" in frames, \
+            f"the culprit's Python stack shows the data loader: {frames[:12]}"
+        assert "data_loading" in wd.hint_ids(report), f"analyze hints data_loading: {wd.hint_ids(report)}"
+        assert report.get("verdict", {}).get("comm_name") is not None, "analyze --json: verdict.comm_name"
         check_ddp_framework_seq(report, seq)
         check_comm_name(job, comm, dumps, live.get("status", ""))
     finally:
@@ -249,25 +240,24 @@ def straggler_call_sites():
     try:
         comm, seq, op = straggler_oracle(job)
         waiter = wd.dump_of_rank(wd.load_dumps(job), 0)
-        if not check(waiter is not None, "the waiting rank dumped"):
-            return
+        assert waiter is not None, "the waiting rank dumped"
         records = [r for c in waiter["comms"] if c["comm"] == comm for r in c["records"] if r["seq"] == seq]
         site = records[0].get("call_site", "") if records else ""
         # Oracle: the call site is a line of train.py's main() (torch's own frames and the standard
         # library skipped) whose source issues the op: the forward (DDP's buffer Broadcast) or
         # backward (its gradient AllReduce).
         m = re.fullmatch(r"(.*):(\d+) in (\S+)", site)
-        if check(m is not None, f"rank 0's #{seq} {op} has a call site: {records[:1]}"):
-            path, line, func = m[1], int(m[2]), m[3]
-            check(os.path.realpath(path) == os.path.realpath(TRAIN), f"call site in train.py: {site}")
-            check(func == "main", f"call site in main(): {site}")
-            source = open(TRAIN).read().splitlines()
-            text = source[line - 1] if 0 < line <= len(source) else ""
-            check(("model(" in text) if op == "Broadcast" else ("backward" in text or "model(" in text),
-                  f"train.py:{line} issues {op}: {text.strip()!r}")
-            r = subprocess.run([wd.CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60)
-            check(f"waiting in #{seq} issued at {site}" in r.stdout,
-                  f"analyze names where the waiters issued #{seq} (exit {r.returncode}):\n{r.stdout[:3000]}{r.stderr[:500]}")
+        assert m is not None, f"rank 0's #{seq} {op} has a call site: {records[:1]}"
+        path, line, func = m[1], int(m[2]), m[3]
+        assert os.path.realpath(path) == os.path.realpath(TRAIN), f"call site in train.py: {site}"
+        assert func == "main", f"call site in main(): {site}"
+        source = open(TRAIN).read().splitlines()
+        text = source[line - 1] if 0 < line <= len(source) else ""
+        assert ("model(" in text) if op == "Broadcast" else ("backward" in text or "model(" in text), \
+            f"train.py:{line} issues {op}: {text.strip()!r}"
+        r = subprocess.run([wd.CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60)
+        assert f"waiting in #{seq} issued at {site}" in r.stdout, \
+            f"analyze names where the waiters issued #{seq} (exit {r.returncode}):\n{r.stdout[:3000]}{r.stderr[:500]}"
     finally:
         job.cleanup()
 
@@ -284,13 +274,13 @@ def transport_hang():
         comm = world_comm(job)
         issued = issued_collectives(job, comm)
         ops = {tuple(v[seq - 1:seq]) for v in issued.values()}
-        check(len(issued) == 2 and len(ops) == 1 and all(ops), f"both ranks issued #{seq}: {ops}")
+        assert len(issued) == 2 and len(ops) == 1 and all(ops), f"both ranks issued #{seq}: {ops}"
         op = next(iter(ops))[0] if len(ops) == 1 and all(ops) else None
         dumps = wd.load_dumps(job)
         wd.check_incident(dumps, "collective_hang", comm, seq, op, [0, 1], [0, 1], bound_ns=LATENCY_BOUND_NS)
         report = wd.analyze(job)
         wd.check_analysis(report, "collective_hang", comm, seq, op, [0, 1])
-        check("p2p_transport" in wd.hint_ids(report), f"analyze hints p2p_transport: {wd.hint_ids(report)}")
+        assert "p2p_transport" in wd.hint_ids(report), f"analyze hints p2p_transport: {wd.hint_ids(report)}"
     finally:
         job.cleanup()
 
@@ -303,7 +293,7 @@ def first_broadcast_hang():
         comm = world_comm(job)
         issued = issued_collectives(job, comm)
         firsts = {v[0] for v in issued.values() if v}
-        check(len(issued) == 3 and len(firsts) == 1, f"all 3 ranks issued the same #1: {firsts}")
+        assert len(issued) == 3 and len(firsts) == 1, f"all 3 ranks issued the same #1: {firsts}"
         dumps = wd.load_dumps(job)
         op = next(iter(firsts)) if len(firsts) == 1 else None
         wd.check_incident(dumps, "collective_hang", comm, 1, op, [0, 1, 2], [0, 1, 2], bound_ns=LATENCY_BOUND_NS)
@@ -318,7 +308,7 @@ def fsdp2_init_hang():
               env={"NCCLSIM_FAULT": "hang:seq=init,comm=0"})
     try:
         comm = world_comm(job)
-        check(comm is not None, "the sim printed Init START")
+        assert comm is not None, "the sim printed Init START"
         dumps = wd.load_dumps(job)
         wd.check_incident(dumps, "init_hang", comm, 0, "init", [0, 1], [0, 1], bound_ns=LATENCY_BOUND_NS,
                           culprits_accrue=True)
@@ -346,23 +336,23 @@ def rank_leaves(name, args, gone_rank, hint):
         gone_ops = issued.get(pids.get(gone_rank), [])
         live_ops = issued.get(pids.get(live_rank), [])
         seq = len(gone_ops) + 1
-        check(gone_ops and len(live_ops) >= seq, f"rank {live_rank} issued #{seq} (issued {len(live_ops)})")
+        assert gone_ops and len(live_ops) >= seq, f"rank {live_rank} issued #{seq} (issued {len(live_ops)})"
         op = live_ops[seq - 1] if len(live_ops) >= seq else None
         dumps = wd.load_dumps(job)
         waiters, gone = ex.split_dumps(dumps, gone_rank)
         wd.check_incident(waiters, "rank_exited", comm, seq, op, [gone_rank], [live_rank], bound_ns=LATENCY_BOUND_NS)
-        check(f"rank {gone_rank} leaves after" in job.output(), "the gone rank left by itself")
+        assert f"rank {gone_rank} leaves after" in job.output(), "the gone rank left by itself"
         ex.check_gone_rank(gone, gone_rank, [live_rank], recorded=True, status=0, left=True, may_dump_itself=True)
         if gone is not None:
             world = [c for c in gone["comms"] if c["comm"] == comm]
-            check(len(world) == 1 and world[0]["last_enqueued_seq"] == seq - 1,
-                  f"its world communicator, left after #{seq - 1}: {world}")
+            assert len(world) == 1 and world[0]["last_enqueued_seq"] == seq - 1, \
+                f"its world communicator, left after #{seq - 1}: {world}"
         lines = [line for line in job.output().splitlines() if "NCCLWATCH WARN rank_exited" in line]
-        check(lines and all(f"culprit ranks [{gone_rank}]" in line for line in lines),
-              f"the live log names rank {gone_rank}: {lines[:2]}")
+        assert lines and all(f"culprit ranks [{gone_rank}]" in line for line in lines), \
+            f"the live log names rank {gone_rank}: {lines[:2]}"
         report = wd.analyze(job)
         wd.check_analysis(report, "rank_exited", comm, seq, op, [gone_rank])
-        check(hint in wd.hint_ids(report), f"analyze hints {hint}: {wd.hint_ids(report)}")
+        assert hint in wd.hint_ids(report), f"analyze hints {hint}: {wd.hint_ids(report)}"
     finally:
         job.cleanup()
 
@@ -391,7 +381,6 @@ SCENARIOS = {
 }
 
 
-
-if __name__ == "__main__":
-    wd.LATENCY_BOUND_NS = LATENCY_BOUND_NS
-    sys.exit(runner.run_named(SCENARIOS, sys.argv))
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario(scenario):
+    SCENARIOS[scenario]()

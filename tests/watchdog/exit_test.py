@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Exit evidence and several ranks per process, end to end over the sim: exit_test.py NAME.
+"""Exit evidence and several ranks per process, end to end over the sim: pytest exit_test.py::test_scenario[NAME].
 
 A rank that leaves (cleanly, by abort, or killed) keeps its shared memory as evidence: the
 waiting peers' watchdogs say rank_exited naming it, write a dump on its behalf (process.alive
 false, process.exit, written_by), and `ncclwatch analyze` reaches rank_exited from the dumps
 alone, with the hint that tells the cause apart. A healthy job leaves no shared memory behind.
 One process driving 4 ranks (ncclCommInitAll) shows as 4 ranks. Jobs run as in
-scenario_test.py (tests/lib/ncclwatch_test: Job and checks). Exit 0 pass, 1 fail.
+scenario_test.py (tests/lib/ncclwatch_test: Job and checks).
 """
 
 import glob
@@ -18,11 +18,11 @@ import tempfile
 import time
 import shutil
 
-import ncclwatch_test.sim_job as wd  # Job, check, check_incident, analyze, ...
-from ncclwatch_test import runner
+import pytest
+
+import ncclwatch_test.sim_job as wd  # Job, check_incident, analyze, ...
 from ncclwatch_test.exit_checks import check_gone_rank, split_dumps
 
-check = wd.check
 NS = wd.NS
 RANK_BIN = os.path.join(wd.BUILD, "bin", "preload_rank")
 
@@ -33,8 +33,8 @@ def shm_entries(job_id):
 
 def check_log_names(job, rank):
     lines = [line for line in job.output().splitlines() if "NCCLWATCH WARN rank_exited" in line]
-    check(lines and all(f"culprit ranks [{rank}]" in line for line in lines),
-          f"the live log says rank_exited culprit ranks [{rank}]: {lines[:2]}")
+    assert lines and all(f"culprit ranks [{rank}]" in line for line in lines), \
+        f"the live log says rank_exited culprit ranks [{rank}]: {lines[:2]}"
 
 
 def run_ddp(name, nranks, args, expect_dumps, gone_state, env=None, cmd=None):
@@ -46,7 +46,7 @@ def run_ddp(name, nranks, args, expect_dumps, gone_state, env=None, cmd=None):
         job.wait(lambda: len(job.dump_files()) >= expect_dumps, 25)
         status = subprocess.run([wd.CLI, "status", "--job", job.job_id], capture_output=True, text=True, timeout=30)
         rows = [line + "," for line in status.stdout.splitlines() if line.split()[:1] == ["1"]]
-        check(len(rows) == 1 and f",{gone_state}," in rows[0], f"status shows rank 1 as {gone_state}: {status.stdout}")
+        assert len(rows) == 1 and f",{gone_state}," in rows[0], f"status shows rank 1 as {gone_state}: {status.stdout}"
         time.sleep(2 * wd.POLL_MS / 1000)  # a later dump would be a duplicate: give it the chance to show
     finally:
         job.stop()
@@ -67,7 +67,7 @@ def rank_1_leaves(name, args, seq, gone_state, hint, env=None, cmd=None, **gone)
         check_log_names(job, 1)
         report = wd.analyze(job)
         wd.check_analysis(report, "rank_exited", comm, seq, "AllReduce", [1])
-        check(hint in wd.hint_ids(report), f"analyze hints {wd.hint_ids(report)} include {hint}")
+        assert hint in wd.hint_ids(report), f"analyze hints {wd.hint_ids(report)} include {hint}"
     finally:
         job.cleanup()
 
@@ -117,11 +117,11 @@ def healthy_no_leftovers():
         job = wd.Job(f"healthy_exit{round_}", 3, [wd.DDP_LOOP, "--quiet", "--steps", "8", "--step-ms", "5",
                                                   "--tp", "1"])
         try:
-            check(job.wait(lambda: job.proc.poll() is not None, 40), "the healthy job finished")
-            check(job.proc.returncode == 0, f"launcher exit {job.proc.returncode}")
+            assert job.wait(lambda: job.proc.poll() is not None, 40), "the healthy job finished"
+            assert job.proc.returncode == 0, f"launcher exit {job.proc.returncode}"
             left = shm_entries(job.job_id)
-            check(not left, f"round {round_}: no shared memory left behind: {left}")
-            check(not job.dump_files(), f"round {round_}: a healthy job dumps nothing")
+            assert not left, f"round {round_}: no shared memory left behind: {left}"
+            assert not job.dump_files(), f"round {round_}: a healthy job dumps nothing"
         finally:
             job.stop()
             job.cleanup()
@@ -144,29 +144,29 @@ def init_all_4():
                             env=env, text=True)
     try:
         lines = iter(proc.stdout.readline, "")  # STREAM lines, then READY
-        check(any(line.strip() == "READY" for line in lines), "the 4-rank process is ready")
+        assert any(line.strip() == "READY" for line in lines), "the 4-rank process is ready"
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not glob.glob(os.path.join(dump_dir, "*.json")):
             time.sleep(0.2)
         status = subprocess.run([wd.CLI, "status", "--job", job_id], capture_output=True, text=True, timeout=30)
         rows = [line.split() for line in status.stdout.splitlines() if line.split()[:2] == ["-1", str(proc.pid)]]
-        check(sorted(r[3] for r in rows) == ["0/4", "1/4", "2/4", "3/4"],
-              f"status shows 4 distinct ranks of one process: {status.stdout}")
+        assert sorted(r[3] for r in rows) == ["0/4", "1/4", "2/4", "3/4"], \
+            f"status shows 4 distinct ranks of one process: {status.stdout}"
         dumps = [json.load(open(p)) for p in glob.glob(os.path.join(dump_dir, "*.json"))]
-        if check(len(dumps) == 1, f"one dump for the one process, got {len(dumps)}"):
-            d = dumps[0]
-            v = d["verdict"]
-            check(v["kind"] == "straggler" and v["culprit_ranks"] == [3] and v["seq"] == 2 and
-                  sorted(v["other_ranks"]) == [0, 1, 2], f"live verdict {v}")
-            check(sorted(c["rank"] for c in d["comms"]) == [0, 1, 2, 3] and
-                  all(c["nranks"] == 4 for c in d["comms"]), "the dump lists the process's 4 ranks")
+        assert len(dumps) == 1, f"one dump for the one process, got {len(dumps)}"
+        d = dumps[0]
+        v = d["verdict"]
+        assert (v["kind"] == "straggler" and v["culprit_ranks"] == [3] and v["seq"] == 2 and
+                sorted(v["other_ranks"]) == [0, 1, 2]), f"live verdict {v}"
+        assert (sorted(c["rank"] for c in d["comms"]) == [0, 1, 2, 3] and
+                all(c["nranks"] == 4 for c in d["comms"])), "the dump lists the process's 4 ranks"
         report = subprocess.run([wd.CLI, "analyze", dump_dir, "--json"], capture_output=True, text=True, timeout=60)
         try:
             a = json.loads(report.stdout).get("verdict", {})
         except ValueError:
             a = {}
-        check(a.get("kind") == "straggler" and a.get("ranks") == [3] and a.get("seq") == 2,
-              f"analyze names the straggler rank 3 at #2: {a}")
+        assert a.get("kind") == "straggler" and a.get("ranks") == [3] and a.get("seq") == 2, \
+            f"analyze names the straggler rank 3 at #2: {a}"
     finally:
         proc.stdin.close()  # releases the straggler
         try:
@@ -175,10 +175,9 @@ def init_all_4():
             proc.kill()
             proc.wait()
         log.close()
-    check(proc.returncode == 0, f"the 4-rank process exits 0 once released ({proc.returncode})")
-    check(not shm_entries(job_id), "no shared memory left after the process ended")
-    if not (wd.failures and os.environ.get("NCCLWATCH_TEST_KEEP")):
-        shutil.rmtree(tmp, ignore_errors=True)
+    assert proc.returncode == 0, f"the 4-rank process exits 0 once released ({proc.returncode})"
+    assert not shm_entries(job_id), "no shared memory left after the process ended"
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 SCENARIOS = {
@@ -191,6 +190,6 @@ SCENARIOS = {
 }
 
 
-
-if __name__ == "__main__":
-    sys.exit(runner.run_named(SCENARIOS, sys.argv))
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario(scenario):
+    SCENARIOS[scenario]()

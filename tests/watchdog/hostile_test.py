@@ -1,18 +1,17 @@
 #!/usr/bin/env python3
 """Jobs over the sim under the preload, facing what other users and crashed jobs leave behind:
-hostile_test.py NAME.
+pytest hostile_test.py::test_scenario[NAME].
 
   foreign_segment    a copy of a live rank's segment, renamed for another (live) process, is
                      put under the job's name. Owned by us it shows in `ncclwatch status`
                      (the control); owned by uid 65534 it does not, each rank warns once,
-                     nothing is dumped. Needs root (exit 77 otherwise).
+                     nothing is dumped. Needs root (skipped otherwise).
   truncated_segment  the same forgery owned by us but cut to 8 KiB while its header declares
                      the full size: every rank warns and exits 0, status still works.
   forged_triggers    1000 valid-looking triggers of the job (and 50 of another job) dropped
                      in its dump directory: at most one dump per rank, the drops are logged.
   stack_signal_sigterm  NCCLWATCH_STACK_SIGNAL=15 is refused with a warning and SIGTERM still
                      ends every rank.
-Exit 0 pass, 1 fail, 77 skip.
 """
 
 import glob
@@ -23,8 +22,10 @@ import subprocess
 import sys
 import time
 
-import ncclwatch_test.sim_job as st  # Job, check, the build paths
-from ncclwatch_test import runner
+import pytest
+
+import ncclwatch_test.sim_job as st  # Job, the build paths
+from ncclwatch_test import procs
 
 OTHER_UID = 65534
 PID_OFFSET, TICKS_OFFSET, GLOBAL_RANK_OFFSET = 64, 80, 256  # core/shm/layout.h SegmentHeader
@@ -34,18 +35,13 @@ def segments_of(job):
     return sorted(glob.glob(f"/dev/shm/ncclwatch.{os.getuid()}.{job.job_id}.*"))
 
 
-def start_ticks(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[19])
-
-
 def forge_from(source, job, owner_uid, truncate_to=None):
     """A copy of `source` claiming to be a live `sleep` process; returns (path, sleeper)."""
     sleeper = subprocess.Popen(["sleep", "60"], start_new_session=True)
     with open(source, "rb") as f:
         data = bytearray(f.read())
     struct.pack_into("<i", data, PID_OFFSET, sleeper.pid)
-    ticks = start_ticks(sleeper.pid)
+    ticks = procs.start_ticks(sleeper.pid)
     struct.pack_into("<Q", data, TICKS_OFFSET, ticks)
     struct.pack_into("<i", data, GLOBAL_RANK_OFFSET, 7)
     path = f"/dev/shm/ncclwatch.{os.getuid()}.{job.job_id}.{sleeper.pid}.{ticks}"
@@ -93,19 +89,18 @@ def warnings_about(job, path):
 
 def foreign_segment():
     if os.geteuid() != 0:
-        print("SKIP: creating a segment owned by another uid needs root")
-        return 77
+        pytest.skip("creating a segment owned by another uid needs root")
     job = ddp_job("foreign_segment", 100000)
     forged = []
     try:
-        st.check(wait_for_segments(job, 2), "both ranks published a segment")
+        assert wait_for_segments(job, 2), "both ranks published a segment"
         time.sleep(1.0)  # communicators initialised and running
         source = segments_of(job)[0]
         path, sleeper = forge_from(source, job, os.getuid())
         forged.append((path, sleeper))
         time.sleep(0.5)
         rc, out, _ = status(job)
-        st.check(rc == 0 and str(sleeper.pid) in out, "control: the copy owned by us shows in status")
+        assert rc == 0 and str(sleeper.pid) in out, "control: the copy owned by us shows in status"
         remove(path, sleeper)
         forged.clear()
         path, sleeper = forge_from(source, job, OTHER_UID)
@@ -118,46 +113,44 @@ def foreign_segment():
             time.sleep(0.1)
         time.sleep(2.0)
         rc, out, warnings = status(job)
-        st.check(rc == 0 and str(sleeper.pid) not in out, "the copy owned by uid 65534 is not in status")
-        st.check(path in warnings and "owned by uid 65534" in warnings, "status warns about it")
+        assert rc == 0 and str(sleeper.pid) not in out, "the copy owned by uid 65534 is not in status"
+        assert path in warnings and "owned by uid 65534" in warnings, "status warns about it"
     finally:
         job.stop()
         for p, s in forged:
             remove(p, s)
     warned = warnings_about(job, path)
-    st.check(len(warned) == 2, f"each of the 2 ranks warns once about {path} (got {len(warned)})")
-    st.check(not job.dump_files(), "nothing dumped")
+    assert len(warned) == 2, f"each of the 2 ranks warns once about {path} (got {len(warned)})"
+    assert not job.dump_files(), "nothing dumped"
     job.cleanup()
-    return 0
 
 
 def truncated_segment():
     job = ddp_job("truncated_segment", 300)
     forged = []
     try:
-        st.check(wait_for_segments(job, 2), "both ranks published a segment")
+        assert wait_for_segments(job, 2), "both ranks published a segment"
         time.sleep(0.5)
         path, sleeper = forge_from(segments_of(job)[0], job, os.getuid(), truncate_to=8192)
         forged.append((path, sleeper))
         rc, _, warnings = status(job)
-        st.check(rc == 0 and "header declares" in warnings, f"status survives and names the truncated segment (rc {rc})")
+        assert rc == 0 and "header declares" in warnings, f"status survives and names the truncated segment (rc {rc})"
         job.wait(lambda: False, 40)
         rc = job.proc.returncode
     finally:
         job.stop()
         for p, s in forged:
             remove(p, s)
-    st.check(rc == 0, f"every rank exits 0 (launcher rc {rc})")
+    assert rc == 0, f"every rank exits 0 (launcher rc {rc})"
     warned = [line for line in job.output().splitlines() if "header declares" in line]
-    st.check(len(warned) == 2, f"each rank warns once about the truncated segment (got {len(warned)})")
+    assert len(warned) == 2, f"each rank warns once about the truncated segment (got {len(warned)})"
     job.cleanup()
-    return 0
 
 
 def forged_triggers():
     job = ddp_job("forged_triggers", 300)
     try:
-        st.check(wait_for_segments(job, 2), "both ranks published a segment")
+        assert wait_for_segments(job, 2), "both ranks published a segment"
         # Written aside and renamed into place at once, so that one poll sees them all.
         staging = job.dump_dir + ".staging"
         os.makedirs(staging, mode=0o700)
@@ -179,42 +172,33 @@ def forged_triggers():
         with open(path) as f:
             rank = json.load(f)["process"]["global_rank"]
         per_rank[rank] = per_rank.get(rank, 0) + 1
-    st.check(rc == 0, f"the job exits 0 (rc {rc})")
+    assert rc == 0, f"the job exits 0 (rc {rc})"
     print("dumps per rank:", per_rank)
-    st.check(all(n <= 1 for n in per_rank.values()), f"at most one dump per rank, got {per_rank}")
+    assert all(n <= 1 for n in per_rank.values()), f"at most one dump per rank, got {per_rank}"
     dropped = [line for line in job.output().splitlines() if "dropped" in line and "trigger files" in line]
     for line in dropped:
         print("log:", line)
-    st.check(1 <= len(dropped) <= 4, f"drops are logged, one line per poll at most (got {len(dropped)} lines)")
-    st.check(any("50 not valid" in line for line in dropped), "the other job's 50 triggers are counted as invalid")
+    assert 1 <= len(dropped) <= 4, f"drops are logged, one line per poll at most (got {len(dropped)} lines)"
+    assert any("50 not valid" in line for line in dropped), "the other job's 50 triggers are counted as invalid"
     job.cleanup()
-    return 0
 
 
 def stack_signal_sigterm():
     job = ddp_job("stack_signal_sigterm", 100000, env={"NCCLWATCH_STACK_SIGNAL": "15"})
     try:
-        st.check(wait_for_segments(job, 2), "both ranks published a segment")
+        assert wait_for_segments(job, 2), "both ranks published a segment"
         # The settings' one warning per rejected value (core/settings), naming what is accepted.
-        st.check(job.wait(lambda: job.output().count("NCCLWATCH_STACK_SIGNAL=15 ignored: expected a real-time signal") == 2,
-                          10),
-                 "each rank refuses NCCLWATCH_STACK_SIGNAL=15 with a warning")
+        refused = "NCCLWATCH_STACK_SIGNAL=15 ignored: expected a real-time signal"
+        assert job.wait(lambda: job.output().count(refused) == 2, 10), \
+            "each rank refuses NCCLWATCH_STACK_SIGNAL=15 with a warning"
         pids = job.rank_pids()
-        st.check(len(pids) == 2, f"two ranks running ({pids})")
+        assert len(pids) == 2, f"two ranks running ({pids})"
         for pid in pids:
             os.kill(pid, 15)
-
-        def gone(pid):
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-            except OSError:
-                return True
-        st.check(job.wait(lambda: all(gone(p) for p in pids), 10), "SIGTERM ends every rank")
+        assert job.wait(lambda: all(procs.is_gone(p) for p in pids), 10), "SIGTERM ends every rank"
     finally:
         job.stop()
     job.cleanup()
-    return 0
 
 
 SCENARIOS = {
@@ -225,6 +209,6 @@ SCENARIOS = {
 }
 
 
-
-if __name__ == "__main__":
-    sys.exit(runner.run_named(SCENARIOS, sys.argv))
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario(scenario):
+    SCENARIOS[scenario]()

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""End-to-end watchdog scenarios over the sim: scenario_test.py NAME.
+"""End-to-end watchdog scenarios over the sim: pytest scenario_test.py::test_scenario[NAME].
 
 Each scenario starts a job with scripts/launch under LD_PRELOAD=libncclwatch.so, a private job
 id and dump directory, a 2 s stall threshold and a 200 ms poll; waits until every expected rank
 has dumped (or the job ends), kills what is left, removes the job's shared memory, and then
 checks the dumps (verdict, ranks, communicator, collective number, op, detection latency,
-stacks) and `ncclwatch analyze --json`. Exit 0 pass, 1 fail, 77 skip. Job and the checks of
+stacks) and `ncclwatch analyze --json`. Job and the checks of
 an incident are the test library's (tests/lib/ncclwatch_test/sim_job.py).
 """
 
@@ -20,10 +20,11 @@ import sys
 import tempfile
 import time
 
-from ncclwatch_test import runner
-from ncclwatch_test.checks import check
+import pytest
+
 from ncclwatch_test.sim_job import (CLI, DDP_LOOP, EXITED_BOUND_NS, LATENCY_BOUND_NS, MISMATCH_BOUND_NS,
                                     POLL_MS, PY_RANK, SIM_LIB, Job, analyze, check_analysis, check_incident,
+                                    check_python_data_loader_stall,
                                     comm_of, ddp_world_comm, dump_of_rank, dumps_of_incident, frames_of,
                                     grad_allreduce_seq, init_lines, load_dumps, run_scenario)
 
@@ -37,22 +38,22 @@ def straggler():
     try:
         dumps = load_dumps(job)
         comm = ddp_world_comm(job, dumps)
-        check(comm is not None, "world commId printed by the sim")
+        assert comm is not None, "world commId printed by the sim"
         check_incident(dumps, "straggler", comm, seq, "AllReduce", [2], [0, 1, 2, 3])
         culprit = dump_of_rank(dumps, 2)
-        if check(culprit is not None, "the straggler dumped"):
-            names = frames_of(culprit)
-            check(any("SkipSamplesToResumePosition" in n for n in names) and
-                  any("RestoreDataLoaderState" in n for n in names),
-                  "straggler's stack shows RestoreDataLoaderState -> SkipSamplesToResumePosition")
+        assert culprit is not None, "the straggler dumped"
+        names = frames_of(culprit)
+        assert (any("SkipSamplesToResumePosition" in n for n in names) and
+                any("RestoreDataLoaderState" in n for n in names)), \
+            "straggler's stack shows RestoreDataLoaderState -> SkipSamplesToResumePosition"
         check_analysis(analyze(job), "straggler", comm, seq, "AllReduce", [2])
         # The log line names the incident the dumps (JSON) describe: kind, commId, #seq, op, dir.
         incident_lines = [line for line in job.output().splitlines()
                           if f"NCCLWATCH WARN straggler comm {comm} #{seq} AllReduce " in line]
-        check(incident_lines and all(job.dump_dir in line for line in incident_lines),
-              "one concise incident line on stderr naming kind, comm, seq, op and dump dir")
-        check(len(glob.glob(os.path.join(job.dump_dir, "*.trigger"))) == 1, "one trigger file for the incident")
-        check(len(glob.glob(os.path.join(job.dump_dir, "*.txt"))) == 4, "a .txt next to every .json")
+        assert incident_lines and all(job.dump_dir in line for line in incident_lines), \
+            "one concise incident line on stderr naming kind, comm, seq, op and dump dir"
+        assert len(glob.glob(os.path.join(job.dump_dir, "*.trigger"))) == 1, "one trigger file for the incident"
+        assert len(glob.glob(os.path.join(job.dump_dir, "*.txt"))) == 4, "a .txt next to every .json"
     finally:
         job.cleanup()
 
@@ -70,10 +71,10 @@ def extra_broadcast():
         report = analyze(job)
         check_analysis(report, "mismatch", comm, seq, "Broadcast", [1])
         at_seq = [f for f in report.get("fingerprints", []) if f.get("seq") == seq]
-        if check(len(at_seq) == 1 and at_seq[0]["differs"], f"analyze: fingerprints differ at #{seq}"):
-            ops = {e["rank"]: e["op"] for e in at_seq[0]["by_rank"]}
-            check(ops == {0: "AllReduce", 1: "Broadcast", 2: "AllReduce", 3: "AllReduce"},
-                  f"analyze: ops at #{seq} by rank {ops}")
+        assert len(at_seq) == 1 and at_seq[0]["differs"], f"analyze: fingerprints differ at #{seq}"
+        ops = {e["rank"]: e["op"] for e in at_seq[0]["by_rank"]}
+        assert ops == {0: "AllReduce", 1: "Broadcast", 2: "AllReduce", 3: "AllReduce"}, \
+            f"analyze: ops at #{seq} by rank {ops}"
     finally:
         job.cleanup()
 
@@ -130,18 +131,18 @@ def own_sigterm_handler():
             job.proc.wait(30)
             statuses[watcher] = job.proc.returncode
             out = job.output()
-            check(out.count("own SIGTERM handler ran") == 2, f"each rank's own handler ran (watcher={watcher})")
+            assert out.count("own SIGTERM handler ran") == 2, f"each rank's own handler ran (watcher={watcher})"
             if watcher:
                 dumps = load_dumps(job)
-                check(sorted(d["process"]["global_rank"] for d in dumps) == [0, 1], "both ranks dumped first")
-                check(all(d["incident"]["trigger"] in ("last-gasp", "trigger-file") for d in dumps),
-                      f"as last gasps: {[d['incident']['trigger'] for d in dumps]}")
+                assert sorted(d["process"]["global_rank"] for d in dumps) == [0, 1], "both ranks dumped first"
+                assert all(d["incident"]["trigger"] in ("last-gasp", "trigger-file") for d in dumps), \
+                    f"as last gasps: {[d['incident']['trigger'] for d in dumps]}"
                 if dumps:
                     check_analysis(analyze(job), "collective_hang", ddp_world_comm(job, dumps), seq, "AllReduce", [0, 1])
         finally:
             job.stop()
             job.cleanup()
-    check(statuses.get(True) == statuses.get(False) == 7, f"the job exits 7 with and without the watcher: {statuses}")
+    assert statuses.get(True) == statuses.get(False) == 7, f"the job exits 7 with and without the watcher: {statuses}"
 
 
 def rank_killed():
@@ -153,7 +154,7 @@ def rank_killed():
         comm = ddp_world_comm(job, dumps)
         # The live ranks' own dumps; the killed rank's is written on its behalf (exit_test.py).
         own = [d for d in dumps if "written_by" not in d]
-        check(len(dumps) - len(own) == 1, "one dump written on behalf of the killed rank")
+        assert len(dumps) - len(own) == 1, "one dump written on behalf of the killed rank"
         # rank_exited has no threshold of its own: the peers' wait of 2 polls, then the next poll.
         check_incident(own, "rank_exited", comm, seq, "AllReduce", [1], [0, 2, 3], bound_ns=EXITED_BOUND_NS)
         check_analysis(analyze(job), "rank_exited", comm, seq, "AllReduce", [1])
@@ -175,21 +176,21 @@ def split_comm():
         dumps = load_dumps(job)
         d2 = dump_of_rank(dumps, 2)
         tp_comm = comm_of(job, d2["process"]["pid"], "ncclCommSplit") if d2 else None
-        check(tp_comm is not None, "split commId printed by the sim")
+        assert tp_comm is not None, "split commId printed by the sim"
         world = ddp_world_comm(job, dumps)
-        check(len(dumps) == 4, f"one dump per rank for the one stall, got {len(dumps)}")
+        assert len(dumps) == 4, f"one dump per rank for the one stall, got {len(dumps)}"
         on_tp = dumps_of_incident(dumps, "straggler", tp_comm)
         on_world = dumps_of_incident(dumps, "straggler", world)
-        check(len(on_tp) + len(on_world) == len(dumps),
-              "every dump names the straggler on the tp or the world communicator")
+        assert len(on_tp) + len(on_world) == len(dumps), \
+            "every dump names the straggler on the tp or the world communicator"
         for mine, comm, seq, culprits in ((on_tp, tp_comm, 3, [1]), (on_world, world, grad_allreduce_seq(2), [3])):
             if mine:
                 check_incident(mine, "straggler", comm, seq, "AllReduce", culprits,
                                [d["process"]["global_rank"] for d in mine])
-        check(any("SkipSamplesToResumePosition" in n for n in frames_of(dump_of_rank(dumps, 3) or {
-              "native_stacks": {"threads": []}})), "the culprit's dump shows where it is stuck")
+        assert (any("SkipSamplesToResumePosition" in n for n in frames_of(dump_of_rank(dumps, 3) or {
+                "native_stacks": {"threads": []}}))), "the culprit's dump shows where it is stuck"
         check_analysis(analyze(job), "straggler", world, grad_allreduce_seq(2), "AllReduce", [3])
-        check(job.output().count("NCCLWATCH WARN") == 4, "one incident line per rank, not one per communicator")
+        assert job.output().count("NCCLWATCH WARN") == 4, "one incident line per rank, not one per communicator"
     finally:
         job.cleanup()
 
@@ -214,22 +215,22 @@ def multi_host():
         job.stop()
     try:
         dumps = load_dumps(job)
-        check(len(dumps) == 2, f"one dump per rank ({len(dumps)})")
+        assert len(dumps) == 2, f"one dump per rank ({len(dumps)})"
         d0, d1 = dump_of_rank(dumps, 0), dump_of_rank(dumps, 1)
-        if check(d0 is not None and d1 is not None, "both hosts' ranks dumped"):
-            comm = comm_of(job, d0["process"]["pid"], "ncclCommInitRank")
-            v0 = d0["verdict"]
-            check(d0["incident"]["trigger"] == "lone-rank", f"rank 0 decided alone ({d0['incident']['trigger']})")
-            check(v0["kind"] == "collective_hang" and v0["partial"] and v0["comm"] == comm and v0["seq"] == seq and
-                  v0["op"] == "AllReduce", f"rank 0's lone-rank verdict: {v0}")
-            check(d1["incident"]["trigger"] == "trigger-file", f"rank 1 dumped on the trigger file "
-                  f"({d1['incident']['trigger']})")
-            check(d1["incident"]["id"] == d0["incident"]["id"], "same incident id on both hosts")
-            check(d1["verdict"]["kind"] == "collective_hang" and d1["verdict"]["seq"] == seq and
-                  d1["verdict"]["culprit_ranks"] == v0["culprit_ranks"] and d1["verdict"]["comm"] == comm,
-                  f"rank 1's dump carries the declaring rank's verdict: {d1['verdict']}")
-            check(any("SkipSamplesToResumePosition" in n for n in frames_of(d1)),
-                  "the remote laggard's stack shows where it is stuck")
+        assert d0 is not None and d1 is not None, "both hosts' ranks dumped"
+        comm = comm_of(job, d0["process"]["pid"], "ncclCommInitRank")
+        v0 = d0["verdict"]
+        assert d0["incident"]["trigger"] == "lone-rank", f"rank 0 decided alone ({d0['incident']['trigger']})"
+        assert (v0["kind"] == "collective_hang" and v0["partial"] and v0["comm"] == comm and v0["seq"] == seq and
+                v0["op"] == "AllReduce"), f"rank 0's lone-rank verdict: {v0}"
+        assert d1["incident"]["trigger"] == "trigger-file", (f"rank 1 dumped on the trigger file "
+              f"({d1['incident']['trigger']})")
+        assert d1["incident"]["id"] == d0["incident"]["id"], "same incident id on both hosts"
+        assert (d1["verdict"]["kind"] == "collective_hang" and d1["verdict"]["seq"] == seq and
+                d1["verdict"]["culprit_ranks"] == v0["culprit_ranks"] and d1["verdict"]["comm"] == comm), \
+            f"rank 1's dump carries the declaring rank's verdict: {d1['verdict']}"
+        assert any("SkipSamplesToResumePosition" in n for n in frames_of(d1)), \
+            "the remote laggard's stack shows where it is stuck"
     finally:
         job.cleanup()
 
@@ -248,12 +249,7 @@ def python_rank():
         comm = comm_of(job, d0["process"]["pid"], "ncclCommInitRank") if d0 else None
         check_incident(dumps, "straggler", comm, 4, "AllReduce", [1], [0, 1])
         culprit = dump_of_rank(dumps, 1)
-        if check(culprit is not None, "the Python straggler dumped"):
-            py = culprit["python_stacks"]
-            check(py.get("available"), f"Python stacks available ({py.get('reason')})")
-            funcs = [f["function"] for t in py.get("threads", []) for f in t["frames"]]
-            check("skip_samples_to_resume_position" in funcs and "restore_data_loader_state" in funcs,
-                  f"Python frames of the stall shown: {funcs[:8]}")
+        check_python_data_loader_stall(culprit)
         check_analysis(analyze(job), "straggler", comm, 4, "AllReduce", [1])
     finally:
         job.cleanup()
@@ -270,9 +266,9 @@ def healthy_jitter():
     finally:
         job.stop()
     try:
-        check(rc == 0, f"healthy job exits 0 (got {rc})")
-        check(not os.path.exists(job.dump_dir), "no dump directory created")
-        check("NCCLWATCH WARN" not in job.output(), "no incident logged")
+        assert rc == 0, f"healthy job exits 0 (got {rc})"
+        assert not os.path.exists(job.dump_dir), "no dump directory created"
+        assert "NCCLWATCH WARN" not in job.output(), "no incident logged"
     finally:
         job.cleanup()
 
@@ -291,15 +287,15 @@ def robustness(name, dump_dir_of, expect_written, extra_args=(), extra_check=Non
         finally:
             job.stop()
         out = job.output()
-        check(rc == 0, f"job finished normally despite the dump problem (exit {rc})")
-        check("NCCLWATCH WARN straggler" in out, "the incident was still detected and logged")
+        assert rc == 0, f"job finished normally despite the dump problem (exit {rc})"
+        assert "NCCLWATCH WARN straggler" in out, "the incident was still detected and logged"
         if expect_written:
             dumps = [json.load(open(p)) for p in glob.glob(os.path.join(dump_dir, "*.json"))]
-            check(len(dumps) == 2, f"both ranks dumped ({len(dumps)})")
+            assert len(dumps) == 2, f"both ranks dumped ({len(dumps)})"
             if extra_check:
                 extra_check(dumps)
         else:
-            check(out.count("hang dump not written") == 2, "each rank reports the failure exactly once")
+            assert out.count("hang dump not written") == 2, "each rank reports the failure exactly once"
         job.cleanup()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -317,8 +313,7 @@ def full_disk():
     r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt], capture_output=True, text=True)
     if r.returncode != 0:
         os.rmdir(mnt)
-        print("SKIP: cannot mount a tmpfs:", r.stderr.strip())
-        sys.exit(77)
+        pytest.skip(f"cannot mount a tmpfs: {r.stderr.strip()}")
     try:
         # Fill the disk first, so every dump hits ENOSPC.
         try:
@@ -329,7 +324,7 @@ def full_disk():
             pass
         robustness("full_disk", lambda tmp: mnt, expect_written=False)
         leftovers = [n for n in os.listdir(mnt) if n != "filler"]
-        check(not leftovers, f"no partial dump or temporary left on the full disk: {leftovers}")
+        assert not leftovers, f"no partial dump or temporary left on the full disk: {leftovers}"
     finally:
         subprocess.run(["umount", mnt], check=False)
         os.rmdir(mnt)
@@ -340,10 +335,10 @@ def blocked_thread():
         for d in dumps:
             threads = d["native_stacks"]["threads"]
             deaf = [t for t in threads if t["name"] == "signal-deaf"]
-            check(len(deaf) == 1 and not deaf[0]["answered"],
-                  f"rank {d['process']['global_rank']}: the all-signals-blocked thread is reported not answering")
-            check(any(t["answered"] and t["frames"] for t in threads),
-                  f"rank {d['process']['global_rank']}: the other threads' stacks are still there")
+            assert len(deaf) == 1 and not deaf[0]["answered"], \
+                f"rank {d['process']['global_rank']}: the all-signals-blocked thread is reported not answering"
+            assert any(t["answered"] and t["frames"] for t in threads), \
+                f"rank {d['process']['global_rank']}: the other threads' stacks are still there"
     robustness("blocked_thread", lambda tmp: os.path.join(tmp, "dumps"), expect_written=True,
                extra_args=["--blocked-thread"], extra_check=deaf_thread_reported)
 
@@ -356,25 +351,25 @@ def sync_stuck():
                        expect_dumps=1)
     try:
         dumps = load_dumps(job)
-        check(len(dumps) == 1, f"one dump, got {len(dumps)}")
+        assert len(dumps) == 1, f"one dump, got {len(dumps)}"
         if dumps:
             d = dumps[0]
             v = d["verdict"]
-            check(v["kind"] == "sync_stuck", f"verdict {v['kind']}, expected sync_stuck")
-            check(v["culprit_ranks"] == [0], f"culprits {v['culprit_ranks']} (global ranks), expected [0]")
-            check(v["op"] == "stream", f"waits on {v['op']!r}, expected 'stream'")
+            assert v["kind"] == "sync_stuck", f"verdict {v['kind']}, expected sync_stuck"
+            assert v["culprit_ranks"] == [0], f"culprits {v['culprit_ranks']} (global ranks), expected [0]"
+            assert v["op"] == "stream", f"waits on {v['op']!r}, expected 'stream'"
             syncs = d.get("host_syncs", [])
-            check(len(syncs) == 1 and syncs[0]["target"] == "stream" and syncs[0]["handle"] != "0x0",
-                  f"the dump shows the host blocked on a stream: {syncs}")
+            assert len(syncs) == 1 and syncs[0]["target"] == "stream" and syncs[0]["handle"] != "0x0", \
+                f"the dump shows the host blocked on a stream: {syncs}"
             since = v["since_mono_ns"]
-            check(since > 0 and 0 <= d["incident"]["detected_mono_ns"] - since <= LATENCY_BOUND_NS,
-                  "detected within threshold + 2 polls of the sync's start")
+            assert since > 0 and 0 <= d["incident"]["detected_mono_ns"] - since <= LATENCY_BOUND_NS, \
+                "detected within threshold + 2 polls of the sync's start"
             for c in d["comms"]:
-                check(c["last_completed_seq"] == c["last_enqueued_seq"], "every collective completed")
-            check(any("cudaStreamSynchronize" in n for n in frames_of(d)),
-                  "the main thread's stack shows it inside cudaStreamSynchronize")
+                assert c["last_completed_seq"] == c["last_enqueued_seq"], "every collective completed"
+            assert any("cudaStreamSynchronize" in n for n in frames_of(d)), \
+                "the main thread's stack shows it inside cudaStreamSynchronize"
         report = analyze(job)
-        check(report.get("verdict", {}).get("kind") == "sync_stuck", "analyze: sync_stuck")
+        assert report.get("verdict", {}).get("kind") == "sync_stuck", "analyze: sync_stuck"
     finally:
         job.cleanup()
 
@@ -411,39 +406,39 @@ def comm_name():
                                "--comm-name", name, "--straggler-rank", "3", "--straggler-step", "2",
                                "--straggler-sec", "60"])
     try:
-        check(job.wait(lambda: len(job.dump_files()) >= 4, 25), "every rank dumped")
+        assert job.wait(lambda: len(job.dump_files()) >= 4, 25), "every rank dumped"
         world = next((c for _, api, _, _, c in init_lines(job) if api == "ncclCommInitRankConfig"), None)
-        check(world is not None, "the sim printed the named world communicator's commId")
+        assert world is not None, "the sim printed the named world communicator's commId"
         status = subprocess.run([CLI, "status", "--job", job.job_id], capture_output=True, text=True, timeout=30)
         rows = [line for line in status.stdout.splitlines() if world and line.split()[2:3] == [world]]
-        check(len(rows) == 4 and all(f"{world} {shown} " in row for row in rows),
-              f"status: every world row shows the escaped name next to the hash: {rows}")
-        check("\x1b" not in status.stdout, "status prints no raw escape")
+        assert len(rows) == 4 and all(f"{world} {shown} " in row for row in rows), \
+            f"status: every world row shows the escaped name next to the hash: {rows}"
+        assert "\x1b" not in status.stdout, "status prints no raw escape"
         status_json = subprocess.run([CLI, "status", "--job", job.job_id, "--json"], capture_output=True, text=True,
                                      timeout=30)
         comms = [c for j in json.loads(status_json.stdout or '{"jobs": []}')["jobs"] for p in j["processes"]
                  for c in p["comms"]]
-        check(len(comms) == 8 and all(c["comm_name"] == (name if c["comm"] == world else None) for c in comms),
-              "status --json: comm_name exact on the world communicator, null on the unnamed split")
+        assert len(comms) == 8 and all(c["comm_name"] == (name if c["comm"] == world else None) for c in comms), \
+            "status --json: comm_name exact on the world communicator, null on the unnamed split"
     finally:
         job.stop()
     try:
         dumps = load_dumps(job)
         entries = [c for d in dumps for c in d["comms"]]
-        check(len(entries) == 8 and all(c["comm_name"] == (name if c["comm"] == world else "") for c in entries),
-              "dump JSON: comm_name exact on the world communicator, empty on the split child (none invented)")
+        assert len(entries) == 8 and all(c["comm_name"] == (name if c["comm"] == world else "") for c in entries), \
+            "dump JSON: comm_name exact on the world communicator, empty on the split child (none invented)"
         texts = [open(f).read() for f in glob.glob(os.path.join(job.dump_dir, "*.txt"))]
-        check(len(texts) == 4 and all(f"comm {world} {shown} rank " in t and "\x1b" not in t for t in texts),
-              "dump text: `comm HASH \"NAME\"`, escaped, in every dump")
+        assert len(texts) == 4 and all(f"comm {world} {shown} rank " in t and "\x1b" not in t for t in texts), \
+            "dump text: `comm HASH \"NAME\"`, escaped, in every dump"
         report = analyze(job)
-        check(report.get("verdict", {}).get("comm_name") == name, "analyze --json: verdict.comm_name exact")
+        assert report.get("verdict", {}).get("comm_name") == name, "analyze --json: verdict.comm_name exact"
         text = subprocess.run([CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60).stdout
-        check(f"communicator {world} {shown} (4 ranks)" in text and "\x1b" not in text,
-              "analyze text names the communicator by hash and escaped name")
+        assert f"communicator {world} {shown} (4 ranks)" in text and "\x1b" not in text, \
+            "analyze text names the communicator by hash and escaped name"
         warns = [line for line in job.output().splitlines() if "NCCLWATCH WARN" in line and world in line]
         logged = '"world\\x1b[2J"pg""'  # the log escapes the whole line once: ESC as \x1b, quotes as they are
-        check(warns and all(f"comm {world} {logged} #" in line for line in warns),
-              f"a WARN line on the world communicator names it: {warns[:1]}")
+        assert warns and all(f"comm {world} {logged} #" in line for line in warns), \
+            f"a WARN line on the world communicator names it: {warns[:1]}"
     finally:
         job.cleanup()
 
@@ -459,25 +454,25 @@ def status_live():
         def comm_rows(text):
             return [line for line in text.splitlines() if re.match(r"^\d+\s+\d+\s+0x", line)]
         # 4 ranks x (world + tp) communicators once every rank has initialised both.
-        check(job.wait(lambda: len(comm_rows(table())) == 8, 20), "status shows every rank's 2 communicators")
+        assert job.wait(lambda: len(comm_rows(table())) == 8, 20), "status shows every rank's 2 communicators"
         out = table()
         world = next((c for _, api, _, _, c in init_lines(job) if api == "ncclCommInitRank"), None)
-        check(world is not None and world in out, f"status names the world communicator {world}")
+        assert world is not None and world in out, f"status names the world communicator {world}"
         rows = [line for line in comm_rows(out) if world and world in line]
-        check(len(rows) == 4, f"one row per rank for the world communicator, got {len(rows)}")
+        assert len(rows) == 4, f"one row per rank for the world communicator, got {len(rows)}"
         pids = set(job.rank_pids())
-        check({int(row.split()[1]) for row in rows} == pids, f"the rows' pids are the ranks' pids {sorted(pids)}")
-        check(not any("DEAD" in row for row in rows), "no rank reads as dead")
+        assert {int(row.split()[1]) for row in rows} == pids, f"the rows' pids are the ranks' pids {sorted(pids)}"
+        assert not any("DEAD" in row for row in rows), "no rank reads as dead"
         # ENQ and DONE move on while the job runs.
         first = out
         time.sleep(1.0)
-        check(table() != first, "the table changes as collectives complete")
+        assert table() != first, "the table changes as collectives complete"
         cmd = [CLI, "status", "--job", job.job_id, "--watch", "--interval", "0.2", "--iterations", "3"]
         watch = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
-        check(watch.returncode == 0 and "\033" not in watch.stdout and watch.stdout.count("RANK ") == 3,
-              "--watch into a pipe: three plain snapshots, no terminal escapes")
+        assert watch.returncode == 0 and "\033" not in watch.stdout and watch.stdout.count("RANK ") == 3, \
+            "--watch into a pipe: three plain snapshots, no terminal escapes"
         on_terminal = run_on_terminal(cmd)
-        check(on_terminal.count("\033[H\033[2J") == 3, "--watch on a terminal refreshes in place")
+        assert on_terminal.count("\033[H\033[2J") == 3, "--watch on a terminal refreshes in place"
     finally:
         job.stop()
         job.cleanup()
@@ -505,5 +500,6 @@ SCENARIOS = {
 }
 
 
-if __name__ == "__main__":
-    sys.exit(runner.run_named(SCENARIOS, sys.argv))
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_scenario(scenario):
+    SCENARIOS[scenario]()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A full /dev/shm costs the watcher, never the job: shm_full_test.py NAME.
+"""A full /dev/shm costs the watcher, never the job: pytest shm_full_test.py::test_scenario[NAME].
 
 Runs in a private mount namespace whose /dev/shm is a small tmpfs (as Docker's 64 MiB default,
 shared with DataLoader workers), 4 ranks of ddp_loop through scripts/launch, once without and
@@ -11,19 +11,19 @@ rank and nothing else goes wrong.
                 the watcher cannot reserve a ring (NCCLWATCH_RING=65536: 4 MiB a communicator).
   before_start  /dev/shm is full before the job starts (2 MiB left for the sim): no rank can
                 create its segment and each runs unwatched.
-Exit 0 pass, 1 fail.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
-import ncclwatch_test.sim_job as wd
-from ncclwatch_test import runner
+import pytest
 
-check = wd.check
+import ncclwatch_test.sim_job as wd
+
 SHM_MIB = 96  # room for 4 ranks' 16.8 MiB first reservations at NCCLWATCH_RING=65536
 JOB = [wd.DDP_LOOP, "--tp", "1", "--steps", "150", "--step-ms", "20", "--extra-comms", "8",
        "--extra-comms-step", "75", "--quiet"]
@@ -72,38 +72,42 @@ def run_job(watcher, fill_at, leave_kib, tmp):
 
 def scenario(fill_at, leave_kib, expected_warning):
     tmp = tempfile.mkdtemp(prefix="ncclwatch-shmfull-")
-    plain_rc, plain_out = run_job(False, fill_at, leave_kib, tmp)
-    check(plain_rc == 0, f"without the watcher the job survives this /dev/shm (rc {plain_rc}):\n{plain_out[-1500:]}")
-    rc, out = run_job(True, fill_at, leave_kib, tmp)
-    check(rc == plain_rc, f"with the watcher, the same exit status ({rc}, without: {plain_rc}):\n{out[-1500:]}")
-    ours = [l for l in out.splitlines() if "ncclwatch" in l.lower()]
-    matching = [l for l in ours if expected_warning in l]
-    check(len(matching) == 4, f"one warning per rank containing '{expected_warning}': {len(matching)} of {ours[:6]}")
-    check(len(ours) == len(matching), f"and nothing else from ncclwatch: {[l for l in ours if l not in matching][:4]}")
-    check(all("No space left on device" in l for l in matching), f"the warning says why: {matching[:1]}")
-    check(not os.path.exists(os.path.join(tmp, "dumps")), "no dump (the job is healthy)")
-    subprocess.run(["rm", "-rf", tmp])
+    try:
+        plain_rc, plain_out = run_job(False, fill_at, leave_kib, tmp)
+        assert plain_rc == 0, \
+            f"without the watcher the job survives this /dev/shm (rc {plain_rc}):\n{plain_out[-1500:]}"
+        rc, out = run_job(True, fill_at, leave_kib, tmp)
+        assert rc == plain_rc, f"with the watcher, the same exit status ({rc}, without: {plain_rc}):\n{out[-1500:]}"
+        ours = [l for l in out.splitlines() if "ncclwatch" in l.lower()]
+        matching = [l for l in ours if expected_warning in l]
+        assert len(matching) == 4, \
+            f"one warning per rank containing '{expected_warning}': {len(matching)} of {ours[:6]}"
+        assert len(ours) == len(matching), \
+            f"and nothing else from ncclwatch: {[l for l in ours if l not in matching][:4]}"
+        assert all("No space left on device" in l for l in matching), f"the warning says why: {matching[:1]}"
+        assert not os.path.exists(os.path.join(tmp, "dumps")), "no dump (the job is healthy)"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 SCENARIOS = {
     "mid_run": lambda: scenario(1.0, 1024, "cannot reserve"),
     "before_start": lambda: scenario(None, 2048, "cannot publish progress"),
 }
+INSIDE = "NCCLWATCH_SHM_FULL_INSIDE"  # set in the copy of this test that runs in the namespace
 
 
-def main():
-    if sys.argv[2:] == ["--inside"]:
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_shm_full(name, request):
+    if os.environ.get(INSIDE) == "1":
         try:
-            return runner.run_named(SCENARIOS, sys.argv[:2])
+            SCENARIOS[name]()
         finally:
             subprocess.run(["umount", "/dev/shm"], check=False)
-    usage = runner.bad_usage(SCENARIOS, sys.argv)
-    if usage is not None:
-        return usage
-    # A private mount namespace: the small /dev/shm is this test's alone.
-    return subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, os.path.abspath(__file__),
-                           sys.argv[1], "--inside"]).returncode
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        return
+    # A private mount namespace: the small /dev/shm is this test's alone. The same test runs in
+    # it under pytest; its failures are printed there and fail this one.
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, "-m", "pytest",
+                        "-p", "ncclwatch_test.pytest_plugin", "-p", "no:cacheprovider", "-q", "-rfEs",
+                        f"{os.path.abspath(__file__)}::{request.node.name}"], env=dict(os.environ, **{INSIDE: "1"}))
+    assert r.returncode == 0, f"{name} in a private mount namespace: exit {r.returncode} (its output above)"

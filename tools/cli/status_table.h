@@ -24,8 +24,10 @@ namespace ncclwatch::tools {
 //            without a word) and "blocked-in-sync" for the process. A row an incident is
 //            about starts with "culprit:KIND" (the rank it blames; every row of the blocked
 //            process for sync_stuck) or "waits:KIND" (a rank waiting on the culprit).
-// Incidents are the one classifier's verdicts (detect::Classify) over this snapshot, with the
-// job's own threshold, as the ranks' watchdog judges them; their summaries follow the table.
+// The rows are the snapshot's facts (core/watch/facts_from_snapshot.h), built once; what is in
+// flight is core/detect/pending.h's judgement. Incidents are the one classifier's verdicts over
+// those facts, with the job's own threshold, as the ranks' watchdog judges them; their
+// summaries follow the table.
 // `now_ns` is CLOCK_MONOTONIC, as are the snapshot's times.
 std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns);
 
@@ -33,7 +35,8 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
 // {"global_rank", "pid", "host", "alive", "exit": null | {"how", "status", "signal"},
 // "blocked_in_sync", "comms": [{"comm", "rank", "nranks", "state", "last_enqueued_seq",
 // "last_completed_seq", "in_flight_seq", "in_flight_op", "in_flight_ns", "p2p_in_flight": null | {"op", "peer", "seq",
-// "in_flight_ns"}, "async_error",
+// "in_flight_ns"}, "waiting" (a known wait: core/detect/pending.h), "oldest_wait_ns" (its age, the
+// exporter's oldest pending op; null when none or unknown), "async_error",
 // "untracked_ops", "incident": null | {"role": "culprit"|"waits", "kind"}}]}], "stall_threshold_ns",
 // "incidents": [{"kind", "comm", "seq", "op", "culprit_ranks", "other_ranks", "since_ns",
 // "summary"}]}. Exact numbers; names as the table shows them.
@@ -41,8 +44,8 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns);
 
 // The job's own stall threshold (the largest its processes published), else the default.
 uint64_t StatusThresholdNs(const shm::JobSnapshot& snapshot);
-// The verdicts the ranks' watchdog would give on this snapshot at `now_ns`.
-std::vector<detect::Verdict> JudgeSnapshot(const shm::JobSnapshot& snapshot, uint64_t now_ns);
+// The verdicts the ranks' watchdog would give on these facts at `now_ns` under `threshold_ns`.
+std::vector<detect::Verdict> JudgeFacts(const detect::JobFacts& facts, uint64_t threshold_ns, uint64_t now_ns);
 
 }  // namespace ncclwatch::tools
 

@@ -20,7 +20,7 @@ inline constexpr const char* kDefaultListen = "0.0.0.0:10436";
 // out (civetweb 1.15 has no event loop), so idle clients hold workers and a scrape queues
 // behind them. 1000 idle connections must not stop a scrape within Prometheus' default 10 s
 // scrape timeout: 256 workers dropping silent clients after 1 s clear 1000 of them in
-// 1000/256 x 1 s = ~4 s (measured 3.0 s, tests/exporter exporter_idle_connections; 64 workers:
+// 1000/256 x 1 s = ~4 s (measured 3.0 s, tests/tools/exporter exporter_idle_connections; 64 workers:
 // 15 s). Idle workers cost little: RSS 6.3 MiB with 64, 9.2 MiB with 256, 21 MiB with 1024.
 inline constexpr int kDefaultThreads = 256;
 inline constexpr int kDefaultRequestTimeoutMs = 1000;

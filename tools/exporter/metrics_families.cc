@@ -3,15 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "core/detect/replay_state.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
-#include "core/shm/record_flags.h"
+#include "core/detect/pending.h"
+#include "core/detect/replay_state.h"
 #include "core/watch/facts_from_snapshot.h"
 
 namespace ncclwatch::tools {
@@ -50,15 +51,12 @@ void Add(MetricFamily* family, std::vector<ClientMetric::Label> labels, double v
 
 // A communicator whose fields can all be true at once. A rank that left it (destroyed,
 // aborted, ...) or whose init failed takes no further part: its series would only go stale.
-bool Exportable(const shm::CommView& c) {
-  if (c.state != shm::CommState::kReady && c.state != shm::CommState::kSuspended &&
-      c.state != shm::CommState::kInitializing) {
-    return false;
-  }
-  return true;
+bool Exportable(const detect::CommFacts& c) {
+  return c.lifecycle == detect::CommLifecycle::kReady || c.lifecycle == detect::CommLifecycle::kSuspended ||
+         c.lifecycle == detect::CommLifecycle::kInitializing;
 }
 
-bool Consistent(const shm::CommView& c) {
+bool Consistent(const detect::CommFacts& c) {
   return c.nranks > 0 && c.rank >= 0 && c.rank < c.nranks && c.last_completed_seq <= c.last_enqueued_seq;
 }
 
@@ -104,10 +102,9 @@ struct ProcessFamilies {
 using SeriesKey = std::vector<ClientMetric::Label>;
 
 // One pair of series per graph the communicator replayed (replay_state.h).
-void AddReplays(const shm::CommView& c, const SeriesKey& labels, CommFamilies* out) {
-  const detect::CommFacts facts = watch::CommFactsFromSnapshot(c, 0);
-  for (const uint64_t graph : detect::GraphsOf(facts)) {
-    const detect::ReplayProgress progress = detect::ProgressOf(facts, graph);
+void AddReplays(const detect::CommFacts& c, const SeriesKey& labels, CommFamilies* out) {
+  for (const uint64_t graph : detect::GraphsOf(c)) {
+    const detect::ReplayProgress progress = detect::ProgressOf(c, graph);
     SeriesKey with_graph = labels;
     with_graph.push_back({"graph", format::FormatHex(graph)});
     std::sort(with_graph.begin(), with_graph.end());
@@ -116,15 +113,16 @@ void AddReplays(const shm::CommView& c, const SeriesKey& labels, CommFamilies* o
   }
 }
 
-void AddComms(const shm::JobSnapshot& job, uint64_t now_ns, CommFamilies* out, uint64_t* dropped) {
+void AddComms(const std::string& job_id, const detect::JobFacts& facts, uint64_t now_ns, CommFamilies* out,
+              uint64_t* dropped) {
   struct Pending {
     SeriesKey labels;
-    const shm::CommView* comm;
+    const detect::CommFacts* comm;
   };
   std::vector<Pending> series;
   std::map<SeriesKey, int> seen;
-  const std::string job_label = Clean(job.job_id);
-  for (const auto& p : job.processes) {
+  const std::string job_label = Clean(job_id);
+  for (const auto& p : facts.processes) {
     const std::string host = Clean(p.host);
     for (const auto& c : p.comms) {
       if (!Exportable(c)) continue;
@@ -156,65 +154,59 @@ void AddComms(const shm::JobSnapshot& job, uint64_t now_ns, CommFamilies* out, u
       continue;
     }
     Add(&out->issued, s.labels, static_cast<double>(s.comm->last_enqueued_seq));
-    Add(&out->completed, s.labels, static_cast<double>(watch::CommFactsFromSnapshot(*s.comm, 0).last_completed_seq));
+    Add(&out->completed, s.labels, static_cast<double>(s.comm->last_completed_seq));
     Add(&out->pending, s.labels, pending);
     Add(&out->untracked, s.labels, static_cast<double>(s.comm->untracked_ops));
     AddReplays(*s.comm, s.labels, out);
   }
 }
 
-void AddProcesses(const shm::JobSnapshot& job, ProcessFamilies* out) {
-  const std::string job_label = Clean(job.job_id);
+void AddProcesses(const std::string& job_id, const detect::JobFacts& facts, ProcessFamilies* out) {
+  const std::string job_label = Clean(job_id);
   std::set<SeriesKey> seen;
-  for (const auto& p : job.processes) {
+  for (const auto& p : facts.processes) {
     SeriesKey labels{{"host", Clean(p.host)}, {"job", job_label}, {"pid", std::to_string(p.pid)},
                      {"rank", RankLabel(p.global_rank)}};
     if (!seen.insert(labels).second) continue;  // one pid, one series (a copy is not a second process)
-    const bool up = p.alive && !p.exited;
-    Add(&out->up, labels, up ? 1 : 0);
-    if (up) continue;
-    const char* how = !p.exited ? "vanished" : p.exit_how == shm::ExitHow::kSignal ? "signal"
-                                             : p.exit_how == shm::ExitHow::kStatus ? "status"
-                                                                                   : "vanished";
+    Add(&out->up, labels, p.alive ? 1 : 0);
+    if (p.alive) continue;
+    const char* how = !p.exit.recorded ? "vanished" : p.exit.signal != 0 ? "signal" : "status";
     SeriesKey with_how = labels;
     with_how.push_back({"how", how});
     std::sort(with_how.begin(), with_how.end());
     Add(&out->exited, with_how, 1);
-    if (p.exited && p.exit_how == shm::ExitHow::kSignal) Add(&out->exit_code, with_how, p.exit_signal);
-    if (p.exited && p.exit_how == shm::ExitHow::kStatus) Add(&out->exit_code, with_how, p.exit_status);
+    if (p.exit.recorded) Add(&out->exit_code, with_how, p.exit.signal != 0 ? p.exit.signal : p.exit.status);
   }
+}
+
+// Communicator slots the facts left out as impossible (a rank outside [0, nranks)): served
+// by no series, counted as dropped like any other impossible value.
+uint64_t CommsLeftOut(const shm::JobSnapshot& job, const detect::JobFacts& facts) {
+  uint64_t read = 0, kept = 0;
+  for (const auto& p : job.processes) {
+    if (p.closed) continue;
+    for (const auto& c : p.comms) read += c.state != shm::CommState::kFree ? 1 : 0;
+  }
+  for (const auto& p : facts.processes) kept += p.comms.size();
+  return read > kept ? read - kept : 0;
 }
 
 // The threshold the job's writers published (all agree in a normal job; the largest wins
 // otherwise, so that a rule never alerts sooner than any rank would); the fallback when none did.
 double StallThresholdSec(const shm::JobSnapshot& job, double fallback) {
-  uint32_t ms = 0;
-  for (const auto& p : job.processes) ms = std::max(ms, p.stall_threshold_ms);
-  return ms ? ms / 1000.0 : fallback;
+  uint64_t ns = 0;
+  for (const auto& p : job.processes) ns = std::max(ns, p.stall_threshold_ns);
+  return ns != 0 ? static_cast<double>(ns) / kNsPerSec : fallback;
 }
 
 }  // namespace
 
-double OldestPendingSeconds(const shm::CommView& c, uint64_t now_ns) {
-  // Completion as the detector counts it (a collective captured into a CUDA graph owes none).
-  const detect::CommFacts facts = watch::CommFactsFromSnapshot(c, 0);
-  uint64_t oldest = 0;
-  for (const auto& r : c.records) {
-    if (r.complete_ns != 0 || shm::OwesNoCompletion(r.flags)) continue;
-    // A collective the in-order completion count already covers completed, unless its
-    // completion is unknown (untracked: never complete).
-    if (!shm::IsPointToPoint(r.op) && r.seq <= facts.last_completed_seq && !shm::CompletionUnknown(r.flags)) continue;
-    if (r.enqueue_ns == 0 || r.enqueue_ns > now_ns) return -1;
-    if (oldest == 0 || r.enqueue_ns < oldest) oldest = r.enqueue_ns;
-  }
-  // A launch of a CUDA graph that replays the communicator's ops, not complete.
-  if (const detect::ReplayFacts* replay = detect::OldestPendingReplay(facts)) {
-    if (replay->enqueue_ns > now_ns) return -1;
-    if (oldest == 0 || replay->enqueue_ns < oldest) oldest = replay->enqueue_ns;
-  }
-  if (oldest != 0) return static_cast<double>(now_ns - oldest) / kNsPerSec;
-  if (c.last_enqueued_seq > facts.last_completed_seq) return std::numeric_limits<double>::quiet_NaN();
-  return 0;
+double OldestPendingSeconds(const detect::CommFacts& comm, uint64_t now_ns) {
+  const std::optional<detect::Wait> oldest = detect::OldestPendingOp(comm);
+  if (!oldest) return 0;
+  if (oldest->since_ns == 0) return std::numeric_limits<double>::quiet_NaN();
+  if (oldest->since_ns > now_ns) return -1;
+  return static_cast<double>(now_ns - oldest->since_ns) / kNsPerSec;
 }
 
 MetricsOutput BuildMetricFamilies(const MetricsInput& input) {
@@ -231,8 +223,10 @@ MetricsOutput BuildMetricFamilies(const MetricsInput& input) {
   std::set<std::string> jobs_seen;
   for (const auto& job : input.jobs) {
     if (job.processes.empty() || !jobs_seen.insert(job.job_id).second) continue;
-    AddComms(job, input.now_ns, &comms, &out.dropped);
-    AddProcesses(job, &processes);
+    const detect::JobFacts facts = watch::FactsFromSnapshot(job);
+    out.dropped += CommsLeftOut(job, facts);
+    AddComms(job.job_id, facts, input.now_ns, &comms, &out.dropped);
+    AddProcesses(job.job_id, facts, &processes);
     Add(&threshold, {{"job", Clean(job.job_id)}}, StallThresholdSec(job, input.fallback_stall_sec));
   }
   for (const auto& [key, counts] : input.dumps) {

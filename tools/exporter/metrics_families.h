@@ -1,4 +1,5 @@
-// The metrics `ncclwatch exporter` serves, built from job snapshots alone: a pure function,
+// The metrics `ncclwatch exporter` serves, built from job snapshots alone (each turned into
+// its facts once, core/watch/facts_from_snapshot.h, and judged by core/detect): a pure function,
 // so that every value it may serve is unit-tested without a server or shared memory.
 //
 // Families (labels; see tools/README.md "exporter" for the cardinality):
@@ -25,6 +26,7 @@
 
 #include <prometheus/metric_family.h>
 
+#include "core/detect/facts.h"
 #include "core/shm/snapshot.h"
 
 namespace ncclwatch::tools {
@@ -52,11 +54,11 @@ struct MetricsOutput {
 
 MetricsOutput BuildMetricFamilies(const MetricsInput& input);
 
-// Seconds the oldest op of `comm` issued and not complete has waited at `now_ns`: 0 when none
-// is pending; NaN when one is pending but its record is no longer (or not yet validly) in the
-// ring, so its age is unknown. Records whose completion is unknown (untracked) count as
-// pending; captured and failed ops owe no completion. Exposed for the tests.
-double OldestPendingSeconds(const shm::CommView& comm, uint64_t now_ns);
+// Seconds the oldest op pending on `comm` (core/detect/pending.h: OldestPendingOp, the
+// detector's own judgement) has waited at `now_ns`: 0 when none is pending; NaN when one is
+// pending but its record is no longer in the ring, so its age is unknown; -1 when its issue
+// time lies after `now_ns` (a record not to be believed). Exposed for the tests.
+double OldestPendingSeconds(const detect::CommFacts& comm, uint64_t now_ns);
 
 }  // namespace ncclwatch::tools
 

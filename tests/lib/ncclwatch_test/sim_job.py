@@ -2,9 +2,8 @@
 
 Job starts scripts/launch with LD_PRELOAD=libncclwatch.so, a private job id and dump directory, a
 2 s stall threshold and a 200 ms poll; the functions below read its dumps, its log and
-`ncclwatch analyze --json`, and record what does not hold through checks.check. Paths come from
-the environment ctest sets (tests/CMakeLists.txt): NCCLWATCH_BUILD_DIR, NCCLWATCH_SOURCE_DIR,
-and NCCLWATCH_GC for the tests that collect a job's shared memory (tests/watchdog/job_gc.cc).
+`ncclwatch analyze --json`, and assert what must hold. Paths are paths.py's; Job.stop collects
+the job's shared memory with NCCLWATCH_GC (tests/watchdog/job_gc.cc).
 """
 
 import glob
@@ -18,17 +17,10 @@ import sys
 import tempfile
 import time
 
-from ncclwatch_test.checks import check, failures  # noqa: F401  (failures: for the scenario files)
+import pytest
 
-BUILD = os.environ["NCCLWATCH_BUILD_DIR"]
-SOURCE = os.environ["NCCLWATCH_SOURCE_DIR"]
-GC = os.environ["NCCLWATCH_GC"]
-PRELOAD = os.path.join(BUILD, "lib", "libncclwatch.so")
-DDP_LOOP = os.path.join(BUILD, "examples", "ddp_loop")
-CLI = os.path.join(BUILD, "bin", "ncclwatch")
-SIM_LIB = os.path.join(BUILD, "sim", "lib")
-LAUNCH = os.path.join(SOURCE, "scripts", "launch")
-PY_RANK = os.path.join(SOURCE, "examples", "python", "ddp_rank.py")
+from ncclwatch_test import procs
+from ncclwatch_test.paths import BUILD, CLI, DDP_LOOP, LAUNCH, PRELOAD, PY_RANK, SIM_LIB, SOURCE, gc_tool  # noqa: F401
 
 STALL_SEC = 2.0
 POLL_MS = 200
@@ -92,13 +84,8 @@ class Job:
         return until()
 
     def rank_pids(self):
-        pids = []
-        for children in glob.glob(f"/proc/{self.proc.pid}/task/*/children"):
-            try:
-                pids += [int(p) for p in open(children).read().split()]
-            except OSError:
-                pass
-        return pids
+        """The ranks: scripts/launch's children."""
+        return procs.children(self.proc.pid)
 
     def stop(self):
         """Kills every rank (each runs in its own session) and the launcher, then cleans up."""
@@ -119,14 +106,16 @@ class Job:
         time.sleep(0.1)  # let the kernel reap the ranks so their segments read as stale
         comms = sorted({line[4] for line in init_lines(self)})
         for job_id in [self.job_id] + self.extra_job_ids:
-            subprocess.run([GC, job_id] + comms, check=False, stdout=subprocess.DEVNULL)
+            subprocess.run([gc_tool(), job_id] + comms, check=False, stdout=subprocess.DEVNULL)
 
     def output(self):
         with open(self.log_path, errors="replace") as f:
             return f.read()
 
     def cleanup(self):
-        if failures and os.environ.get("NCCLWATCH_TEST_KEEP"):
+        """Removes the job's files; NCCLWATCH_TEST_KEEP=1 keeps them when called (from a finally)
+        while a failed assertion propagates."""
+        if sys.exc_info()[0] is not None and os.environ.get("NCCLWATCH_TEST_KEEP"):
             print("kept for inspection:", self.tmp)
             return
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -170,46 +159,45 @@ def check_incident(dumps, kind, comm, seq, op, culprits, dumping_ranks, bound_ns
     by_rank = {}
     for d in mine:
         by_rank.setdefault(d["process"]["global_rank"], []).append(d)
-    check(sorted(by_rank) == sorted(dumping_ranks),
-          f"{kind} on {comm}: dumps from ranks {sorted(by_rank)}, expected {sorted(dumping_ranks)}")
-    check(all(len(v) == 1 for v in by_rank.values()), f"{kind}: one dump per rank per incident: "
+    assert sorted(by_rank) == sorted(dumping_ranks), \
+        f"{kind} on {comm}: dumps from ranks {sorted(by_rank)}, expected {sorted(dumping_ranks)}"
+    assert all(len(v) == 1 for v in by_rank.values()), (f"{kind}: one dump per rank per incident: "
           f"{ {r: len(v) for r, v in by_rank.items()} }")
-    check(len({d["incident"]["id"] for d in mine}) <= 1, f"{kind}: one incident id across ranks")
+    assert len({d["incident"]["id"] for d in mine}) <= 1, f"{kind}: one incident id across ranks"
     for d in mine:
         v = d["verdict"]
         r = d["process"]["global_rank"]
-        check(v["seq"] == seq, f"rank {r}: seq {v['seq']}, expected {seq}")
-        check(v["op"] == op, f"rank {r}: op {v['op']}, expected {op}")
+        assert v["seq"] == seq, f"rank {r}: seq {v['seq']}, expected {seq}"
+        assert v["op"] == op, f"rank {r}: op {v['op']}, expected {op}"
         if culprits_accrue:
-            check(v["culprit_ranks"] and set(v["culprit_ranks"]) <= set(culprits),
-                  f"rank {r}: culprits {v['culprit_ranks']}, expected a subset of {sorted(culprits)}")
+            assert v["culprit_ranks"] and set(v["culprit_ranks"]) <= set(culprits), \
+                f"rank {r}: culprits {v['culprit_ranks']}, expected a subset of {sorted(culprits)}"
         else:
-            check(sorted(v["culprit_ranks"]) == sorted(culprits),
-                  f"rank {r}: culprits {v['culprit_ranks']}, expected {sorted(culprits)}")
-        check(d["native_stacks"]["threads"], f"rank {r}: native stacks present")
+            assert sorted(v["culprit_ranks"]) == sorted(culprits), \
+                f"rank {r}: culprits {v['culprit_ranks']}, expected {sorted(culprits)}"
+        assert d["native_stacks"]["threads"], f"rank {r}: native stacks present"
     if culprits_accrue:
         named = set(r for d in mine for r in d["verdict"]["culprit_ranks"])
-        check(named == set(culprits), f"{kind}: the dumps together name culprits {sorted(named)}, "
+        assert named == set(culprits), (f"{kind}: the dumps together name culprits {sorted(named)}, "
               f"expected {sorted(culprits)}")
     if mine:
         since = mine[0]["verdict"]["since_mono_ns"]
-        check(since > 0, f"{kind}: onset set")
+        assert since > 0, f"{kind}: onset set"
         detections = [d["incident"]["detected_mono_ns"] for d in mine]
         first, last = min(detections) - since, max(detections) - since
-        check(last <= bound_ns, f"{kind}: onset -> last rank's detection {last / NS:.2f} s > {bound_ns / NS:.2f} s")
-        check(first >= 0, f"{kind}: detected before its onset ({first} ns)")
+        assert last <= bound_ns, f"{kind}: onset -> last rank's detection {last / NS:.2f} s > {bound_ns / NS:.2f} s"
+        assert first >= 0, f"{kind}: detected before its onset ({first} ns)"
         print(f"LATENCY {kind}: onset->verdict {first / NS:.3f} s, onset->all dumps {last / NS:.3f} s")
     return mine
 
 
 def analyze(job):
     r = subprocess.run([CLI, "analyze", job.dump_dir, "--json"], capture_output=True, text=True, timeout=60)
-    check(r.returncode == 3, f"analyze exit {r.returncode} (expected 3 = hang): {r.stderr.strip()[:300]}")
+    assert r.returncode == 3, f"analyze exit {r.returncode} (expected 3 = hang): {r.stderr.strip()[:300]}"
     try:
         return json.loads(r.stdout)
     except ValueError:
-        check(False, f"analyze --json output is not JSON: {r.stdout[:200]}")
-        return {"verdict": {}}
+        pytest.fail(f"analyze --json output is not JSON: {r.stdout[:200]}")
 
 
 def hint_ids(report):
@@ -218,13 +206,24 @@ def hint_ids(report):
 
 def check_analysis(report, kind, comm, seq, op, culprits):
     v = report.get("verdict", {})
-    check(v.get("kind") == kind, f"analyze kind {v.get('kind')}, expected {kind}")
+    assert v.get("kind") == kind, f"analyze kind {v.get('kind')}, expected {kind}"
     if comm is not None:
-        check(v.get("comm") == comm, f"analyze comm {v.get('comm')}, expected {comm}")
-    check(v.get("seq") == seq, f"analyze seq {v.get('seq')}, expected {seq}")
+        assert v.get("comm") == comm, f"analyze comm {v.get('comm')}, expected {comm}"
+    assert v.get("seq") == seq, f"analyze seq {v.get('seq')}, expected {seq}"
     if op is not None:
-        check(v.get("op") == op, f"analyze op {v.get('op')}, expected {op}")
-    check(sorted(v.get("ranks", [])) == sorted(culprits), f"analyze culprits {v.get('ranks')}, expected {culprits}")
+        assert v.get("op") == op, f"analyze op {v.get('op')}, expected {op}"
+    assert sorted(v.get("ranks", [])) == sorted(culprits), f"analyze culprits {v.get('ranks')}, expected {culprits}"
+
+
+def check_python_data_loader_stall(culprit):
+    """The dump of a Python rank that stalls in its data loader (the examples' planted stall:
+    skip_samples_to_resume_position in restore_data_loader_state) shows both frames."""
+    assert culprit is not None, "the Python straggler dumped"
+    py = culprit["python_stacks"]
+    assert py.get("available"), f"Python stacks available ({py.get('reason')})"
+    funcs = [f["function"] for t in py.get("threads", []) for f in t["frames"]]
+    assert "skip_samples_to_resume_position" in funcs and "restore_data_loader_state" in funcs, \
+        f"Python frames of the stall shown: {funcs[:8]}"
 
 
 def frames_of(dump, pid_filter=None):
