@@ -47,17 +47,16 @@ void WriteScratch(const uint8_t* data, size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   WriteScratch(data, size);
-  ncclwatch::dump::RankDump dump;
-  std::string error;
-  if (!ncclwatch::dump::ReadDumpFile(ScratchPath(), &dump, &error)) {
+  const ncclwatch::Result<ncclwatch::dump::RankDump> read = ncclwatch::dump::ReadDumpFile(ScratchPath());
+  if (!read.ok()) {
+    const std::string& error = read.error().message();
     FUZZ_CHECK(error.rfind(ScratchPath(), 0) == 0);
     FUZZ_CHECK(error.find('\n') == std::string::npos);
     return 0;
   }
-  ncclwatch::dump::RenderDumpText(dump);
-  const nlohmann::json doc = ncclwatch::dump::ToJson(dump);
-  const std::string text = doc.dump();
+  ncclwatch::dump::RenderDumpText(*read);
+  const std::string text = ncclwatch::dump::ToJson(*read).dump();
   // What the reader accepted, written back, is a dump again.
-  ncclwatch::dump::FromJson(nlohmann::json::parse(text));
+  FUZZ_CHECK(ncclwatch::dump::ParseDump(text).ok());
   return 0;
 }

@@ -88,14 +88,14 @@ bool MeasureOnce(int extra_threads, int repeat, const std::string& dir) {
   dump::FillProcessFacts(Settings().nccl_env, &rank_dump);
   dump::StampDetectionTime(&rank_dump.incident);
   bench::CopyStacksIntoDump(stacks, &rank_dump);
-  dump::WriteResult result = dump::WriteDump(rank_dump, dir);
+  const Result<dump::DumpFiles> result = dump::WriteDump(rank_dump, dir);
   const double write_ms = MsSince(write_start);
   if (!result.ok()) {
-    std::fprintf(stderr, "bench_dump_cost: %s\n", result.message.c_str());
+    std::fprintf(stderr, "bench_dump_cost: %s\n", result.error().message().c_str());
     return false;
   }
   std::printf("dump threads=%zu capture_ms=%.2f write_ms=%.2f json_bytes=%ld txt_bytes=%ld\n",
-              stacks.threads.size(), capture_ms, write_ms, FileSize(result.json_path), FileSize(result.text_path));
+              stacks.threads.size(), capture_ms, write_ms, FileSize(result->json_path), FileSize(result->text_path));
   std::fflush(stdout);
   return true;
 }

@@ -155,7 +155,7 @@ def ncclwatch(python, build, ranks, stall_sec, tmp):
     dumped = sorted({json.load(open(f))["process"]["global_rank"] for f in found})
     r = subprocess.run([cli, "analyze", dumps, "--json"], capture_output=True, text=True, timeout=120)
     verdict = json.loads(r.stdout).get("verdict", {}) if r.stdout.strip() else {}
-    verdict_ok = verdict.get("kind") == "straggler" and verdict.get("ranks") == [CULPRIT]
+    verdict_ok = verdict.get("kind") == "straggler" and verdict.get("culprit_ranks") == [CULPRIT]
     stack_ok = False
     for f in found:
         d = json.load(open(f))
@@ -164,7 +164,7 @@ def ncclwatch(python, build, ranks, stall_sec, tmp):
             stack_ok = CULPRIT_FRAME in frames
     return {"tool": f"ncclwatch (stall {stall_sec:g} s)", "first": first, "last": last, "ranks": dumped,
             "verdict": verdict_ok, "stack": stack_ok,
-            "verdict_text": f"{verdict.get('kind')} {ranks_text(verdict.get('ranks') or [])} #{verdict.get('seq')} {verdict.get('op')}"}
+            "verdict_text": f"{verdict.get('kind')} {ranks_text(verdict.get('culprit_ranks') or [])} #{verdict.get('seq')} {verdict.get('op')}"}
 
 
 def seconds(v):

@@ -1,7 +1,6 @@
 // The result of a post-mortem analysis: one merged verdict over every rank's dump, and the
-// evidence behind it. Produced by Analyze (analyzer.h), rendered by report_text.h /
-// report_json.h. Ranks are communicator ranks of the verdict's communicator unless the
-// field says "global".
+// evidence behind it. Produced by Analyze (analyzer.h), rendered by report.h. Ranks are
+// communicator ranks of the verdict's communicator unless the field says "global".
 #ifndef NCCLWATCH_CORE_ANALYZE_ANALYSIS_H_
 #define NCCLWATCH_CORE_ANALYZE_ANALYSIS_H_
 
@@ -14,32 +13,9 @@
 
 namespace ncclwatch::analyze {
 
-// The verdict as `analyze` reports it: the one classifier's first detect::Verdict
-// (core/detect/verdict.h) with its culprits expanded to a full rank list, plus whether the
-// incident resolved. Kept apart from detect::Verdict because it is the report's schema.
-struct ReportedVerdict {
-  // Text only in the report (detect::ToString: "straggler", "p2p_hang", ..., "none").
-  detect::VerdictKind kind = detect::VerdictKind::kNone;
-  uint64_t comm_hash = 0;   // 0 for sync_stuck and none
-  std::string comm_name;    // ncclConfig_t.commName as a dump gives it; empty when none
-  int nranks = 0;
-  // 1-based collective number; for p2p_* the per-peer number of `op`; 0 for init_hang,
-  // sync_stuck, none
-  uint64_t seq = 0;
-  // The framework's number for that op (detect::Verdict::framework_seq: torch's SeqNum /
-  // Flight Recorder's collective_seq_id; for p2p_* the first waiter's P2P ordinal, p2p_seq_id);
-  // 0 when unknown (dumps of an older ncclwatch).
-  uint64_t framework_seq = 0;
-  std::string op;           // "init" for init_hang
-  // A verdict about a replay of a CUDA graph (detect::Verdict::graph): the graph's key and
-  // label; `seq` is then the replay number. 0 / empty otherwise.
-  uint64_t graph = 0;
-  std::string graph_label;
-  std::vector<int> ranks;   // culprits (global ranks for sync_stuck)
-  std::vector<int> other_ranks;  // involved, not blamed (e.g. the waiters)
-  std::string summary;
-  std::string source;       // "merged": derived from the facts of every dump
-  // Every incident in the dumps is over: each rank that dumped saw it complete (resolution.h).
+// Whether the incidents behind the dumps are over (resolution.h): each rank that dumped saw
+// its incident complete after all.
+struct VerdictResolution {
   bool resolved = false;
   uint64_t resolved_after_ns = 0;  // the longest detection -> completion; 0 when not resolved
 };
@@ -141,7 +117,11 @@ struct Hint {
 };
 
 struct Analysis {
-  ReportedVerdict verdict;
+  // The one classifier's first verdict over the facts of every dump (kind kNone, with a
+  // summary saying so, when it has none). Its culprits are culprit_ranks (ranks with a dump)
+  // and culprits_without_facts (ranks without one); detect::AllCulpritRanks lists both.
+  detect::Verdict verdict;
+  VerdictResolution resolution;
   size_t dumps_read = 0;
   std::vector<std::string> rejected;     // one-line errors of unusable files
   std::vector<std::string> hosts;

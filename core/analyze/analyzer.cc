@@ -26,35 +26,8 @@ using format::FormatRanks;
 
 constexpr size_t kMaxStackGroups = 8;
 
-// The report's verdict from the classifier's. Culprits without a dump are expanded here,
-// for the reported verdict only: O(nranks), up to 2^20.
-ReportedVerdict ToReportedVerdict(const detect::Verdict& v) {
-  ReportedVerdict out;
-  out.kind = v.kind;
-  out.comm_hash = v.comm_hash;
-  out.comm_name = v.comm_name;
-  out.nranks = v.nranks;
-  out.seq = v.seq;
-  out.framework_seq = v.framework_seq;
-  out.op = v.op;
-  out.graph = v.graph;
-  out.graph_label = v.graph_label;
-  out.ranks = v.culprit_ranks;
-  for (const format::RankRange& range : v.culprits_without_facts) {
-    for (int r = range.first;; ++r) {  // no r <= last: last may be INT_MAX
-      out.ranks.push_back(r);
-      if (r == range.last) break;
-    }
-  }
-  std::sort(out.ranks.begin(), out.ranks.end());
-  out.other_ranks = v.other_ranks;
-  out.summary = v.summary;
-  out.source = "merged";
-  return out;
-}
-
 // Culprit rank -> its dump (global ranks for sync_stuck).
-std::vector<std::pair<int, const dump::RankDump*>> CulpritDumps(const ReportedVerdict& v, const CommTable* table,
+std::vector<std::pair<int, const dump::RankDump*>> CulpritDumps(const std::vector<int>& culprit_ranks, const CommTable* table,
                                                                 const std::vector<const dump::RankDump*>& dumps,
                                                                 size_t* without) {
   std::unordered_map<int, const dump::RankDump*> by_global_rank;
@@ -62,7 +35,7 @@ std::vector<std::pair<int, const dump::RankDump*>> CulpritDumps(const ReportedVe
     for (const auto* d : dumps) by_global_rank[d->process.global_rank] = d;  // the last one wins
   }
   std::vector<std::pair<int, const dump::RankDump*>> out;
-  for (int rank : v.ranks) {
+  for (int rank : culprit_ranks) {
     const dump::RankDump* found = nullptr;
     if (table) {
       auto it = table->ranks.find(rank);
@@ -140,12 +113,11 @@ Analysis Analyze(const dump::DumpSet& set) {
   std::vector<CommTable> tables = BuildCommTables(dumps, facts);
   const std::vector<detect::Verdict> verdicts = detect::Classify(facts, detect::DetectConfig{}, 0);
   if (verdicts.empty()) {
-    a.verdict.source = "merged";
     a.verdict.summary = "no communicator is stuck: nothing in flight and every init finished";
     if (!tables.empty()) a.missing_ranks = tables.front().MissingRanks();
     return a;
   }
-  a.verdict = ToReportedVerdict(verdicts.front());
+  a.verdict = verdicts.front();
   for (const detect::P2PEvidence& e : verdicts.front().p2p) {
     a.p2p.push_back(P2PRow{e.rank, e.op, e.peer, e.seq, e.posted, e.complete, e.count, e.datatype});
   }
@@ -156,12 +128,10 @@ Analysis Analyze(const dump::DumpSet& set) {
   if (table) {
     a.missing_ranks = table->MissingRanks();
     // A P2P verdict's number counts per peer: the rows show each rank's collectives as they stand.
-    ReportedVerdict rows_at = a.verdict;
-    if (detect::IsPointToPointKind(a.verdict.kind)) rows_at.seq = 0;
-    a.ranks = BuildRankRows(*table, rows_at);
+    a.ranks = BuildRankRows(*table, detect::IsPointToPointKind(a.verdict.kind) ? 0 : a.verdict.seq, a.verdict.graph);
     if (a.verdict.kind == detect::VerdictKind::kMismatch) a.fingerprints = BuildFingerprints(*table, a.verdict.seq);
   }
-  auto culprits = CulpritDumps(a.verdict, table, dumps, &a.culprits_without_stacks);
+  auto culprits = CulpritDumps(detect::AllCulpritRanks(a.verdict), table, dumps, &a.culprits_without_stacks);
   a.stacks = BuildStackGroups(culprits, kMaxStackGroups);
   HintInput input{&a.verdict, table, culprits, dumps, &a.fingerprints};
   a.hints = BuildHints(input);

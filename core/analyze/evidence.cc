@@ -73,7 +73,7 @@ std::string Signature(const ThreadViews& views) {
 
 }  // namespace
 
-std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict& verdict) {
+std::vector<RankRow> BuildRankRows(const CommTable& table, uint64_t seq, uint64_t graph) {
   std::vector<RankRow> rows;
   rows.reserve(table.nranks);
   for (int r = 0; r < table.nranks; ++r) {
@@ -95,7 +95,7 @@ std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict
     row.last_joined = c.last_enqueued_seq;
     row.last_completed = c.last_completed_seq;
     row.async_error = c.async_error;
-    row.state = StateOf(c, verdict.seq);
+    row.state = StateOf(c, seq);
     // Its oldest incomplete collective, or the earliest kept one after it when that record
     // has been dropped (a lower bound on the wait). A hostile last_completed of 2^64-1 waits
     // in nothing (pending 0 would match every record).
@@ -108,9 +108,9 @@ std::vector<RankRow> BuildRankRows(const CommTable& table, const ReportedVerdict
     }
     if (pending != 0 && c.last_enqueued_seq >= pending && pending_enqueue) row.waiting_ns = AgeAtDump(d, *pending_enqueue);
     row.last_progress_ns = AgeAtDump(d, last_complete_ns);
-    if (verdict.graph != 0) {
+    if (graph != 0) {
       row.waiting_ns.reset();
-      DescribeReplays(d, c, verdict.graph, verdict.seq, &row);
+      DescribeReplays(d, c, graph, seq, &row);
       for (const auto& r : c.replays) last_complete_ns = std::max(last_complete_ns, r.complete_ns);
       row.last_progress_ns = AgeAtDump(d, last_complete_ns);
     }

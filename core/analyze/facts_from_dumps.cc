@@ -17,36 +17,35 @@ namespace {
 constexpr size_t kMaxP2PRecordsPerComm = 256;
 
 // The dump's collectives in ascending #N, the first record of each number only (a hostile
-// dump may repeat or reorder them).
-std::vector<detect::RecordFacts> CollectiveRecords(const std::vector<detect::RecordFacts>& dumped) {
-  std::vector<detect::RecordFacts> records;
-  std::unordered_set<uint64_t> seen;
-  for (const detect::RecordFacts& r : dumped) {
-    if (!seen.insert(r.seq).second) continue;
-    records.push_back(r);
-    records.back().peer = -1;  // a collective has none, whatever the file says
+// dump may repeat or reorder them), in place. Written by the watchdog, they already are: then
+// nothing is allocated (16384 ranks hold 2 million records).
+void NormalizeCollectives(std::vector<detect::RecordFacts>* records) {
+  for (detect::RecordFacts& r : *records) r.peer = -1;  // a collective has none, whatever the file says
+  const auto ascending = [](const auto& a, const auto& b) { return a.seq < b.seq; };
+  if (std::adjacent_find(records->begin(), records->end(), [](const auto& a, const auto& b) { return a.seq >= b.seq; }) ==
+      records->end()) {
+    return;
   }
-  std::stable_sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
-  return records;
+  std::unordered_set<uint64_t> seen;
+  std::erase_if(*records, [&seen](const detect::RecordFacts& r) { return !seen.insert(r.seq).second; });
+  std::stable_sort(records->begin(), records->end(), ascending);
 }
 
-// The dump's newest P2P ops, the first record of each (direction, peer, number) only.
-std::vector<detect::RecordFacts> P2PRecords(const std::vector<detect::RecordFacts>& dumped) {
-  std::vector<detect::RecordFacts> records;
+// The dump's newest P2P ops, the first record of each (direction, peer, number) only, in place.
+void NormalizeP2P(std::vector<detect::RecordFacts>* records) {
   std::set<std::tuple<detect::P2PDirection, int, uint64_t>> seen;
-  for (const detect::RecordFacts& r : dumped) {
-    if (seen.emplace(detect::P2PDirectionOf(r.op), r.peer, r.seq).second) records.push_back(r);
+  std::erase_if(*records, [&seen](const detect::RecordFacts& r) {
+    return !seen.emplace(detect::P2PDirectionOf(r.op), r.peer, r.seq).second;
+  });
+  if (records->size() > kMaxP2PRecordsPerComm) {
+    records->erase(records->begin(), records->end() - static_cast<std::ptrdiff_t>(kMaxP2PRecordsPerComm));
   }
-  if (records.size() > kMaxP2PRecordsPerComm) {
-    records.erase(records.begin(), records.end() - static_cast<std::ptrdiff_t>(kMaxP2PRecordsPerComm));
-  }
-  return records;
 }
 
 detect::CommFacts ToCommFacts(const detect::CommFacts& dumped) {
   detect::CommFacts out = dumped;
-  out.records = CollectiveRecords(dumped.records);
-  out.p2p_records = P2PRecords(dumped.p2p_records);
+  NormalizeCollectives(&out.records);
+  NormalizeP2P(&out.p2p_records);
   out.last_completed_seq = detect::EffectiveLastCompleted(dumped.last_completed_seq, out.records);
   return out;
 }

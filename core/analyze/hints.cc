@@ -227,7 +227,7 @@ std::optional<bool> EndsOnWholeStep(const std::vector<const detect::RecordFacts*
 
 // rank_exited: a crash, uneven inputs, or a collective only some ranks issue.
 void RankExited(const HintInput& in, std::vector<Hint>* hints) {
-  const ReportedVerdict& v = *in.verdict;
+  const detect::Verdict& v = *in.verdict;
   std::vector<std::string> crashes;
   std::optional<bool> whole_step;  // of the first exited rank whose history can tell
   for (const auto& [rank, d] : in.culprits) {

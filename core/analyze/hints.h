@@ -27,7 +27,7 @@
 namespace ncclwatch::analyze {
 
 struct HintInput {
-  const ReportedVerdict* verdict = nullptr;
+  const detect::Verdict* verdict = nullptr;
   const CommTable* table = nullptr;  // the verdict's communicator; nullptr for sync_stuck and none
   std::vector<std::pair<int, const dump::RankDump*>> culprits;  // culprit rank -> its dump
   std::vector<const dump::RankDump*> dumps;                     // every dump analysed

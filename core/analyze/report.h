@@ -1,5 +1,5 @@
 // Renderings of an Analysis: the text report for people and the stable JSON schema
-// "ncclwatch.analysis" (documented in core/analyze/README.md) for programs.
+// "ncclwatch.analysis" (documented in tools/README.md) for programs.
 #ifndef NCCLWATCH_CORE_ANALYZE_REPORT_H_
 #define NCCLWATCH_CORE_ANALYZE_REPORT_H_
 
@@ -16,7 +16,9 @@ inline constexpr char kAnalysisSchemaName[] = "ncclwatch.analysis";
 // blocked_in, python_merged) with frames as objects; threads_total and threads_not_shown.
 //    names next to NCCL's enum numbers (ranks[].async_error_name, fingerprints' datatype_name
 // and redop_name, p2p[].datatype_name) and ages (ranks[].waiting_ns, ranks[].last_progress_ns).
-inline constexpr int kAnalysisSchemaVersion = 2;
+// 3: verdict.ranks is verdict.culprit_ranks, the name the culprits have in the dump, the
+//    trigger file and detect::Verdict; `ranks` names every rank's state only (ranks[]).
+inline constexpr int kAnalysisSchemaVersion = 3;
 
 std::string RenderTextReport(const Analysis& analysis);
 nlohmann::json RenderJsonReport(const Analysis& analysis);

@@ -15,7 +15,8 @@ using nlohmann::json;
 // Ages are exact nanoseconds; null when the dump lacks the times.
 json OptionalNs(const std::optional<uint64_t>& ns) { return ns ? json(*ns) : json(nullptr); }
 
-json VerdictJson(const ReportedVerdict& v) {
+// The verdict and, apart in the Analysis but in this object for readers, its resolution.
+json VerdictJson(const detect::Verdict& v, const VerdictResolution& resolution) {
   return json{{"kind", detect::ToString(v.kind)},
               {"comm", v.comm_hash ? json(format::FormatHex(v.comm_hash)) : json(nullptr)},
               {"comm_name", v.comm_name.empty() ? json(nullptr) : json(v.comm_name)},
@@ -25,12 +26,12 @@ json VerdictJson(const ReportedVerdict& v) {
               {"op", v.op},
               {"graph", v.graph ? json(format::FormatHex(v.graph)) : json(nullptr)},
               {"graph_label", v.graph_label.empty() ? json(nullptr) : json(v.graph_label)},
-              {"ranks", v.ranks},
+              {"culprit_ranks", detect::AllCulpritRanks(v)},
               {"other_ranks", v.other_ranks},
               {"summary", v.summary},
-              {"source", v.source},
-              {"resolved", v.resolved},
-              {"resolved_after_ns", v.resolved_after_ns}};
+              {"source", "merged"},  // derived from the facts of every dump, never one rank's own verdict
+              {"resolved", resolution.resolved},
+              {"resolved_after_ns", resolution.resolved_after_ns}};
 }
 
 // One object per rank, built in one go: a communicator may have 2^20 ranks.
@@ -135,7 +136,7 @@ nlohmann::json RenderJsonReport(const Analysis& a) {
   for (const auto& h : a.hints) hints.push_back(json{{"id", h.id}, {"advice", h.advice}, {"evidence", h.evidence}});
   return json{{"schema", kAnalysisSchemaName},
               {"version", kAnalysisSchemaVersion},
-              {"verdict", VerdictJson(a.verdict)},
+              {"verdict", VerdictJson(a.verdict, a.resolution)},
               {"dumps_read", a.dumps_read},
               {"rejected", a.rejected},
               {"hosts", a.hosts},

@@ -42,7 +42,7 @@ std::string GlobalRanksNote(const Analysis& a) {
   }
   std::vector<int> globals;
   bool differs = false;
-  for (int culprit : a.verdict.ranks) {
+  for (int culprit : detect::AllCulpritRanks(a.verdict)) {
     auto it = global_of.find(culprit);
     if (it == global_of.end()) continue;
     globals.push_back(it->second);
@@ -106,13 +106,14 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
     } else if (!v.op.empty()) {
       out << "  op " << Esc(v.op) << '\n';
     }
-    out << "  " << format::Agree(v.ranks.size(), "culprit", "culprits") << ": " << FormatRanks(v.ranks)
+    const std::vector<int> culprits = detect::AllCulpritRanks(v);
+    out << "  " << format::Agree(culprits.size(), "culprit", "culprits") << ": " << FormatRanks(culprits)
         << (v.kind == detect::VerdictKind::kSyncStuck ? " (global)" : GlobalRanksNote(a)) << '\n';
   }
   out << "  " << Esc(v.summary) << '\n';
   WaitTimes(a, out);
-  if (v.resolved) {
-    out << "  resolved after " << format::FormatDuration(v.resolved_after_ns)
+  if (a.resolution.resolved) {
+    out << "  resolved after " << format::FormatDuration(a.resolution.resolved_after_ns)
         << ": every rank that dumped saw the incident complete (slow, not hung)\n";
   }
   out << "  read " << CountOf(a.dumps_read, "dump", "dumps") << " from " << CountOf(a.hosts.size(), "host", "hosts");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "core/dump/resolution.h"
 #include "core/format/duration.h"
@@ -38,16 +40,13 @@ class BoundedNotes {
 // The note of one dump, if it has a valid one of its own.
 bool ReadNoteOf(const dump::LoadedDump& loaded, dump::Resolution* note, BoundedNotes* notes) {
   const std::string path = dump::ResolutionPathForDumpFile(loaded.path);
-  std::string error;
-  switch (dump::ReadResolutionFile(path, note, &error)) {
-    case dump::ResolutionRead::kAbsent:
-      return false;
-    case dump::ResolutionRead::kInvalid:
-      notes->Add("resolution note ignored: " + error);
-      return false;
-    case dump::ResolutionRead::kRead:
-      break;
+  Result<std::optional<dump::Resolution>> read = dump::ReadResolutionFile(path);
+  if (!read.ok()) {
+    notes->Add("resolution note ignored: " + read.error().message());
+    return false;
   }
+  if (!*read) return false;
+  *note = std::move(**read);
   if (note->incident_id != loaded.dump.incident.id || note->pid != loaded.dump.process.pid) {
     notes->Add("resolution note ignored: " + path + ": it is for incident " + note->incident_id + " of pid " +
                std::to_string(note->pid) + ", its dump for incident " + loaded.dump.incident.id + " of pid " +
@@ -94,8 +93,7 @@ ResolutionSummary SummarizeResolutions(const dump::DumpSet& set) {
 
 void ApplyResolutions(const dump::DumpSet& set, Analysis* analysis) {
   ResolutionSummary summary = SummarizeResolutions(set);
-  analysis->verdict.resolved = summary.all_resolved;
-  analysis->verdict.resolved_after_ns = summary.resolved_after_ns;
+  analysis->resolution = VerdictResolution{summary.all_resolved, summary.resolved_after_ns};
   for (std::string& note : summary.notes) analysis->notes.push_back(std::move(note));
 }
 

@@ -5,8 +5,8 @@
 // An incident (one incident id) is resolved when every dump of it in the set has a valid
 // note of its own (same incident id and pid): a rank that was killed before the collective
 // completed, or that never saw it complete, keeps the incident open. The set is resolved
-// when it holds at least one dump and every incident in it is resolved; then the verdict is
-// marked resolved and `ncclwatch analyze` exits 0. Every dump counts, older incidents of a
+// when it holds at least one dump and every incident in it is resolved; then the analysis is
+// marked resolved (Analysis::resolution) and `ncclwatch analyze` exits 0. Every dump counts, older incidents of a
 // process included: one still open among them is enough to keep the set open.
 //
 // Dumps without notes (any dump written before notes existed, or of an incident that did
@@ -37,7 +37,7 @@ struct ResolutionSummary {
 
 ResolutionSummary SummarizeResolutions(const dump::DumpSet& set);
 
-// Sets analysis->verdict.resolved / resolved_after_ns and appends the summary's notes.
+// Sets analysis->resolution and appends the summary's notes.
 void ApplyResolutions(const dump::DumpSet& set, Analysis* analysis);
 
 }  // namespace ncclwatch::analyze

@@ -102,8 +102,8 @@ struct Track {
   bool culprit;
 };
 
-// `culprits` holds v.ranks: a set, since both it and the dumps can number 2^20.
-bool IsCulprit(const dump::RankDump& d, const ReportedVerdict& v, const std::unordered_set<int>& culprits) {
+// `culprits` holds every culprit of `v`: a set, since both it and the dumps can number 2^20.
+bool IsCulprit(const dump::RankDump& d, const detect::Verdict& v, const std::unordered_set<int>& culprits) {
   if (v.kind == detect::VerdictKind::kNone) return false;
   if (v.kind == detect::VerdictKind::kSyncStuck) return culprits.count(d.process.global_rank) != 0;
   for (const auto& c : d.comms) {
@@ -133,7 +133,7 @@ std::string TrackName(const dump::RankDump& d) {
 
 }  // namespace
 
-nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const ReportedVerdict& verdict) {
+nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const detect::Verdict& verdict) {
   Offsets offsets = WallClockOffsets(dumps);
   DumpsByHost by_host;
   for (const auto* d : dumps) by_host[d->process.host].push_back(d);
@@ -142,7 +142,8 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
     return SaturatingAdd(ToTime(mono), offsets.at(d.process.host));
   };
 
-  const std::unordered_set<int> culprits(verdict.ranks.begin(), verdict.ranks.end());
+  const std::vector<int> culprit_ranks = detect::AllCulpritRanks(verdict);
+  const std::unordered_set<int> culprits(culprit_ranks.begin(), culprit_ranks.end());
   std::vector<Track> tracks;
   for (const auto* d : dumps) tracks.push_back(Track{d, IsCulprit(*d, verdict, culprits)});
   std::stable_sort(tracks.begin(), tracks.end(), [](const Track& a, const Track& b) {

@@ -27,7 +27,7 @@
 
 namespace ncclwatch::analyze {
 
-nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const ReportedVerdict& verdict);
+nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const detect::Verdict& verdict);
 
 }  // namespace ncclwatch::analyze
 

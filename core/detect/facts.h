@@ -77,6 +77,9 @@ struct RecordFacts {
   // complete by itself (a later op seen complete still implies it: stream order), and a rank
   // whose oldest pending op is unknown is not counted as waiting.
   bool untracked = false;
+  // Ended by its communicator's abort or revoke while pending (untracked is set too: after the
+  // abort nothing can tell whether it completed). AsAtAbort (pending.h) undoes the abort.
+  bool aborted = false;
   // Where the job issued it: "file:line in function" of the innermost user Python frame
   // (core/stacks/python_call_site.h); empty unless NCCLWATCH_CALL_SITES=1. No rule reads it.
   std::string call_site;

@@ -99,4 +99,20 @@ std::optional<Wait> OldestWait(const ProcessFacts& process) {
   return oldest;
 }
 
+ProcessFacts AsAtAbort(ProcessFacts process) {
+  for (CommFacts& comm : process.comms) {
+    if (!comm.aborted()) continue;
+    comm.lifecycle = comm.init_done_ns == 0 ? CommLifecycle::kInitializing : CommLifecycle::kReady;
+    for (auto* records : {&comm.records, &comm.p2p_records}) {
+      for (RecordFacts& r : *records) {
+        if (!r.aborted) continue;
+        r.aborted = false;
+        r.untracked = false;
+        r.complete_ns = 0;
+      }
+    }
+  }
+  return process;
+}
+
 }  // namespace ncclwatch::detect

@@ -50,6 +50,12 @@ std::optional<Wait> OldestPendingOp(const CommFacts& comm);
 // sync; nullopt when nothing. Pointers into `process`.
 std::optional<Wait> OldestWait(const ProcessFacts& process);
 
+// `process` as it stood when its communicators were aborted or revoked: each such communicator
+// initialising or ready again, and the ops the abort ended pending again. torch's own timeout
+// aborts the communicators a rank is stuck in before it dies; a last gasp taken after that
+// judges what they were stuck in, not the emptiness the abort left.
+ProcessFacts AsAtAbort(ProcessFacts process);
+
 }  // namespace ncclwatch::detect
 
 #endif  // NCCLWATCH_CORE_DETECT_PENDING_H_

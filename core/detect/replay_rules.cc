@@ -68,9 +68,9 @@ Verdict StartReplayVerdict(VerdictKind kind, const CommGroup& group, const Graph
     verdict.framework_seq = state.record->framework_seq;
     for (const std::string& op : state.record->op_names) verdict.op += (verdict.op.empty() ? "" : ",") + op;
   }
-  for (size_t i = 0; i < verdict.ranks.size() && i < state.progress.size(); ++i) {
-    verdict.ranks[i].replays_launched = state.progress[i].launched;
-    verdict.ranks[i].replays_completed = state.progress[i].completed;
+  for (size_t i = 0; i < verdict.rank_evidence.size() && i < state.progress.size(); ++i) {
+    verdict.rank_evidence[i].replays_launched = state.progress[i].launched;
+    verdict.rank_evidence[i].replays_completed = state.progress[i].completed;
   }
   return verdict;
 }

@@ -65,7 +65,7 @@ std::optional<Verdict> CheckSyncStuck(const ProcessFacts& process, const DetectC
   evidence.global_rank = process.global_rank;
   evidence.pid = process.pid;
   evidence.blocked_sync = sync;
-  verdict.ranks.push_back(evidence);
+  verdict.rank_evidence.push_back(evidence);
   verdict.summary = "sync_stuck: global " + DescribeBlockedSync(process.global_rank, process, *sync, now_ns, scope) +
                     " (pid " + std::to_string(process.pid) + "), no NCCL operation pending";
   for (const CommFacts& comm : process.comms) {

@@ -1,5 +1,6 @@
 #include "core/detect/verdict.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -9,7 +10,7 @@
 namespace ncclwatch::detect {
 namespace {
 
-constexpr std::array<std::pair<VerdictKind, std::string_view>, 14> kNames = {{
+constexpr std::array<std::pair<VerdictKind, std::string_view>, 15> kNames = {{
     {VerdictKind::kMismatch, "mismatch"},
     {VerdictKind::kP2PMismatch, "p2p_mismatch"},
     {VerdictKind::kStaleUniqueId, "stale_unique_id"},
@@ -24,6 +25,7 @@ constexpr std::array<std::pair<VerdictKind, std::string_view>, 14> kNames = {{
     {VerdictKind::kP2PHang, "p2p_hang"},
     {VerdictKind::kSyncStuck, "sync_stuck"},
     {VerdictKind::kNone, "none"},
+    {VerdictKind::kUnknown, "unknown"},
 }};
 
 }  // namespace
@@ -41,8 +43,6 @@ std::optional<VerdictKind> ParseVerdictKind(std::string_view name) {
   }
   return std::nullopt;
 }
-
-std::string ToString(const std::optional<VerdictKind>& kind) { return kind ? ToString(*kind) : "unknown"; }
 
 int Priority(VerdictKind kind) { return static_cast<int>(kind); }
 
@@ -72,6 +72,18 @@ std::string ToString(SyncApi api) { return api == SyncApi::kDriver ? "driver" : 
 
 std::string SyncCallName(const SyncFacts& sync) {
   return format::SyncCallName(ToString(sync.target), sync.api == SyncApi::kDriver);
+}
+
+std::vector<int> AllCulpritRanks(const Verdict& verdict) {
+  std::vector<int> out = verdict.culprit_ranks;
+  for (const format::RankRange& range : verdict.culprits_without_facts) {
+    for (int r = range.first;; ++r) {  // no r <= last: last may be INT_MAX
+      out.push_back(r);
+      if (r == range.last) break;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace ncclwatch::detect

@@ -16,6 +16,8 @@ namespace ncclwatch::detect {
 
 // Declared in priority order: when several kinds apply to one communicator, the one
 // declared first is reported. kNone is never reported; it exists for parsing and tables.
+// kUnknown is never classified: it is a kind read from a file (a dump, a trigger file) that
+// this version does not know (a newer writer, or a forged one), named "unknown".
 // A stale unique id is certain, like a mismatch, and is the cause of the init hangs it
 // brings (stale_id_rule.h), so it comes before every kind of wait.
 // A cycle of P2P waits can never resolve, so it comes before the stragglers; a pair of
@@ -37,18 +39,17 @@ enum class VerdictKind {
   kP2PHang,
   kSyncStuck,
   kNone,
+  kUnknown,
 };
 
 // Stable lowercase names: "mismatch", "p2p_mismatch", "stale_unique_id", "rank_exited",
 // "init_hang", "p2p_deadlock", "straggler", "replay_straggler", "p2p_straggler",
-// "collective_hang", "replay_hang", "p2p_hang", "sync_stuck", "none". Part of the output
-// format; never rename.
+// "collective_hang", "replay_hang", "p2p_hang", "sync_stuck", "none", "unknown". Part of the
+// output format; never rename.
 std::string ToString(VerdictKind kind);
-// Inverse of ToString. Returns nullopt for any other string (case-sensitive).
+// Inverse of ToString. Returns nullopt for any other string (case-sensitive); a file reader
+// reads such a kind as kUnknown.
 std::optional<VerdictKind> ParseVerdictKind(std::string_view name);
-// A kind read from a file (a dump, a trigger file): nullopt when this version does not know
-// it (a newer writer, or a forged file); its name is then "unknown".
-std::string ToString(const std::optional<VerdictKind>& kind);
 
 // Lower is more important.
 int Priority(VerdictKind kind);
@@ -87,6 +88,8 @@ struct RankEvidence {
   int comm_rank = -1;     // -1 for sync_stuck of a process without communicators
   int global_rank = -1;
   int32_t pid = 0;
+  std::string host;       // of the process; one process may hold several comm ranks (InitAll)
+  int device = -1;        // the communicator's device on this rank; -1 unknown
   bool alive = true;
   uint64_t last_enqueued_seq = 0;
   uint64_t last_completed_seq = 0;
@@ -114,6 +117,12 @@ struct P2PEvidence {
   friend bool operator==(const P2PEvidence&, const P2PEvidence&) = default;
 };
 
+// The one verdict type, from the classifier to every file and report: the live incident
+// line, the dump's "verdict" and the trigger file (a subset of the fields, listed where each
+// is written: core/dump/README.md, core/watch/trigger_file.h), and `ncclwatch analyze`
+// (analyze::Analysis::verdict, written whole by its report). Each field name means one
+// thing everywhere: `culprit_ranks` the blamed ranks, `other_ranks` those involved and not
+// blamed, `rank_evidence` the state of every visible rank.
 struct Verdict {
   VerdictKind kind = VerdictKind::kNone;
   uint64_t comm_hash = 0;     // 0 for sync_stuck
@@ -140,7 +149,7 @@ struct Verdict {
   int nranks = 0;
   int32_t subject_pid = 0;    // the blocked process, for sync_stuck only
   std::string summary;        // one line for humans
-  std::vector<RankEvidence> ranks;  // every visible rank of the communicator
+  std::vector<RankEvidence> rank_evidence;  // every visible rank of the communicator
   // P2P kinds: each rank of the pair or cycle, in order (waiter first, then what it waits on).
   std::vector<P2PEvidence> p2p;
   std::vector<std::string> notes;   // further facts worth printing
@@ -148,6 +157,11 @@ struct Verdict {
   // (stale_unique_id: those the other ranks initialise instead of comm_hash). Live only.
   std::vector<uint64_t> explained_comms;
 };
+
+// Every culprit of `verdict`, sorted: culprit_ranks and culprits_without_facts expanded.
+// O(culprits), up to 2^20 for a communicator of ranks without facts: for reports, which print
+// them, never for the classifier, which keeps the runs.
+std::vector<int> AllCulpritRanks(const Verdict& verdict);
 
 }  // namespace ncclwatch::detect
 

@@ -41,26 +41,6 @@ struct Incident {
   std::string detected_iso;  // UTC, e.g. "2026-11-21T23:12:53.123456789Z".
 };
 
-// The verdict as this rank's host detector saw it; kind kNone when the dump was
-// requested without a local diagnosis (e.g. trigger-file).
-struct LocalVerdict {
-  // nullopt only when read from a file whose kind this version does not know (a newer
-  // writer, or a forged file). Turned into text by dump_json.cc and dump_text.cc only.
-  std::optional<detect::VerdictKind> kind = detect::VerdictKind::kNone;
-  uint64_t comm_hash = 0;
-  uint64_t seq = 0;
-  uint64_t framework_seq = 0;  // detect::Verdict::framework_seq; 0 unknown (and in older dumps)
-  std::string op;
-  // A verdict about a replay of a CUDA graph (detect::Verdict::graph_label; the graph's key is
-  // in the incident id): seq is the replay number. Empty otherwise, and in older dumps.
-  std::string graph_label;
-  std::vector<int> culprit_ranks;
-  std::vector<int> other_ranks;
-  uint64_t since_mono_ns = 0;
-  std::string summary;
-  bool partial = false;       // the host saw fewer ranks than the communicator has
-};
-
 struct ProcessInfo {
   int global_rank = -1;
   int local_rank = -1;
@@ -112,6 +92,10 @@ struct NativeThread {
   std::vector<NativeFrame> frames;  // innermost first
 };
 
+// ncclwatch's own threads, by the names it gives them (preload/tracker "ncclwatch", the
+// watchdog "ncclwatch-wd"): reports show the job's threads and count these.
+inline bool IsOwnThread(const NativeThread& t) { return t.name == "ncclwatch" || t.name.rfind("ncclwatch-", 0) == 0; }
+
 // Python frames and threads are core/stacks' own types (process_stacks.h): the dump keeps
 // exactly what the capture produced.
 struct PythonStacks {
@@ -123,7 +107,14 @@ struct PythonStacks {
 struct RankDump {
   int version = kSchemaVersion;
   Incident incident;
-  LocalVerdict verdict;
+  // The verdict as this rank's host detector saw it (detect::Verdict, the one verdict type);
+  // kind kNone when the dump was requested without a local diagnosis (a trigger file, a last
+  // gasp), kUnknown when read from a file whose kind this version does not know. The file
+  // keeps kind, comm_hash, seq, framework_seq, op, culprit_ranks, other_ranks, since_ns,
+  // summary and partial (README.md, "verdict"); the rest (comm_name, nranks, rank_evidence,
+  // p2p, culprits_without_facts, notes) is the watchdog's and reads back empty: `analyze`
+  // classifies the dumps anew.
+  detect::Verdict verdict;
   ProcessInfo process;
   DumpWriter written_by;  // set (pid != 0) only for a dump written on behalf of a gone process
   Environment environment;

@@ -67,52 +67,45 @@ DumpDirectory::~DumpDirectory() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-DumpDirStatus PrepareDumpDirectory(const std::string& path, bool named_by_user) noexcept {
-  DumpDirStatus status;
+Result<DumpDirectory> PrepareDumpDirectory(const std::string& path, bool named_by_user,
+                                           std::vector<std::string>* warnings) noexcept {
   try {
     int error = 0;
     if (!MakeDirs(path, &error)) {
-      status.error = "cannot create dump directory " + path + ": " + std::strerror(error);
-      return status;
+      return Status::Error("cannot create dump directory " + path + ": " + std::strerror(error), error);
     }
     DumpDirectory directory(OpenDirectory(path, named_by_user), path);
     if (directory.fd() < 0) {
       error = errno;
-      status.error = error == ELOOP ? "dump directory " + path +
-                                          " is a symlink; refusing it at the default location (set "
-                                          "NCCLWATCH_DUMP_DIR to follow it)"
-                                    : "dump directory " + path + " is not a directory: " + std::strerror(error);
-      return status;
+      return Status::Error(error == ELOOP ? "dump directory " + path +
+                                                " is a symlink; refusing it at the default location (set "
+                                                "NCCLWATCH_DUMP_DIR to follow it)"
+                                          : "dump directory " + path + " is not a directory: " + std::strerror(error),
+                           error);
     }
     // Checked on the fd we write through, not on the path, which may change under us.
     struct stat st {};
     if (::fstat(directory.fd(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      status.error = "dump directory " + path + " is not a directory";
-      return status;
+      return Status::Error("dump directory " + path + " is not a directory", ENOTDIR);
     }
-    if (st.st_uid == ::geteuid()) {
-      status.usable = true;
-      status.directory = std::move(directory);
-      return status;
-    }
+    if (st.st_uid == ::geteuid()) return directory;
     const std::string owner = "dump directory " + path + " belongs to uid " + std::to_string(st.st_uid);
     if (!named_by_user) {
-      status.error = owner + "; refusing the default location (set NCCLWATCH_DUMP_DIR to a directory of yours)";
-      return status;
+      return Status::Error(owner + "; refusing the default location (set NCCLWATCH_DUMP_DIR to a directory of yours)");
     }
     const bool others_may_replace = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0;
     if (others_may_replace) {
-      status.error = owner + " and is writable by others without the sticky bit (mode " + ModeText(st.st_mode) +
-                     "); refusing it";
-      return status;
+      return Status::Error(owner + " and is writable by others without the sticky bit (mode " +
+                           ModeText(st.st_mode) + "); refusing it");
     }
-    status.usable = true;
-    status.warning = owner + " (mode " + ModeText(st.st_mode) + "); writing there because NCCLWATCH_DUMP_DIR names it";
-    status.directory = std::move(directory);
-  } catch (...) {
-    status = DumpDirStatus{false, "out of memory preparing the dump directory", "", DumpDirectory()};
+    if (warnings) {
+      warnings->push_back(owner + " (mode " + ModeText(st.st_mode) +
+                          "); writing there because NCCLWATCH_DUMP_DIR names it");
+    }
+    return directory;
+  } catch (const std::exception&) {  // out of memory building a message
+    return Status::Error("out of memory preparing the dump directory", ENOMEM);
   }
-  return status;
 }
 
 }  // namespace ncclwatch::dump

@@ -23,6 +23,9 @@
 
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "core/status/status.h"
 
 namespace ncclwatch::dump {
 
@@ -46,16 +49,12 @@ class DumpDirectory {
   std::string path_;
 };
 
-struct DumpDirStatus {
-  bool usable = false;
-  std::string error;    // one line when !usable
-  std::string warning;  // one line when usable with a caveat (log it once)
-  DumpDirectory directory;  // open when usable: write there (WriteDump in dump_writer.h)
-};
-
 // Creates `path` if needed and applies the rule above. `named_by_user`: the path came from
-// NCCLWATCH_DUMP_DIR rather than the default. Never throws.
-DumpDirStatus PrepareDumpDirectory(const std::string& path, bool named_by_user) noexcept;
+// NCCLWATCH_DUMP_DIR rather than the default. Returns the open directory to write to
+// (WriteDump in dump_writer.h), or the one-line reason it may not be used; a directory used
+// with a caveat (another user's) appends one line to *warnings (log it once). Never throws.
+Result<DumpDirectory> PrepareDumpDirectory(const std::string& path, bool named_by_user,
+                                           std::vector<std::string>* warnings = nullptr) noexcept;
 
 }  // namespace ncclwatch::dump
 

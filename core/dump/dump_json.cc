@@ -1,6 +1,7 @@
 #include "core/dump/dump_json.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,7 +10,7 @@
 
 #include "core/detect/comm_lifecycle.h"
 #include "core/detect/p2p_op.h"
-#include "core/dump/checked_json.h"
+#include "core/dump/checked_reader.h"
 #include "core/dump/records_in_order.h"
 #include "core/dump/replay_json.h"
 #include "core/format/hex.h"
@@ -34,7 +35,7 @@ detect::SyncTarget SyncTargetNamed(const std::string& name) {
 }
 
 // ---- writing ----
-// Each NCCL number goes out with its name beside it (issue 20: names, not numbers): `datatype` and
+// Each NCCL number goes out with its name beside it (a reader should not need nccl.h): `datatype` and
 // `datatype_name`. The numbers stay the schema (readers and tools depend on them); the names are
 // for a person reading the file and are never read back, so a dump without them still reads.
 
@@ -104,189 +105,320 @@ json ToJson(const PythonStacks& p) {
   return json{{"available", p.available}, {"reason", p.reason}, {"threads", std::move(threads)}};
 }
 
-// ---- reading ----
+// ---- reading: the schema as the checked reader's specs (checked_reader.h), in the order
+// of README.md's tables, which is the order fields are checked in ----
 
-void Read(const CheckedJson& n, Incident* out) {
-  n.Get("id", &out->id, true);
-  n.Get("trigger", &out->trigger);
-  n.Get("job_id", &out->job_id);
-  n.Get("detected_mono_ns", &out->detected_mono_ns);
-  n.Get("detected_unix_ns", &out->detected_unix_ns);
-  n.Get("detected_iso", &out->detected_iso);
+const ObjectSpec& IncidentSpec() {
+  static const ObjectSpec spec({
+      StringField<&Incident::id>("id", kRequired),
+      StringField<&Incident::trigger>("trigger"),
+      StringField<&Incident::job_id>("job_id"),
+      U64Field<&Incident::detected_mono_ns>("detected_mono_ns"),
+      U64Field<&Incident::detected_unix_ns>("detected_unix_ns"),
+      StringField<&Incident::detected_iso>("detected_iso"),
+  });
+  return spec;
 }
 
-void Read(const CheckedJson& n, LocalVerdict* out) {
-  std::string kind;
-  n.Get("kind", &kind, true);
-  out->kind = detect::ParseVerdictKind(kind);  // nullopt: a kind this version does not know
-  n.GetHex("comm", &out->comm_hash);
-  n.Get("seq", &out->seq);
-  n.Get("framework_seq", &out->framework_seq);  // absent before shm layout 6: 0, unknown
-  n.Get("op", &out->op);
-  n.Get("graph_label", &out->graph_label);  // absent before shm layout 8: not a replay
-  n.Get("culprit_ranks", &out->culprit_ranks);
-  n.Get("other_ranks", &out->other_ranks);
-  n.Get("since_mono_ns", &out->since_mono_ns);
-  n.Get("summary", &out->summary);
-  n.Get("partial", &out->partial);
+const ObjectSpec& VerdictSpec() {
+  static const ObjectSpec spec([] {
+    // A kind this version does not know (a newer writer, a forged file) reads as unknown.
+    const auto set_kind = [](void* t, const std::string& name) {
+      static_cast<detect::Verdict*>(t)->kind = detect::ParseVerdictKind(name).value_or(detect::VerdictKind::kUnknown);
+    };
+    return std::vector<FieldSpec>{
+        StringFieldTo("kind", set_kind, kRequired),
+        HexField<&detect::Verdict::comm_hash>("comm"),
+        U64Field<&detect::Verdict::seq>("seq"),
+        U64Field<&detect::Verdict::framework_seq>("framework_seq"),  // absent before shm layout 6: 0, unknown
+        StringField<&detect::Verdict::op>("op"),
+        StringField<&detect::Verdict::graph_label>("graph_label"),  // absent before shm layout 8: not a replay
+        IntArrayField<&detect::Verdict::culprit_ranks>("culprit_ranks"),
+        IntArrayField<&detect::Verdict::other_ranks>("other_ranks"),
+        U64Field<&detect::Verdict::since_ns>("since_mono_ns"),
+        StringField<&detect::Verdict::summary>("summary"),
+        BoolField<&detect::Verdict::partial>("partial"),
+    };
+  }());
+  return spec;
 }
 
-void Read(const CheckedJson& n, ProcessInfo* out) {
-  n.Get("global_rank", &out->global_rank, true);
-  n.Get("local_rank", &out->local_rank);
-  n.Get("world_size", &out->world_size);
-  n.Get("host", &out->host, true);
-  n.Get("pid", &out->pid, true);
-  n.Get("device", &out->device);
-  n.Get("exe", &out->exe);
-  n.Get("cmdline", &out->cmdline);
-  n.Get("alive", &out->alive);  // version 2; a version 1 dump was written by its live process
-  if (n.Has("attempt")) {  // absent before shm layout 7, and when the launcher gave none
-    CheckedJson attempt = n.Child("attempt");
-    attempt.Get("restart", &out->attempt.restart);
-    attempt.Get("requeue", &out->attempt.requeue);
-    if (out->attempt.restart < -1 || out->attempt.requeue < -1) CheckedJson::Fail(attempt.path(), "is out of range");
+const ObjectSpec& ExitSpec() {
+  static const ObjectSpec spec({
+      BoolField<&detect::ExitFacts::recorded>("recorded"),
+      IntField<&detect::ExitFacts::status>("status"),
+      IntField<&detect::ExitFacts::signal>("signal"),
+      U64Field<&detect::ExitFacts::exit_ns>("exit_ns"),
+  });
+  return spec;
+}
+
+// Each of restart and requeue is -1 (the launcher said nothing) or a count.
+std::optional<CheckFailure> AttemptInRange(void* target, const KeptValues&) {
+  const auto* a = static_cast<const detect::Attempt*>(target);
+  if (a->restart < -1 || a->requeue < -1) return CheckFailure{nullptr, "is out of range"};
+  return std::nullopt;
+}
+
+const ObjectSpec& AttemptSpec() {
+  static const ObjectSpec spec({
+      IntField<&detect::Attempt::restart>("restart"),
+      IntField<&detect::Attempt::requeue>("requeue"),
+      CheckField(&AttemptInRange),
+  });
+  return spec;
+}
+
+// A process state of /proc/<pid>/stat: one letter.
+std::optional<CheckFailure> OsStateLetter(void* target, const KeptValues& kept) {
+  const std::string* state = kept.Text("state");
+  if (state == nullptr) return std::nullopt;  // missing: said where the field is
+  if (state->size() != 1 || (*state)[0] < 'A' || (*state)[0] > 'z') {
+    return CheckFailure{"state", "is not a process state letter"};
   }
-  if (n.Has("exit")) {
-    CheckedJson exit = n.Child("exit");
-    exit.Get("recorded", &out->exit.recorded);
-    exit.Get("status", &out->exit.status);
-    exit.Get("signal", &out->exit.signal);
-    exit.Get("exit_ns", &out->exit.exit_ns);
-  }
-  if (n.Has("os")) {
-    CheckedJson os = n.Child("os");
-    std::string state;
-    os.Get("state", &state, true);
-    if (state.size() != 1 || state[0] < 'A' || state[0] > 'z') CheckedJson::Fail(os.path() + ".state", "is not a process state letter");
-    out->os.state = state[0];
-    os.Get("wchan", &out->os.wchan);
-    os.Get("kernel_stack", &out->os.kernel_stack);
-  }
+  static_cast<detect::OsFacts*>(target)->state = (*state)[0];
+  return std::nullopt;
 }
 
-void Read(const CheckedJson& n, DumpWriter* out) {
-  n.Get("pid", &out->pid, true);
-  n.Get("host", &out->host);
-  n.Get("global_rank", &out->global_rank);
+const ObjectSpec& OsSpec() {
+  static const ObjectSpec spec({
+      KeptStringField("state", kRequired),
+      CheckField(&OsStateLetter),
+      StringField<&detect::OsFacts::wchan>("wchan"),
+      StringArrayField<&detect::OsFacts::kernel_stack>("kernel_stack"),
+  });
+  return spec;
 }
 
-void Read(const CheckedJson& n, Environment* out) {
-  if (n.Has("nccl_env")) {
-    CheckedJson env = n.Child("nccl_env");
-    for (const auto& [key, value] : env.value().items()) {
-      if (!value.is_string()) CheckedJson::Fail(env.path() + "." + key, "must be a string");
-      out->nccl_env[key] = value.get<std::string>();
-    }
-  }
-  n.Get("cuda_driver_version", &out->cuda_driver_version);
-  n.Get("cuda_runtime_version", &out->cuda_runtime_version);
-  n.Get("nccl_version", &out->nccl_version);
-  n.Get("nvidia_driver", &out->nvidia_driver);
-  n.Get("kernel_release", &out->kernel_release);
+const ObjectSpec& ProcessSpec() {
+  static const ObjectSpec spec({
+      IntField<&ProcessInfo::global_rank>("global_rank", kRequired),
+      IntField<&ProcessInfo::local_rank>("local_rank"),
+      IntField<&ProcessInfo::world_size>("world_size"),
+      StringField<&ProcessInfo::host>("host", kRequired),
+      IntField<&ProcessInfo::pid>("pid", kRequired),
+      IntField<&ProcessInfo::device>("device"),
+      StringField<&ProcessInfo::exe>("exe"),
+      StringArrayField<&ProcessInfo::cmdline>("cmdline"),
+      BoolField<&ProcessInfo::alive>("alive"),  // version 2; a version 1 dump was written by its live process
+      ObjectField<&ProcessInfo::attempt>("attempt", &AttemptSpec()),  // absent before shm layout 7, and when the launcher gave none
+      ObjectField<&ProcessInfo::exit>("exit", &ExitSpec()),
+      ObjectField<&ProcessInfo::os>("os", &OsSpec()),
+  });
+  return spec;
 }
 
-void Read(const CheckedJson& n, detect::RecordFacts* out) {
-  n.Get("seq", &out->seq, true);
-  n.Get("framework_seq", &out->framework_seq);  // absent before shm layout 6: 0, unknown
-  n.Get("op", &out->op, true);
-  n.Get("count", &out->count);
-  n.Get("datatype", &out->datatype);
-  n.Get("redop", &out->redop);
-  n.Get("root", &out->root);
-  n.Get("peer", &out->peer);
-  n.GetHex("stream", &out->stream);
-  uint64_t group = 0;  // absent before issue 19: 0 (not grouped)
-  n.Get("group", &group);
-  // The model numbers groups in 32 bits; a hostile value stays a group.
-  out->group = static_cast<uint32_t>(std::min<uint64_t>(group, kMaxGroup));
-  n.Get("enqueue_ns", &out->enqueue_ns);
-  n.Get("complete_ns", &out->complete_ns);
-  n.Get("never_completes", &out->never_completes);  // absent before 2026-11: false
-  n.Get("captured", &out->captured);                // absent before shm layout 8: false
-  n.Get("untracked", &out->untracked);
-  n.Get("call_site", &out->call_site);  // absent unless NCCLWATCH_CALL_SITES=1  // absent before schema 2's untracked: false (it was folded into never_completes)
+const ObjectSpec& WriterSpec() {
+  static const ObjectSpec spec({
+      IntField<&DumpWriter::pid>("pid", kRequired),
+      StringField<&DumpWriter::host>("host"),
+      IntField<&DumpWriter::global_rank>("global_rank"),
+  });
+  return spec;
 }
 
-void Read(const CheckedJson& n, detect::CommFacts* out) {
-  n.GetHex("comm", &out->comm_hash, true);
-  n.Get("comm_name", &out->name);  // absent before layout 5's names: none
-  n.Get("rank", &out->rank, true);
-  n.Get("nranks", &out->nranks, true);
-  if (out->nranks <= 0 || out->nranks > kMaxRanks) CheckedJson::Fail(n.path() + ".nranks", "is out of range");
-  if (out->rank < 0 || out->rank >= out->nranks) {
-    CheckedJson::Fail(n.path() + ".rank", "must be within [0, nranks)");
-  }
-  n.Get("device", &out->device);
-  n.Get("init_started_ns", &out->init_started_ns);
-  n.Get("init_done_ns", &out->init_done_ns);
-  n.Get("last_enqueued_seq", &out->last_enqueued_seq);
-  n.Get("last_completed_seq", &out->last_completed_seq);
-  n.Get("async_error", &out->async_error);
-  // "lifecycle" names the state; a dump without it says only whether the rank left.
-  std::string lifecycle;
-  bool left = false;
-  n.Get("lifecycle", &lifecycle);
-  n.Get("left", &left);  // version 2
-  if (const std::optional<detect::CommLifecycle> known = detect::ParseCommLifecycle(lifecycle)) {
-    out->lifecycle = *known;
+const ObjectSpec& EnvironmentSpec() {
+  static const ObjectSpec spec({
+      StringMapField<&Environment::nccl_env>("nccl_env"),
+      IntField<&Environment::cuda_driver_version>("cuda_driver_version"),
+      IntField<&Environment::cuda_runtime_version>("cuda_runtime_version"),
+      IntField<&Environment::nccl_version>("nccl_version"),
+      StringField<&Environment::nvidia_driver>("nvidia_driver"),
+      StringField<&Environment::kernel_release>("kernel_release"),
+  });
+  return spec;
+}
+
+const ObjectSpec& RecordSpec() {
+  static const ObjectSpec spec([] {
+    // The model numbers groups in 32 bits; a hostile value stays a group. Absent in dumps
+    // before groups were recorded: 0, not grouped.
+    const auto set_group = [](void* t, uint64_t v) {
+      static_cast<detect::RecordFacts*>(t)->group = static_cast<uint32_t>(std::min<uint64_t>(v, kMaxGroup));
+    };
+    return std::vector<FieldSpec>{
+        U64Field<&detect::RecordFacts::seq>("seq", kRequired),
+        U64Field<&detect::RecordFacts::framework_seq>("framework_seq"),  // absent before shm layout 6: 0, unknown
+        StringField<&detect::RecordFacts::op>("op", kRequired),
+        U64Field<&detect::RecordFacts::count>("count"),
+        IntField<&detect::RecordFacts::datatype>("datatype"),
+        IntField<&detect::RecordFacts::redop>("redop"),
+        IntField<&detect::RecordFacts::root>("root"),
+        IntField<&detect::RecordFacts::peer>("peer"),
+        HexField<&detect::RecordFacts::stream>("stream"),
+        U64FieldTo("group", set_group),
+        U64Field<&detect::RecordFacts::enqueue_ns>("enqueue_ns"),
+        U64Field<&detect::RecordFacts::complete_ns>("complete_ns"),
+        BoolField<&detect::RecordFacts::never_completes>("never_completes"),  // absent before 2026-11: false
+        BoolField<&detect::RecordFacts::captured>("captured"),  // absent before shm layout 8: false
+        BoolField<&detect::RecordFacts::untracked>("untracked"),  // absent before schema 2's untracked: false
+        StringField<&detect::RecordFacts::call_site>("call_site"),  // absent unless NCCLWATCH_CALL_SITES=1
+    };
+  }());
+  return spec;
+}
+
+// nranks within [1, kMaxRanks], then rank within [0, nranks): checked where README.md lists
+// them, after both were read.
+std::optional<CheckFailure> CommRanksInRange(void* target, const KeptValues&) {
+  const auto* c = static_cast<const detect::CommFacts*>(target);
+  if (c->nranks <= 0 || c->nranks > kMaxRanks) return CheckFailure{"nranks", "is out of range"};
+  if (c->rank < 0 || c->rank >= c->nranks) return CheckFailure{"rank", "must be within [0, nranks)"};
+  return std::nullopt;
+}
+
+// "lifecycle" names the state; a dump without it (or of a state this version does not know)
+// says only whether the rank left.
+std::optional<CheckFailure> CommLifecycleOf(void* target, const KeptValues& kept) {
+  auto* c = static_cast<detect::CommFacts*>(target);
+  const std::string* name = kept.Text("lifecycle");
+  if (const std::optional<detect::CommLifecycle> known = detect::ParseCommLifecycle(name ? *name : std::string())) {
+    c->lifecycle = *known;
   } else {
-    out->lifecycle = left                    ? detect::CommLifecycle::kDestroyed
-                     : out->init_done_ns == 0 ? detect::CommLifecycle::kInitializing
-                                              : detect::CommLifecycle::kReady;
+    c->lifecycle = kept.Flag("left").value_or(false) ? detect::CommLifecycle::kDestroyed
+                   : c->init_done_ns == 0            ? detect::CommLifecycle::kInitializing
+                                                     : detect::CommLifecycle::kReady;
   }
-  n.Get("untracked_ops", &out->untracked_ops);  // version 2
-  n.Get("derived", &out->derived);              // absent before shm layout 7: a root communicator
-  // One list on disk; the model keeps P2P ops apart (their numbers count per peer).
-  for (const CheckedJson& r : n.Elements("records")) {
-    detect::RecordFacts record;
-    Read(r, &record);
-    (detect::IsPointToPoint(record.op) ? out->p2p_records : out->records).push_back(std::move(record));
-  }
-  ReadReplaysJson(n, out);  // absent before shm layout 8: none
+  return std::nullopt;
 }
 
-void Read(const CheckedJson& n, detect::SyncFacts* out) {
-  n.Get("tid", &out->tid);
-  n.Get("since_ns", &out->blocked_since_ns, true);
-  std::string target;
-  n.Get("target", &target);
-  out->target = SyncTargetNamed(target);
-  std::string api;
-  n.Get("api", &api);
-  out->api = api == "driver" ? detect::SyncApi::kDriver : detect::SyncApi::kRuntime;
-  n.GetHex("handle", &out->handle);
+const ObjectSpec& CommSpec() {
+  static const ObjectSpec spec([] {
+    // One list on disk; the model keeps P2P ops apart (their numbers count per peer).
+    FieldSpec records = ObjectArrayField<&detect::CommFacts::records>("records", &RecordSpec());
+    records.leave = [](void* t) {
+      auto* c = static_cast<detect::CommFacts*>(t);
+      if (!detect::IsPointToPoint(c->records.back().op)) return;
+      c->p2p_records.push_back(std::move(c->records.back()));
+      c->records.pop_back();
+    };
+    records.reset = [](void* t) {
+      auto* c = static_cast<detect::CommFacts*>(t);
+      c->records.clear();
+      c->p2p_records.clear();
+    };
+    std::vector<FieldSpec> fields{
+        HexField<&detect::CommFacts::comm_hash>("comm", kRequired),
+        StringField<&detect::CommFacts::name>("comm_name"),  // absent before layout 5's names: none
+        IntField<&detect::CommFacts::rank>("rank", kRequired),
+        IntField<&detect::CommFacts::nranks>("nranks", kRequired),
+        CheckField(&CommRanksInRange),
+        IntField<&detect::CommFacts::device>("device"),
+        U64Field<&detect::CommFacts::init_started_ns>("init_started_ns"),
+        U64Field<&detect::CommFacts::init_done_ns>("init_done_ns"),
+        U64Field<&detect::CommFacts::last_enqueued_seq>("last_enqueued_seq"),
+        U64Field<&detect::CommFacts::last_completed_seq>("last_completed_seq"),
+        IntField<&detect::CommFacts::async_error>("async_error"),
+        KeptStringField("lifecycle"),
+        KeptBoolField("left"),  // version 2
+        CheckField(&CommLifecycleOf),
+        U64Field<&detect::CommFacts::untracked_ops>("untracked_ops"),  // version 2
+        BoolField<&detect::CommFacts::derived>("derived"),  // absent before shm layout 7: a root communicator
+        records,
+    };
+    AppendReplayFields(&fields);  // absent before shm layout 8: none
+    return fields;
+  }());
+  return spec;
 }
 
-void Read(const CheckedJson& n, NativeThread* out) {
-  n.Get("tid", &out->tid, true);
-  n.Get("name", &out->name);
-  n.Get("state", &out->state);
-  n.Get("answered", &out->answered);
-  for (const CheckedJson& f : n.Elements("frames")) {
-    NativeFrame& frame = out->frames.emplace_back();
-    f.GetHex("pc", &frame.pc);
-    f.Get("function", &frame.function);
-    f.Get("module", &frame.module);
-    f.GetHex("offset", &frame.offset);
-    f.Get("internal", &frame.internal);
-  }
+const ObjectSpec& SyncSpec() {
+  static const ObjectSpec spec([] {
+    const auto set_target = [](void* t, const std::string& name) {
+      static_cast<detect::SyncFacts*>(t)->target = SyncTargetNamed(name);
+    };
+    const auto set_api = [](void* t, const std::string& name) {
+      static_cast<detect::SyncFacts*>(t)->api = name == "driver" ? detect::SyncApi::kDriver : detect::SyncApi::kRuntime;
+    };
+    return std::vector<FieldSpec>{
+        IntField<&detect::SyncFacts::tid>("tid"),
+        U64Field<&detect::SyncFacts::blocked_since_ns>("since_ns", kRequired),
+        StringFieldTo("target", set_target),
+        StringFieldTo("api", set_api),
+        HexField<&detect::SyncFacts::handle>("handle"),
+    };
+  }());
+  return spec;
 }
 
-void Read(const CheckedJson& n, PythonStacks* out) {
-  n.Get("available", &out->available);
-  n.Get("reason", &out->reason);
-  for (const CheckedJson& t : n.Elements("threads")) {
-    PythonThread& thread = out->threads.emplace_back();
-    t.Get("thread_id", &thread.thread_id);
-    t.Get("current", &thread.current);
-    for (const CheckedJson& f : t.Elements("frames")) {
-      PythonFrame& frame = thread.frames.emplace_back();
-      f.Get("file", &frame.file);
-      f.Get("line", &frame.line);
-      f.Get("function", &frame.function);
-    }
-  }
+const ObjectSpec& NativeFrameSpec() {
+  static const ObjectSpec spec({
+      HexField<&NativeFrame::pc>("pc"),
+      StringField<&NativeFrame::function>("function"),
+      StringField<&NativeFrame::module>("module"),
+      HexField<&NativeFrame::offset>("offset"),
+      BoolField<&NativeFrame::internal>("internal"),
+  });
+  return spec;
+}
+
+const ObjectSpec& NativeThreadSpec() {
+  static const ObjectSpec spec({
+      IntField<&NativeThread::tid>("tid", kRequired),
+      StringField<&NativeThread::name>("name"),
+      StringField<&NativeThread::state>("state"),
+      BoolField<&NativeThread::answered>("answered"),
+      ObjectArrayField<&NativeThread::frames>("frames", &NativeFrameSpec()),
+  });
+  return spec;
+}
+
+// "native_stacks" holds two members of RankDump itself.
+const ObjectSpec& NativeStacksSpec() {
+  static const ObjectSpec spec({
+      ObjectArrayField<&RankDump::threads>("threads", &NativeThreadSpec()),
+      StringArrayField<&RankDump::stack_errors>("errors"),
+  });
+  return spec;
+}
+
+const ObjectSpec& PythonFrameSpec() {
+  static const ObjectSpec spec({
+      StringField<&PythonFrame::file>("file"),
+      IntField<&PythonFrame::line>("line"),
+      StringField<&PythonFrame::function>("function"),
+  });
+  return spec;
+}
+
+const ObjectSpec& PythonThreadSpec() {
+  static const ObjectSpec spec({
+      U64Field<&PythonThread::thread_id>("thread_id"),
+      BoolField<&PythonThread::current>("current"),
+      ObjectArrayField<&PythonThread::frames>("frames", &PythonFrameSpec()),
+  });
+  return spec;
+}
+
+const ObjectSpec& PythonStacksSpec() {
+  static const ObjectSpec spec({
+      BoolField<&PythonStacks::available>("available"),
+      StringField<&PythonStacks::reason>("reason"),
+      ObjectArrayField<&PythonStacks::threads>("threads", &PythonThreadSpec()),
+  });
+  return spec;
+}
+
+const ObjectSpec& DumpSpec() {
+  static const ObjectSpec spec([] {
+    const auto reset_native_stacks = [](void* t) {
+      auto* d = static_cast<RankDump*>(t);
+      d->threads.clear();
+      d->stack_errors.clear();
+    };
+    return std::vector<FieldSpec>{
+        ObjectField<&RankDump::incident>("incident", &IncidentSpec(), kRequired),
+        ObjectField<&RankDump::verdict>("verdict", &VerdictSpec()),
+        ObjectField<&RankDump::process>("process", &ProcessSpec(), kRequired),
+        ObjectField<&RankDump::written_by>("written_by", &WriterSpec()),
+        ObjectField<&RankDump::environment>("environment", &EnvironmentSpec()),
+        ObjectArrayField<&RankDump::comms>("comms", &CommSpec()),
+        ObjectArrayField<&RankDump::host_syncs>("host_syncs", &SyncSpec()),
+        InlineObjectField("native_stacks", &NativeStacksSpec(), reset_native_stacks),
+        ObjectField<&RankDump::python>("python_stacks", &PythonStacksSpec()),
+    };
+  }());
+  return spec;
 }
 
 }  // namespace
@@ -332,7 +464,7 @@ nlohmann::json ToJson(const RankDump& d) {
       {"verdict", {{"kind", detect::ToString(v.kind)}, {"comm", FormatHex(v.comm_hash)}, {"seq", v.seq},
                    {"framework_seq", v.framework_seq}, {"op", v.op}, {"graph_label", v.graph_label},
                    {"culprit_ranks", v.culprit_ranks},
-                   {"other_ranks", v.other_ranks}, {"since_mono_ns", v.since_mono_ns}, {"summary", v.summary}, {"partial", v.partial}}},
+                   {"other_ranks", v.other_ranks}, {"since_mono_ns", v.since_ns}, {"summary", v.summary}, {"partial", v.partial}}},
       {"process", std::move(process)},
       {"environment", {{"nccl_env", std::move(nccl_env)},
                        {"cuda_driver_version", e.cuda_driver_version},
@@ -354,25 +486,12 @@ nlohmann::json ToJson(const RankDump& d) {
   return doc;
 }
 
-RankDump FromJson(const nlohmann::json& doc) {
-  CheckSchemaHeader(doc, kSchemaName, kSchemaVersion, "dump");
-  CheckedJson root(doc);
-  RankDump d;
-  root.Get("version", &d.version);
-  Read(root.Child("incident"), &d.incident);
-  if (root.Has("verdict")) Read(root.Child("verdict"), &d.verdict);
-  Read(root.Child("process"), &d.process);
-  if (root.Has("written_by")) Read(root.Child("written_by"), &d.written_by);
-  if (root.Has("environment")) Read(root.Child("environment"), &d.environment);
-  for (const CheckedJson& c : root.Elements("comms")) Read(c, &d.comms.emplace_back());
-  for (const CheckedJson& s : root.Elements("host_syncs")) Read(s, &d.host_syncs.emplace_back());
-  if (root.Has("native_stacks")) {
-    CheckedJson stacks = root.Child("native_stacks");
-    for (const CheckedJson& t : stacks.Elements("threads")) Read(t, &d.threads.emplace_back());
-    stacks.Get("errors", &d.stack_errors);
-  }
-  if (root.Has("python_stacks")) Read(root.Child("python_stacks"), &d.python);
-  return d;
+Result<RankDump> ParseDump(std::string_view text) noexcept {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return Status::Error("empty file (truncated?)");
+  RankDump dump;
+  static constexpr SchemaHeader kHeader{kSchemaName, kSchemaVersion, "dump", "unreadable dump: "};
+  if (Status read = ReadCheckedJson(text, kHeader, DumpSpec(), &dump, &dump.version); !read.ok()) return read;
+  return dump;
 }
 
 }  // namespace ncclwatch::dump

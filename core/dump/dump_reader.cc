@@ -10,12 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
 #include <utility>
 
-#include <nlohmann/json.hpp>
 
 #include "core/dump/dump_json.h"
 
@@ -24,75 +24,53 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Files above this are parsed one at a time: a parsed JSON document takes up to ~20 times
-// its text, so two big files at once would double the peak for no gain.
+// Files above this are read one at a time: text dense with tiny records takes up to ~10 times
+// its size once read (dump_reader.h), so two big files at once would double the peak for no gain.
 constexpr uint64_t kSerialParseBytes = 4ull << 20;
 
 // Reads at most `max_bytes` of a regular file. O_NONBLOCK: a name that turned into a FIFO
 // after listing must not block open(); it is refused by the S_ISREG check instead.
-bool ReadWholeFile(const std::string& path, uint64_t max_bytes, std::string* text, std::string* error) {
+Result<std::string> ReadWholeFile(const std::string& path, uint64_t max_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    *error = path + ": cannot open: " + std::strerror(errno);
-    return false;
-  }
+  if (fd < 0) return Status::Error(path + ": cannot open: " + std::strerror(errno), errno);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
-    *error = path + ": cannot read: " + std::strerror(errno);
+    const int error = errno;
     ::close(fd);
-    return false;
+    return Status::Error(path + ": cannot read: " + std::strerror(error), error);
   }
   const uint64_t size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
   if (!S_ISREG(st.st_mode) || size > max_bytes) {
-    *error = !S_ISREG(st.st_mode) ? path + ": not a regular file"
-             : max_bytes == kMaxDumpBytes
-                 ? path + ": too large to be a dump (" + std::to_string(size) + " bytes)"
-                 : path + ": grew to " + std::to_string(size) + " bytes after " + std::to_string(max_bytes) +
-                       " were admitted to the input budget";
     ::close(fd);
-    return false;
+    return Status::Error(!S_ISREG(st.st_mode) ? path + ": not a regular file"
+                         : max_bytes == kMaxDumpBytes
+                             ? path + ": too large to be a dump (" + std::to_string(size) + " bytes)"
+                             : path + ": grew to " + std::to_string(size) + " bytes after " +
+                                   std::to_string(max_bytes) + " were admitted to the input budget");
   }
-  text->resize(size);
+  std::string text(size, '\0');
   size_t done = 0;
-  while (done < text->size()) {
-    ssize_t n = ::read(fd, text->data() + done, text->size() - done);
+  while (done < text.size()) {
+    ssize_t n = ::read(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // shrank meanwhile: parse what is there
     done += static_cast<size_t>(n);
   }
   ::close(fd);
-  text->resize(done);
-  return true;
+  text.resize(done);
+  return text;
 }
 
-bool ReadDumpFileWithin(const std::string& path, uint64_t max_bytes, RankDump* out, std::string* error) noexcept {
+Result<RankDump> ReadDumpFileWithin(const std::string& path, uint64_t max_bytes) noexcept {
   try {
-    std::string text;
-    if (!ReadWholeFile(path, max_bytes, &text, error)) return false;
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-      *error = path + ": empty file (truncated?)";
-      return false;
-    }
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      *error = path + ": not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte);
-      return false;
-    }
-    std::string().swap(text);  // the document is what FromJson needs: free the text first
-    *out = FromJson(doc);
-    return true;
-  } catch (const JsonFormatError& e) {
-    *error = path + ": " + e.what();
-  } catch (const std::bad_alloc&) {
-    *error = path + ": out of memory while reading it";
-  } catch (const std::exception& e) {
-    *error = path + ": unreadable dump: " + e.what();
-  } catch (...) {
-    *error = path + ": unreadable dump";
+    Result<std::string> text = ReadWholeFile(path, max_bytes);
+    if (!text.ok()) return text.error();
+    Result<RankDump> dump = ParseDump(*text);
+    if (!dump.ok()) return Status::Error(path + ": " + dump.error().message(), dump.error().error_number());
+    return dump;
+  } catch (const std::exception&) {  // out of memory for the text or a message
+    return Status::Error(path + ": out of memory while reading it", ENOMEM);
   }
-  return false;
 }
 
 // A *.json file found under the directory, and how many bytes of it may be read.
@@ -109,9 +87,9 @@ std::string FormatBudget(uint64_t bytes) {
   return std::to_string(bytes) + " bytes (" + std::to_string(bytes >> 20) + " MiB)";
 }
 
-// Lists the distinct regular *.json files under `dir`, by path. Returns false, with
-// set->error, when listing fails or the files exceed the budget; listing stops there.
-bool ListDumpFiles(const std::string& dir, const ReadLimits& limits, std::vector<Listed>* files, DumpSet* set) {
+// Lists the distinct regular *.json files under `dir`, by path. Fails when listing fails or
+// the files exceed the budget; listing stops there.
+Result<std::vector<Listed>, DumpDirError> ListDumpFiles(const std::string& dir, const ReadLimits& limits) {
   struct Found {
     std::string path;
     dev_t dev;
@@ -133,33 +111,28 @@ bool ListDumpFiles(const std::string& dir, const ReadLimits& limits, std::vector
     if (!counted.insert({st.st_dev, st.st_ino}).second) continue;
     total += Charge(found.back().size);
     if (total > limits.budget_bytes) {
-      set->error = dir + ": the dumps exceed the input budget of " + FormatBudget(limits.budget_bytes) +
-                   " at file " + std::to_string(counted.size()) + " (" + p.string() + ")";
-      set->over_budget = true;
-      return false;
+      return DumpDirError{dir + ": the dumps exceed the input budget of " + FormatBudget(limits.budget_bytes) +
+                              " at file " + std::to_string(counted.size()) + " (" + p.string() + ")",
+                          true};
     }
   }
-  if (ec) {
-    set->error = dir + ": cannot list: " + ec.message();
-    return false;
-  }
+  if (ec) return DumpDirError{dir + ": cannot list: " + ec.message()};
   // Of several names of one file, the first in path order is read.
   std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.path < b.path; });
   std::set<std::pair<dev_t, ino_t>> taken;
+  std::vector<Listed> files;
   for (auto& f : found) {
     if (taken.insert({f.dev, f.ino}).second) {
-      files->push_back(Listed{std::move(f.path), std::min<uint64_t>(f.size, kMaxDumpBytes)});
+      files.push_back(Listed{std::move(f.path), std::min<uint64_t>(f.size, kMaxDumpBytes)});
     }
   }
-  return true;
+  return files;
 }
 
 // Parsing dominates the analysis of big jobs, and files are independent: spread them
 // over the cores.
-void ReadAll(const std::vector<Listed>& files, DumpSet* set) {
-  std::vector<LoadedDump> loaded(files.size());
-  std::vector<std::string> errors(files.size());
-  std::vector<char> ok(files.size(), 0);
+DumpSet ReadAll(const std::vector<Listed>& files) {
+  std::vector<std::optional<Result<RankDump>>> read(files.size());
   size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
   workers = std::min(workers, std::max<size_t>(1, files.size() / 16));
   std::atomic<size_t> next{0};
@@ -169,49 +142,41 @@ void ReadAll(const std::vector<Listed>& files, DumpSet* set) {
       const Listed& f = files[i];
       std::unique_lock<std::mutex> serial(big_file, std::defer_lock);
       if (f.admitted > kSerialParseBytes) serial.lock();
-      ok[i] = ReadDumpFileWithin(f.path, f.admitted, &loaded[i].dump, &errors[i]);
-      loaded[i].path = f.path;
+      read[i].emplace(ReadDumpFileWithin(f.path, f.admitted));
     }
   };
   std::vector<std::thread> threads;
   for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
   work();
   for (auto& t : threads) t.join();
+  DumpSet set;
   for (size_t i = 0; i < files.size(); ++i) {
-    if (ok[i]) {
-      set->dumps.push_back(std::move(loaded[i]));
+    Result<RankDump>& one = *read[i];
+    if (one.ok()) {
+      set.dumps.push_back(LoadedDump{files[i].path, std::move(one).value()});
     } else {
-      set->rejected.push_back(RejectedFile{files[i].path, std::move(errors[i])});
+      set.rejected.push_back(RejectedFile{files[i].path, one.error().message()});
     }
+    read[i].reset();
   }
+  return set;
 }
 
 }  // namespace
 
-bool ReadDumpFile(const std::string& path, RankDump* out, std::string* error) noexcept {
-  return ReadDumpFileWithin(path, kMaxDumpBytes, out, error);
-}
+Result<RankDump> ReadDumpFile(const std::string& path) noexcept { return ReadDumpFileWithin(path, kMaxDumpBytes); }
 
-DumpSet ReadDumpDir(const std::string& dir, const ReadLimits& limits) noexcept {
-  DumpSet set;
+Result<DumpSet, DumpDirError> ReadDumpDir(const std::string& dir, const ReadLimits& limits) noexcept {
   try {
     std::error_code ec;
-    if (!fs::exists(dir, ec)) {
-      set.error = dir + ": no such directory";
-      return set;
-    }
-    if (!fs::is_directory(dir, ec)) {
-      set.error = dir + ": not a directory";
-      return set;
-    }
-    std::vector<Listed> files;
-    if (!ListDumpFiles(dir, limits, &files, &set)) return set;
-    ReadAll(files, &set);
-  } catch (const std::exception& e) {
-    set = DumpSet{};
-    set.error = dir + ": " + e.what();
+    if (!fs::exists(dir, ec)) return DumpDirError{dir + ": no such directory"};
+    if (!fs::is_directory(dir, ec)) return DumpDirError{dir + ": not a directory"};
+    Result<std::vector<Listed>, DumpDirError> files = ListDumpFiles(dir, limits);
+    if (!files.ok()) return files.error();
+    return ReadAll(*files);
+  } catch (const std::exception& e) {  // out of memory, or the file system's own error
+    return DumpDirError{dir + ": " + e.what()};
   }
-  return set;
 }
 
 }  // namespace ncclwatch::dump

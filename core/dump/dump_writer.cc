@@ -26,11 +26,8 @@ std::string Sanitize(const std::string& text) {
   return out;
 }
 
-WriteResult Failure(int error, const std::string& what, const std::string& path) {
-  WriteResult result;
-  result.error = error;
-  result.message = what + " " + path + ": " + std::strerror(error);
-  return result;
+Status Failure(int error, const std::string& what, const std::string& path) {
+  return Status::Error(what + " " + path + ": " + std::strerror(error), error);
 }
 
 bool WriteAll(int fd, const std::string& data, const WriteHooks& hooks) {
@@ -65,8 +62,8 @@ std::string TempNameFor(const std::string& name, int attempt) {
 
 // `name` written atomically in `dir` (its path is for messages only):
 // every step is relative to the fd, so the directory cannot be swapped under us.
-WriteResult WriteFileAt(const DumpDirectory& dir, const std::string& name, const std::string& contents,
-                        const WriteHooks& hooks) {
+Status WriteFileAt(const DumpDirectory& dir, const std::string& name, const std::string& contents,
+                   const WriteHooks& hooks) {
   const std::string path = dir.path() + "/" + name;
   std::string temp;
   int fd = -1;
@@ -96,7 +93,7 @@ WriteResult WriteFileAt(const DumpDirectory& dir, const std::string& name, const
   // The rename is durable only once the directory entry is; failure here loses nothing
   // already visible, so it is not reported.
   ::fsync(dir.fd());
-  return WriteResult{};
+  return OkStatus();
 }
 
 // The path-based entry points open the directory as given (a symlink is followed: the
@@ -117,43 +114,39 @@ std::string TempPathFor(const std::string& path, int attempt) {
   return DirectoryOf(path) + "/" + TempNameFor(BaseNameOf(path), attempt);
 }
 
-WriteResult WriteFileAtomically(const std::string& path, const std::string& contents,
-                                const WriteHooks& hooks) noexcept {
+// Every function below is noexcept and catches at its boundary what the standard library and
+// nlohmann::json throw (all std::exception): out of memory, and, for the encoder, its errors.
+
+Status WriteFileAtomically(const std::string& path, const std::string& contents, const WriteHooks& hooks) noexcept {
   try {
     const DumpDirectory dir = OpenForWriting(DirectoryOf(path));
     if (dir.fd() < 0) return Failure(errno, "cannot open the directory of", path);
     return WriteFileAt(dir, BaseNameOf(path), contents, hooks);
   } catch (const std::bad_alloc&) {
     return Failure(ENOMEM, "out of memory writing", path);
-  } catch (...) {
+  } catch (const std::exception&) {
     return Failure(EIO, "unexpected error writing", path);
   }
 }
 
-WriteResult WriteDump(const RankDump& dump, const DumpDirectory& dir, const WriteHooks& hooks) noexcept {
+Result<DumpFiles> WriteDump(const RankDump& dump, const DumpDirectory& dir, const WriteHooks& hooks) noexcept {
   try {
     if (dir.fd() < 0) return Failure(EBADF, "no open dump directory for", dir.path());
     const std::string stem = DumpFileStem(dump);
     std::string json_text = ToJson(dump).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    WriteResult result = WriteFileAt(dir, stem + ".json", json_text, hooks);
-    if (!result.ok()) return result;
-    result.json_path = dir.path() + "/" + stem + ".json";
-    WriteResult text = WriteFileAt(dir, stem + ".txt", RenderDumpText(dump), hooks);
-    if (!text.ok()) {
-      text.message += " (the .json was written)";
-      text.json_path = result.json_path;
-      return text;
+    if (Status json = WriteFileAt(dir, stem + ".json", json_text, hooks); !json.ok()) return json;
+    if (Status text = WriteFileAt(dir, stem + ".txt", RenderDumpText(dump), hooks); !text.ok()) {
+      return Status::Error(text.message() + " (the .json was written)", text.error_number());
     }
-    result.text_path = dir.path() + "/" + stem + ".txt";
-    return result;
+    return DumpFiles{dir.path() + "/" + stem + ".json", dir.path() + "/" + stem + ".txt"};
   } catch (const std::bad_alloc&) {
     return Failure(ENOMEM, "out of memory writing dump to", dir.path());
-  } catch (...) {
+  } catch (const std::exception&) {
     return Failure(EINVAL, "cannot encode dump for", dir.path());
   }
 }
 
-WriteResult WriteDump(const RankDump& dump, const std::string& dir, const WriteHooks& hooks) noexcept {
+Result<DumpFiles> WriteDump(const RankDump& dump, const std::string& dir, const WriteHooks& hooks) noexcept {
   try {
     const DumpDirectory directory = OpenForWriting(dir);
     if (directory.fd() < 0) return Failure(errno, "cannot open dump directory", dir);

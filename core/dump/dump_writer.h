@@ -21,7 +21,8 @@
 // One writer per process at a time: temporaries are named after the pid.
 //
 // Linked into the LD_PRELOAD library: the API never throws and reports every failure
-// (unwritable or missing dir, ENOSPC, ...) as a status the caller can log before carrying on.
+// (unwritable or missing dir, ENOSPC, ...) as a Status (core/status/status.h: one line and the
+// errno of the first failure) the caller can log before carrying on.
 #ifndef NCCLWATCH_CORE_DUMP_DUMP_WRITER_H_
 #define NCCLWATCH_CORE_DUMP_DUMP_WRITER_H_
 
@@ -31,15 +32,14 @@
 
 #include "core/dump/dump.h"
 #include "core/dump/dump_dir.h"
+#include "core/status/status.h"
 
 namespace ncclwatch::dump {
 
-struct WriteResult {
-  int error = 0;            // errno of the first failure; 0 on success
-  std::string message;      // one line, e.g. "cannot write /d/x.json: No space left on device"
-  std::string json_path;    // set when the .json is in place
-  std::string text_path;    // set when the .txt is in place
-  bool ok() const { return error == 0; }
+// The two files of a written dump.
+struct DumpFiles {
+  std::string json_path;
+  std::string text_path;
 };
 
 // Seams for tests: replace the system calls that can fail for lack of space.
@@ -52,16 +52,18 @@ struct WriteHooks {
 // and incident replaced by '_'; R is "X" when the global rank is unknown (-1).
 std::string DumpFileStem(const RankDump& dump);
 
-WriteResult WriteDump(const RankDump& dump, const DumpDirectory& dir, const WriteHooks& hooks = {}) noexcept;
-WriteResult WriteDump(const RankDump& dump, const std::string& dir, const WriteHooks& hooks = {}) noexcept;
+// An error's message is one line naming the file ("cannot write /d/x.json: No space left on
+// device"; "... (the .json was written)" when only the .txt failed), its error_number the errno.
+Result<DumpFiles> WriteDump(const RankDump& dump, const DumpDirectory& dir, const WriteHooks& hooks = {}) noexcept;
+Result<DumpFiles> WriteDump(const RankDump& dump, const std::string& dir, const WriteHooks& hooks = {}) noexcept;
 
 // The temporaries WriteFileAtomically may use for `path`, in order: attempt in [0, kTempNameAttempts).
 inline constexpr int kTempNameAttempts = 8;
 std::string TempPathFor(const std::string& path, int attempt);
 
 // Writes `contents` to `path` atomically as described above. Exposed for tests and tools.
-WriteResult WriteFileAtomically(const std::string& path, const std::string& contents,
-                                const WriteHooks& hooks = {}) noexcept;
+Status WriteFileAtomically(const std::string& path, const std::string& contents,
+                           const WriteHooks& hooks = {}) noexcept;
 
 }  // namespace ncclwatch::dump
 

@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iterator>
 
@@ -57,7 +58,7 @@ std::string FormatIso8601Utc(uint64_t unix_ns) {
 std::string ReadNvidiaDriverVersion(const std::string& path) noexcept {
   try {
     return FirstVersionToken(ReadFile(path));
-  } catch (...) {
+  } catch (const std::exception&) {  // out of memory: no version rather than none at all
     return "";
   }
 }
@@ -68,7 +69,7 @@ Instant NowInstant() noexcept {
   now.unix_ns = Now(CLOCK_REALTIME);
   try {
     now.iso = FormatIso8601Utc(now.unix_ns);
-  } catch (...) {
+  } catch (const std::exception&) {  // out of memory: the instant without its text
   }
   return now;
 }
@@ -102,7 +103,7 @@ void FillProcessFacts(const std::map<std::string, std::string>& nccl_env, RankDu
     utsname u{};
     if (::uname(&u) == 0) e.kernel_release = u.release;
     e.nvidia_driver = ReadNvidiaDriverVersion();
-  } catch (...) {
+  } catch (const std::exception&) {
     // Out of memory while collecting: the dump goes out with what was gathered.
   }
 }

@@ -1,6 +1,9 @@
 #include "core/dump/replay_json.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
 
 #include "core/format/hex.h"
 
@@ -25,31 +28,64 @@ void AddReplaysJson(const detect::CommFacts& comm, nlohmann::json* out) {
   (*out)["replays_dropped"] = comm.replays_dropped;
 }
 
-void ReadReplaysJson(const CheckedJson& n, detect::CommFacts* out) {
-  n.Get("replays_dropped", &out->replays_dropped);
-  for (const CheckedJson& r : n.Elements("replays")) {
-    detect::ReplayFacts replay;
-    r.GetHex("graph", &replay.graph, true);
-    r.Get("replay", &replay.replay, true);
-    r.Get("first_seq", &replay.first_seq);
-    r.Get("framework_seq", &replay.framework_seq);
-    uint64_t ops = 0;
-    r.Get("ops", &ops);
-    replay.ops = static_cast<uint32_t>(std::min<uint64_t>(ops, UINT32_MAX));
-    r.Get("op_names", &replay.op_names);
-    if (replay.op_names.size() > 8) replay.op_names.resize(8);
-    r.GetHex("stream", &replay.stream);
-    r.Get("enqueue_ns", &replay.enqueue_ns);
-    r.Get("complete_ns", &replay.complete_ns);
-    r.Get("failed", &replay.failed);
-    r.Get("untracked", &replay.untracked);
-    out->replays.push_back(std::move(replay));
-  }
-  if (out->replays.size() > kMaxReplaysPerComm) {
-    out->replays.erase(out->replays.begin(),
-                       out->replays.end() - static_cast<std::ptrdiff_t>(kMaxReplaysPerComm));
-    out->replays_dropped += 1;  // some were dropped: a rank with none of a graph is not known to have launched none
-  }
+namespace {
+
+// Drops the oldest replays beyond `keep`, counting them as dropped: a rank with none of a
+// graph is then not known to have launched none.
+void DropOldest(detect::CommFacts* c, size_t keep) {
+  if (c->replays.size() <= keep) return;
+  const size_t drop = c->replays.size() - keep;
+  c->replays.erase(c->replays.begin(), c->replays.begin() + static_cast<std::ptrdiff_t>(drop));
+  c->replays_dropped = c->replays_dropped > UINT64_MAX - drop ? UINT64_MAX : c->replays_dropped + drop;
+}
+
+const ObjectSpec& ReplaySpec() {
+  static const ObjectSpec spec([] {
+    const auto set_ops = [](void* t, uint64_t v) {
+      static_cast<detect::ReplayFacts*>(t)->ops = static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX));
+    };
+    FieldSpec op_names = StringArrayField<&detect::ReplayFacts::op_names>("op_names");
+    op_names.set_string = [](void* t, const std::string& v) {  // the writer keeps the first 8
+      auto* r = static_cast<detect::ReplayFacts*>(t);
+      if (r->op_names.size() < 8) r->op_names.push_back(v);
+    };
+    return std::vector<FieldSpec>{
+        HexField<&detect::ReplayFacts::graph>("graph", kRequired),
+        U64Field<&detect::ReplayFacts::replay>("replay", kRequired),
+        U64Field<&detect::ReplayFacts::first_seq>("first_seq"),
+        U64Field<&detect::ReplayFacts::framework_seq>("framework_seq"),
+        U64FieldTo("ops", set_ops),
+        op_names,
+        HexField<&detect::ReplayFacts::stream>("stream"),
+        U64Field<&detect::ReplayFacts::enqueue_ns>("enqueue_ns"),
+        U64Field<&detect::ReplayFacts::complete_ns>("complete_ns"),
+        BoolField<&detect::ReplayFacts::failed>("failed"),
+        BoolField<&detect::ReplayFacts::untracked>("untracked"),
+    };
+  }());
+  return spec;
+}
+
+}  // namespace
+
+void AppendReplayFields(std::vector<FieldSpec>* fields) {
+  FieldSpec replays = ObjectArrayField<&detect::CommFacts::replays>("replays", &ReplaySpec());
+  // Trimmed in halves while reading (O(1) per replay amortised), then to the newest
+  // kMaxReplaysPerComm once the communicator's object ended (the check below).
+  replays.leave = [](void* t) {
+    auto* c = static_cast<detect::CommFacts*>(t);
+    if (c->replays.size() >= 2 * kMaxReplaysPerComm) DropOldest(c, kMaxReplaysPerComm);
+  };
+  fields->push_back(replays);
+  // Added, not stored: the reader may have dropped some before it meets the key.
+  fields->push_back(U64FieldTo("replays_dropped", [](void* t, uint64_t v) {
+    auto* c = static_cast<detect::CommFacts*>(t);
+    c->replays_dropped = c->replays_dropped > UINT64_MAX - v ? UINT64_MAX : c->replays_dropped + v;
+  }));
+  fields->push_back(CheckField([](void* t, const KeptValues&) -> std::optional<CheckFailure> {
+    DropOldest(static_cast<detect::CommFacts*>(t), kMaxReplaysPerComm);
+    return std::nullopt;
+  }));
 }
 
 }  // namespace ncclwatch::dump

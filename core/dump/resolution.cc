@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/dump/checked_json.h"
+#include "core/dump/checked_reader.h"
 #include "core/dump/process_facts.h"
 
 namespace ncclwatch::dump {
@@ -19,53 +19,48 @@ namespace {
 
 using nlohmann::json;
 
-Resolution FromJson(const json& doc) {
-  CheckSchemaHeader(doc, kResolutionSchemaName, kResolutionSchemaVersion, "resolution");
-  const CheckedJson note(doc);
-  Resolution r;
-  note.Get("incident", &r.incident_id, true);
-  int pid = 0;
-  note.GetInRange("pid", 1, std::numeric_limits<int32_t>::max(), &pid, true);
-  r.pid = static_cast<int32_t>(pid);
-  note.GetInRange("global_rank", -1, std::numeric_limits<int32_t>::max(), &r.global_rank, true);
-  note.Get("host", &r.host, true);
-  note.Get("detected_mono_ns", &r.detected_mono_ns);
-  note.Get("resolved_mono_ns", &r.resolved_mono_ns);
-  note.Get("resolved_unix_ns", &r.resolved_unix_ns);
-  auto iso = doc.find("resolved_iso");  // shown only: a malformed one is left out, not fatal
-  if (iso != doc.end() && iso->is_string()) r.resolved_iso = iso->get<std::string>();
-  return r;
+// The note's fields, in the order they are checked (README.md, "Resolution notes").
+const ObjectSpec& ResolutionSpec() {
+  static const ObjectSpec spec({
+      StringField<&Resolution::incident_id>("incident", kRequired),
+      IntInRangeField<&Resolution::pid>("pid", 1, std::numeric_limits<int32_t>::max(), kRequired),
+      IntInRangeField<&Resolution::global_rank>("global_rank", -1, std::numeric_limits<int32_t>::max(), kRequired),
+      StringField<&Resolution::host>("host", kRequired),
+      U64Field<&Resolution::detected_mono_ns>("detected_mono_ns"),
+      U64Field<&Resolution::resolved_mono_ns>("resolved_mono_ns"),
+      U64Field<&Resolution::resolved_unix_ns>("resolved_unix_ns"),
+      LenientStringField<&Resolution::resolved_iso>("resolved_iso"),  // shown only: a malformed one is left out
+  });
+  return spec;
 }
 
-// Reads a regular file of at most kMaxResolutionBytes. O_NONBLOCK: a FIFO planted under the
-// name must not block open(); O_NOFOLLOW: a note is never reached through a symlink (the
-// writer never makes one, rename() replaces any at the final name).
-ResolutionRead ReadSmallFile(const std::string& path, std::string* text, std::string* error) {
+// Reads a regular file of at most kMaxResolutionBytes; nullopt when there is none. O_NONBLOCK:
+// a FIFO planted under the name must not block open(); O_NOFOLLOW: a note is never reached
+// through a symlink (the writer never makes one, rename() replaces any at the final name).
+Result<std::optional<std::string>> ReadSmallFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) {
-    if (errno == ENOENT) return ResolutionRead::kAbsent;
-    *error = path + ": cannot open: " + std::strerror(errno);
-    return ResolutionRead::kInvalid;
+    if (errno == ENOENT) return std::optional<std::string>();
+    return Status::Error(path + ": cannot open: " + std::strerror(errno), errno);
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > kMaxResolutionBytes) {
-    *error = path + (S_ISREG(st.st_mode) ? ": too large to be a resolution note (" + std::to_string(st.st_size) +
-                                               " bytes)"
-                                         : std::string(": not a regular file"));
     ::close(fd);
-    return ResolutionRead::kInvalid;
+    return Status::Error(path + (S_ISREG(st.st_mode) ? ": too large to be a resolution note (" +
+                                                           std::to_string(st.st_size) + " bytes)"
+                                                     : std::string(": not a regular file")));
   }
-  text->resize(static_cast<size_t>(st.st_size));
+  std::string text(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
-  while (done < text->size()) {
-    const ssize_t n = ::read(fd, text->data() + done, text->size() - done);
+  while (done < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
   ::close(fd);
-  text->resize(done);
-  return ResolutionRead::kRead;
+  text.resize(done);
+  return std::optional<std::string>(std::move(text));
 }
 
 }  // namespace
@@ -78,7 +73,7 @@ Resolution ResolutionOf(const RankDump& dump) noexcept {
     r.global_rank = dump.process.global_rank;
     r.host = dump.process.host;
     r.detected_mono_ns = dump.incident.detected_mono_ns;
-  } catch (...) {
+  } catch (const std::exception&) {
     // Out of memory: the note goes out with what was filled.
   }
   return r;
@@ -109,7 +104,7 @@ std::string ResolutionPathForDumpFile(const std::string& dump_json_path) {
   return path + kResolutionExtension;
 }
 
-WriteResult WriteResolution(const Resolution& r, const std::string& path) noexcept {
+Status WriteResolution(const Resolution& r, const std::string& path) noexcept {
   try {
     const json doc{{"schema", kResolutionSchemaName},
                    {"version", kResolutionSchemaVersion},
@@ -122,34 +117,27 @@ WriteResult WriteResolution(const Resolution& r, const std::string& path) noexce
                    {"resolved_unix_ns", r.resolved_unix_ns},
                    {"resolved_iso", r.resolved_iso}};
     return WriteFileAtomically(path, doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
-  } catch (...) {
-    WriteResult failed;
-    failed.error = ENOMEM;
-    failed.message = "out of memory writing " + path;
-    return failed;
+  } catch (const std::exception&) {  // out of memory
+    return Status::Error("out of memory writing " + path, ENOMEM);
   }
 }
 
-ResolutionRead ReadResolutionFile(const std::string& path, Resolution* out, std::string* error) noexcept {
+Result<std::optional<Resolution>> ReadResolutionFile(const std::string& path) noexcept {
   try {
-    std::string text;
-    const ResolutionRead read = ReadSmallFile(path, &text, error);
-    if (read != ResolutionRead::kRead) return read;
-    json doc;
-    try {
-      doc = json::parse(text);
-    } catch (const json::parse_error& e) {
-      *error = path + ": not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte);
-      return ResolutionRead::kInvalid;
+    Result<std::optional<std::string>> text = ReadSmallFile(path);
+    if (!text.ok()) return text.error();
+    if (!*text) return std::optional<Resolution>();
+    static constexpr SchemaHeader kHeader{kResolutionSchemaName, kResolutionSchemaVersion, "resolution",
+                                          "unreadable resolution note"};
+    Resolution note;
+    int version = 0;
+    if (Status read = ReadCheckedJson(**text, kHeader, ResolutionSpec(), &note, &version); !read.ok()) {
+      return Status::Error(path + ": " + read.message(), read.error_number());
     }
-    *out = FromJson(doc);
-    return ResolutionRead::kRead;
-  } catch (const JsonFormatError& e) {
-    *error = path + ": " + e.what();
-  } catch (...) {
-    *error = path + ": unreadable resolution note";
+    return std::optional<Resolution>(std::move(note));
+  } catch (const std::exception&) {  // out of memory for the text or a message
+    return Status::Error(path + ": unreadable resolution note", ENOMEM);
   }
-  return ResolutionRead::kInvalid;
 }
 
 }  // namespace ncclwatch::dump

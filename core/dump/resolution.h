@@ -15,10 +15,12 @@
 #define NCCLWATCH_CORE_DUMP_RESOLUTION_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/dump/dump.h"
 #include "core/dump/dump_writer.h"
+#include "core/status/status.h"
 
 namespace ncclwatch::dump {
 
@@ -53,15 +55,13 @@ std::string ResolutionPathFor(const RankDump& dump, const std::string& dir);
 // The note of the dump at `dump_json_path` ("x/y.json" -> "x/y.resolved").
 std::string ResolutionPathForDumpFile(const std::string& dump_json_path);
 
-WriteResult WriteResolution(const Resolution& resolution, const std::string& path) noexcept;
+Status WriteResolution(const Resolution& resolution, const std::string& path) noexcept;
 
-enum class ResolutionRead { kAbsent, kRead, kInvalid };
-
-// Reads the note at `path`. kAbsent: no such file (the incident did not resolve on that
-// rank, or the dump predates notes). kInvalid: *error is one line starting with the path
-// (not a regular file, over kMaxResolutionBytes, not JSON, foreign schema, newer version,
-// bad field).
-ResolutionRead ReadResolutionFile(const std::string& path, Resolution* out, std::string* error) noexcept;
+// Reads the note at `path`: nullopt when there is no such file (the incident did not resolve
+// on that rank, or the dump predates notes); an error, one line starting with the path, when
+// it is not a valid note (not a regular file, over kMaxResolutionBytes, not JSON, foreign
+// schema, newer version, bad field).
+Result<std::optional<Resolution>> ReadResolutionFile(const std::string& path) noexcept;
 
 }  // namespace ncclwatch::dump
 

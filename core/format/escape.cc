@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "core/format/utf8.h"
+
 namespace ncclwatch::format {
 namespace {
 
@@ -10,34 +12,6 @@ void AppendHexByte(unsigned char byte, std::string* out) {
   char buf[5];
   std::snprintf(buf, sizeof buf, "\\x%02x", byte);
   out->append(buf, 4);
-}
-
-// Length of the valid UTF-8 sequence starting at text[i] (2 to 4), or 0 when the bytes
-// there are not one (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
-size_t ValidSequenceLength(std::string_view text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
-  const unsigned char lead = byte(0);
-  size_t length = 0;
-  unsigned char low = 0x80, high = 0xbf;  // allowed range of the second byte
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) low = 0xa0;   // overlong below U+0800
-    if (lead == 0xed) high = 0x9f;  // UTF-16 surrogates U+D800..U+DFFF
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) low = 0x90;   // overlong below U+10000
-    if (lead == 0xf4) high = 0x8f;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (text.size() - i < length) return 0;
-  if (byte(1) < low || byte(1) > high) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if (byte(k) < 0x80 || byte(k) > 0xbf) return 0;
-  }
-  return length;
 }
 
 // Escapes one ASCII byte when it needs it; returns false when it is copied as is.
@@ -68,7 +42,7 @@ std::string EscapeForTerminal(std::string_view text) {
       ++i;
       continue;
     }
-    const size_t length = ValidSequenceLength(text, i);
+    const size_t length = Utf8SequenceLength(text, i);
     if (length == 0) {
       AppendHexByte(c, &out);
       ++i;

@@ -56,8 +56,7 @@ const char* g_unwinder_name = "none";
 std::atomic<int> g_signal{0};
 std::mutex g_arm_mutex;
 bool g_arm_attempted = false;
-bool g_armed = false;
-std::string g_arm_error;
+Status g_armed;  // what the one attempt to arm gave
 std::string g_arm_warning;
 uintptr_t g_cookie = 0;  // set before the handler is installed, constant afterwards
 
@@ -181,29 +180,25 @@ int ChooseSignal() {
   return SIGRTMAX;
 }
 
-bool AllocateSlots(std::string* error) {
+Status AllocateSlots() {
   g_slot_capacity = SlotCount();
   // Anonymous pages cost nothing until a capture touches them.
   void* memory = mmap(nullptr, g_slot_capacity * sizeof(Slot), PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) {
-    *error = "cannot allocate stack slots";
-    return false;
-  }
+  if (memory == MAP_FAILED) return Status::Error("cannot allocate stack slots", errno);
   g_slots = static_cast<Slot*>(memory);
-  return true;
+  return OkStatus();
 }
 
-bool InstallHandler(int signal_number, std::string* error) {
+Status InstallHandler(int signal_number) {
   struct sigaction action = {};
   action.sa_sigaction = &HandleSampleSignal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
   if (sigaction(signal_number, &action, &g_previous_action) != 0) {
-    *error = "sigaction(" + std::to_string(signal_number) + ") failed";
-    return false;
+    return Status::Error("sigaction(" + std::to_string(signal_number) + ") failed", errno);
   }
-  return true;
+  return OkStatus();
 }
 
 // 64 random bits no signal of the job carries by accident (see IsOurRequest).
@@ -229,20 +224,17 @@ bool SendRequest(pid_t tid, int signal_number) {
   return syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, signal_number, &info) == 0;
 }
 
-bool ArmOnce(std::string* error) {
+Status ArmOnce() {
   g_cookie = MakeCookie();
-  if (sem_init(&g_answered, 0, 0) != 0) {
-    *error = "sem_init failed";
-    return false;
-  }
-  if (!AllocateSlots(error)) return false;
+  if (sem_init(&g_answered, 0, 0) != 0) return Status::Error("sem_init failed", errno);
+  if (Status slots = AllocateSlots(); !slots.ok()) return slots;
   Unwinder unwinder = LoadUnwinder();
   g_unwind = unwinder.unwind;
   g_unwinder_name = unwinder.name;
   int signal_number = ChooseSignal();
-  if (!InstallHandler(signal_number, error)) return false;
+  if (Status handler = InstallHandler(signal_number); !handler.ok()) return handler;
   g_signal.store(signal_number, std::memory_order_release);
-  return true;
+  return OkStatus();
 }
 
 bool OurHandlerStillInstalled(int signal_number) {
@@ -333,9 +325,9 @@ Status ArmNativeSampler() {
   std::lock_guard<std::mutex> lock(g_arm_mutex);
   if (!g_arm_attempted) {
     g_arm_attempted = true;
-    g_armed = ArmOnce(&g_arm_error);
+    g_armed = ArmOnce();
   }
-  return g_armed ? OkStatus() : Status::Error(g_arm_error);
+  return g_armed;
 }
 
 std::string NativeSamplerWarning() {

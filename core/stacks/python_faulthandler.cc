@@ -21,7 +21,7 @@ using RunSimpleString = int (*)(const char*);
 
 std::mutex g_mutex;
 bool g_arm_attempted = false;
-std::string g_arm_error;
+Status g_armed;  // what the one attempt to arm gave
 int g_signal = 0;
 int g_dump_fd = -1;
 RunSimpleString g_run_simple_string = nullptr;
@@ -54,28 +54,20 @@ int RegisterFaulthandler(void*) {
   return 0;  // A failure is reported at dump time, not raised into the host's code.
 }
 
-bool Arm(std::string* error) {
+Status Arm() {
   auto add_pending_call = reinterpret_cast<AddPendingCall>(dlsym(RTLD_DEFAULT, "Py_AddPendingCall"));
   g_run_simple_string = reinterpret_cast<RunSimpleString>(dlsym(RTLD_DEFAULT, "PyRun_SimpleString"));
   if (add_pending_call == nullptr || g_run_simple_string == nullptr) {
-    *error = "interpreter exports neither _Py_DumpTracebackThreads nor Py_AddPendingCall/PyRun_SimpleString";
-    return false;
+    return Status::Error("interpreter exports neither _Py_DumpTracebackThreads nor Py_AddPendingCall/PyRun_SimpleString");
   }
   g_signal = ChooseSignal();
-  if (g_signal == 0) {
-    *error = "no free real-time signal for faulthandler";
-    return false;
-  }
+  if (g_signal == 0) return Status::Error("no free real-time signal for faulthandler");
   g_dump_fd = memfd_create("ncclwatch-faulthandler", MFD_CLOEXEC);
-  if (g_dump_fd < 0) {
-    *error = "memfd_create failed";
-    return false;
-  }
+  if (g_dump_fd < 0) return Status::Error("memfd_create failed", errno);
   if (add_pending_call(&RegisterFaulthandler, nullptr) != 0) {
-    *error = "Py_AddPendingCall refused the registration";
-    return false;
+    return Status::Error("Py_AddPendingCall refused the registration");
   }
-  return true;
+  return OkStatus();
 }
 
 bool SignalBlockedHere(int signal_number) {
@@ -97,14 +89,15 @@ Status ArmFaulthandlerFallback() {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_arm_attempted) {
     g_arm_attempted = true;
-    if (!Arm(&g_arm_error)) g_signal = 0;
+    g_armed = Arm();
+    if (!g_armed.ok()) g_signal = 0;
   }
-  return g_signal != 0 ? OkStatus() : Status::Error(g_arm_error);
+  return g_armed;
 }
 
 Result<std::string> DumpThroughFaulthandler() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_signal == 0) return Status::Error(g_arm_attempted ? g_arm_error : "faulthandler fallback not armed");
+  if (g_signal == 0) return g_arm_attempted ? g_armed : Status::Error("faulthandler fallback not armed");
   if (g_registration_failed.load(std::memory_order_acquire)) {
     return Status::Error("faulthandler.register failed in the interpreter");
   }

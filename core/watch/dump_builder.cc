@@ -25,25 +25,9 @@ void AddFacts(detect::ProcessFacts facts, dump::RankDump* out) {
 
 }  // namespace
 
-dump::LocalVerdict ToLocalVerdict(const detect::Verdict& v) {
-  dump::LocalVerdict out;
-  out.kind = v.kind;
-  out.comm_hash = v.comm_hash;
-  out.seq = v.seq;
-  out.framework_seq = v.framework_seq;
-  out.op = v.op;
-  out.graph_label = v.graph_label;
-  out.culprit_ranks = v.culprit_ranks;
-  out.other_ranks = v.other_ranks;
-  out.since_mono_ns = v.since_ns;
-  out.summary = v.summary;
-  out.partial = v.partial;
-  return out;
-}
-
-dump::LocalVerdict ToLocalVerdict(const Trigger& t) {
-  dump::LocalVerdict out = t.verdict;
-  if (!out.kind) out.kind = detect::VerdictKind::kNone;
+detect::Verdict VerdictOfTrigger(const Trigger& t) {
+  detect::Verdict out = t.verdict;
+  if (out.kind == detect::VerdictKind::kUnknown) out.kind = detect::VerdictKind::kNone;
   out.summary = "requested by " + t.host + ":" + std::to_string(t.pid) + " (trigger file): " + t.verdict.summary;
   return out;
 }

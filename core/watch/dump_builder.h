@@ -17,9 +17,10 @@
 
 namespace ncclwatch::watch {
 
-dump::LocalVerdict ToLocalVerdict(const detect::Verdict& verdict);
-// A verdict learnt from another rank's trigger file; `since` is unknown there (0).
-dump::LocalVerdict ToLocalVerdict(const Trigger& trigger);
+// The verdict of a dump requested by another rank's trigger file: the trigger's, its summary
+// naming who requested it, kind kNone when this version does not know the trigger's kind;
+// `since` is unknown there (0).
+detect::Verdict VerdictOfTrigger(const Trigger& trigger);
 
 // process.global/local rank, world size and device; comms and host_syncs: the process's facts,
 // the very model the live detector judged (facts_from_snapshot.h): every communicator with its

@@ -43,6 +43,7 @@ detect::RecordFacts ToRecordView(const shm::RecordView& r) {
   out.never_completes = shm::OwesNoCompletion(r.flags);
   out.captured = (r.flags & shm::kRecordCaptured) != 0;
   out.untracked = shm::CompletionUnknown(r.flags);
+  out.aborted = (r.flags & shm::kRecordAborted) != 0;
   return out;
 }
 

@@ -150,6 +150,7 @@ EndedBy EndedByOf(detect::VerdictKind kind, bool in_replay) {
     case detect::VerdictKind::kMismatch:
     case detect::VerdictKind::kStaleUniqueId:  // an init from a used id never legitimately finishes
     case detect::VerdictKind::kNone:
+    case detect::VerdictKind::kUnknown:
       return EndedBy::kNever;
   }
   return EndedBy::kNever;
@@ -157,10 +158,9 @@ EndedBy EndedByOf(detect::VerdictKind kind, bool in_replay) {
 
 }  // namespace
 
-std::optional<IncidentKey> IncidentKeyOf(const dump::LocalVerdict& verdict, const std::string& incident_id) {
-  if (!verdict.kind) return std::nullopt;
+std::optional<IncidentKey> IncidentKeyOf(const detect::Verdict& verdict, const std::string& incident_id) {
   IncidentKey key;
-  key.kind = *verdict.kind;
+  key.kind = verdict.kind;
   key.comm_hash = verdict.comm_hash;
   key.seq = verdict.seq;
   // The id names the graph of a wait in a replay; a collective's id has no fourth field.

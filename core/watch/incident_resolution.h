@@ -10,7 +10,7 @@
 //   init_hang                                 the communicator's init finished (not failed)
 //   sync_stuck                                the process's host sync that began at the
 //                                             incident's onset returned
-//   mismatch, none                            never resolved: calls that disagree are a bug
+//   mismatch, none, unknown                   never resolved: calls that disagree are a bug
 //                                             of the job even when NCCL finished them
 // Communicator keys are judged on the ranks this process holds (where its own dump's stacks
 // came from); on those of the other processes on this host only when it holds none of that
@@ -26,10 +26,9 @@
 #include <optional>
 #include <string>
 
+#include "core/detect/facts.h"
 #include "core/detect/incident_tracker.h"
 #include "core/detect/verdict.h"
-#include "core/dump/dump.h"
-#include "core/detect/facts.h"
 
 namespace ncclwatch::watch {
 
@@ -40,7 +39,7 @@ using detect::IncidentKey;
 // The key of the incident `incident_id` whose dump carries `verdict` (a local verdict or one
 // copied from a trigger file); sync_stuck's process and onset come from its id
 // ("sync_stuck-<pid>-<onset ns>"). nullopt for kinds that never resolve and malformed ids.
-std::optional<IncidentKey> IncidentKeyOf(const dump::LocalVerdict& verdict, const std::string& incident_id);
+std::optional<IncidentKey> IncidentKeyOf(const detect::Verdict& verdict, const std::string& incident_id);
 
 // True when `key` is no longer pending in `facts` (one poll's, facts_from_snapshot.h), judged
 // from process `self` (see above).

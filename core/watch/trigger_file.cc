@@ -157,7 +157,7 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
     const std::string value = line.substr(eq + 1);
     if (key == "incident") t.incident_id = value;
     else if (key == "job") t.job_id = value;
-    else if (key == "kind") t.verdict.kind = detect::ParseVerdictKind(value);
+    else if (key == "kind") t.verdict.kind = detect::ParseVerdictKind(value).value_or(detect::VerdictKind::kUnknown);
     else if (key == "comm") t.verdict.comm_hash = format::ParseHex(value).value_or(0);
     else if (key == "seq") t.verdict.seq = std::strtoull(value.c_str(), nullptr, 10);
     else if (key == "op") t.verdict.op = value;
@@ -178,10 +178,8 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
 
 Status WriteTriggerFile(const std::string& dir, const Trigger& trigger) noexcept {
   try {
-    const dump::WriteResult result =
-        dump::WriteFileAtomically(dir + "/" + trigger.incident_id + kTriggerSuffix, FormatTrigger(trigger));
-    return result.ok() ? OkStatus() : Status::Error(result.message, result.error);
-  } catch (...) {
+    return dump::WriteFileAtomically(dir + "/" + trigger.incident_id + kTriggerSuffix, FormatTrigger(trigger));
+  } catch (const std::exception&) {  // bad_alloc building the text: noexcept, called from the watchdog thread
     return Status::Error("out of memory writing the trigger file", ENOMEM);
   }
 }
@@ -225,7 +223,7 @@ std::vector<Trigger> TriggerWatcher::PollNew() noexcept {
         ++rejected_;
       }
     }
-  } catch (...) {
+  } catch (const std::exception&) {  // bad_alloc listing the directory: the triggers read so far, the rest next poll
   }
   return fresh;
 }

@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "core/dump/dump.h"
+#include "core/detect/verdict.h"
 #include "core/status/status.h"
 
 namespace ncclwatch::watch {
@@ -46,7 +46,9 @@ inline constexpr char kTriggerSuffix[] = ".trigger";
 struct Trigger {
   std::string incident_id;
   std::string job_id;  // sanitized, as in segment names
-  dump::LocalVerdict verdict;
+  // The file keeps kind (kUnknown when this version does not know the name), comm_hash,
+  // seq, op, culprit_ranks, other_ranks, partial and summary; the other fields read back empty.
+  detect::Verdict verdict;
   std::string host;
   int32_t pid = 0;
   uint64_t run_key = 0;          // 0: not given

@@ -128,9 +128,8 @@ uint32_t Capture() {
 void Configure(bool requested, uint32_t ring_capacity) {
   g_on = false;
   if (!requested) return;
-  std::string why;
-  if (!g_python.Resolve(&why)) {
-    Log(LogLevel::kInfo, "NCCLWATCH_CALL_SITES=1 has no effect: " + why);
+  if (const Status resolved = g_python.Resolve(); !resolved.ok()) {
+    Log(LogLevel::kInfo, "NCCLWATCH_CALL_SITES=1 has no effect: " + resolved.message());
     return;
   }
   g_ring_capacity = ring_capacity;
@@ -149,7 +148,7 @@ void Note(CallSiteTable* table, const shm::RecordRef& ref, int32_t peer, uint32_
   try {
     if (*site == kNotCaptured) *site = Capture();
     if (*site != 0) table->Set(ref, peer, *site);
-  } catch (...) {  // out of memory interning: this op has no call site
+  } catch (...) {  // out of memory interning: this op has no call site (inside an NCCL hook: C ABI)
   }
 }
 

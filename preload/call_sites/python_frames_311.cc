@@ -27,27 +27,25 @@ T At(const void* base, size_t offset) {
 
 }  // namespace
 
-bool PythonFrames311::Resolve(std::string* why) {
+Status PythonFrames311::Resolve() {
   const auto is_initialized = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
   const auto version = reinterpret_cast<const char* (*)()>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
   if (is_initialized == nullptr || version == nullptr || is_initialized() == 0) {
-    *why = "this process runs no Python interpreter";
-    return false;
+    return Status::Error("this process runs no Python interpreter");
   }
   const std::string_view v = version();
   if (v.rfind("3.11.", 0) != 0) {
-    *why = "Python " + std::string(v.substr(0, v.find(' '))) + " is not supported (3.11 is)";
-    return false;
+    return Status::Error("Python " + std::string(v.substr(0, v.find(' '))) + " is not supported (3.11 is)");
   }
   this_thread_state_ = reinterpret_cast<void* (*)()>(dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState"));
   addr_to_line_ = reinterpret_cast<int (*)(const void*, int)>(dlsym(RTLD_DEFAULT, "PyCode_Addr2Line"));
   code_type_ = dlsym(RTLD_DEFAULT, "PyCode_Type");
   unicode_type_ = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
   if (this_thread_state_ == nullptr || addr_to_line_ == nullptr || code_type_ == nullptr || unicode_type_ == nullptr) {
-    *why = "this Python lacks PyGILState_GetThisThreadState, PyCode_Addr2Line, PyCode_Type or PyUnicode_Type";
-    return false;
+    return Status::Error("this Python lacks PyGILState_GetThisThreadState, PyCode_Addr2Line, PyCode_Type or "
+                         "PyUnicode_Type");
   }
-  return true;
+  return OkStatus();
 }
 
 namespace {

@@ -21,6 +21,8 @@
 
 #include <string>
 
+#include "core/status/status.h"
+
 namespace ncclwatch::preload {
 
 // One frame: its code object and the instruction it is at. Equal frames name the same site
@@ -33,8 +35,8 @@ struct PythonFrameRef {
 
 class PythonFrames311 {
  public:
-  // Finds the interpreter's symbols; false with `why` when this process runs no CPython 3.11.
-  bool Resolve(std::string* why);
+  // Finds the interpreter's symbols; an error saying why when this process runs no CPython 3.11.
+  Status Resolve();
   // The calling thread's innermost user frame; code == nullptr when the thread has no Python
   // frames or none of them is user code. Whether a code object is user code is remembered per
   // thread (64 entries, by address), so a hook walking torch's wrappers classifies each once.

@@ -54,7 +54,7 @@ void Log(LogLevel level, const std::string& message) {
   if (!LogEnabled(level)) return;
   try {
     Logger().log(ToSpdlog(level), format::EscapeForTerminal(message));
-  } catch (...) {
+  } catch (...) {  // called from hooks and the watchdog's thread (C ABI, thread entry): a lost line
     // Logging must never take the host down.
   }
 }
@@ -63,7 +63,7 @@ void LogRawLine(LogLevel level, const std::string& line) {
   if (!LogEnabled(level)) return;
   try {
     RawLogger().log(ToSpdlog(level), format::EscapeForTerminal(line));
-  } catch (...) {
+  } catch (...) {  // as Log's: never out of a hook or the watchdog's thread
   }
 }
 

@@ -71,7 +71,7 @@ void RecordExitAtExit(int status, void*) {
     // (segment_gc.h), which removes both at its own end.
     shm::RemoveRunIfEnded(std::string(h.job_id, strnlen(h.job_id, sizeof h.job_id)), h.run_key, getuid(),
                           rt->launcher_may_restart);
-  } catch (...) {
+  } catch (...) {  // an on_exit handler, called from C (exit): nothing may change how the job exits
   }
 }
 
@@ -140,7 +140,7 @@ Runtime* ActivateForNewCommunicator() {
   std::vector<std::string> warnings;
   try {
     config = settings::ReadSettings(&warnings);
-  } catch (...) {  // out of memory: the defaults
+  } catch (...) {  // out of memory: the defaults (activation runs inside the first hook: C ABI)
   }
   InitLogging(config.log_level);
   for (const std::string& warning : warnings) Log(LogLevel::kWarn, warning);
@@ -154,7 +154,7 @@ Runtime* ActivateForNewCommunicator() {
   std::unique_ptr<Runtime> rt;
   try {
     rt = CreateRuntime(config);
-  } catch (...) {
+  } catch (...) {  // inside the first hook (C ABI)
     rt.reset();  // e.g. out of memory: same outcome as a failed segment, pass-through
   }
   if (!rt) {

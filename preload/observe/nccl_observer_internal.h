@@ -31,7 +31,7 @@ auto Guarded(const char* where, Body&& body) noexcept {
   using Result = decltype(body());
   try {
     return body();
-  } catch (...) {
+  } catch (...) {  // the body runs inside an interposed NCCL hook (C ABI): nothing may reach the job
     DisableAfterInternalError(where);
     if constexpr (!std::is_void_v<Result>) return Result{};
   }

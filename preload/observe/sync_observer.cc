@@ -24,7 +24,7 @@ NCCLWATCH_HOT shm::SyncSlot* BeginSync(shm::SyncKind kind, shm::SyncApi api, uin
     // The device is left unknown (-1): asking would add a CUDA call to every sync.
     shm::MarkSyncBlocked(*ts->sync_slot, kind, api, target, -1, shm::HookClockNowNs());
     return ts->sync_slot;
-  } catch (...) {
+  } catch (...) {  // inside an interposed CUDA hook (C ABI): nothing may reach the job
     DisableAfterInternalError("BeginSync");
     return nullptr;
   }

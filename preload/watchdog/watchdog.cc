@@ -169,7 +169,7 @@ class Poller {
     if (waiting.empty()) waiting = "an incident open";
     const std::string id = "last_gasp-" + std::to_string(getpid()) + "-" + std::to_string(now);
     policy_.Claim(id);
-    dump::LocalVerdict verdict;
+    detect::Verdict verdict;
     verdict.summary = std::string("last gasp: torn down by ") + LastGaspCauseName(cause) + " with " + waiting;
     const bool written = WriteRankDump(id, "last-gasp", verdict);
     watch::Trigger trigger = TriggerOf(id, detect::Verdict{});
@@ -212,7 +212,9 @@ class Poller {
   std::string OwnLongestWait(uint64_t now) const {
     const detect::ProcessFacts* own = OwnFacts();
     if (own == nullptr) return "";
-    const std::optional<detect::Wait> wait = detect::OldestWait(*own);
+    // Teardown often begins with the job's own abort of the communicator it is stuck in.
+    const detect::ProcessFacts as_at_abort = detect::AsAtAbort(*own);
+    const std::optional<detect::Wait> wait = detect::OldestWait(as_at_abort);
     if (!wait || wait->since_ns == 0 || wait->since_ns > now || now - wait->since_ns < settings_.last_gasp_floor_ns) {
       return "";
     }
@@ -269,7 +271,7 @@ class Poller {
       trigger_dumps_.TryTake(now);
       all_dumps_.TryTake(now);
       policy_.Claim(t.incident_id);
-      WriteRankDump(t.incident_id, "trigger-file", watch::ToLocalVerdict(t));
+      WriteRankDump(t.incident_id, "trigger-file", watch::VerdictOfTrigger(t));
     }
     const size_t rejected = triggers_.rejected_in_last_poll();
     if (rejected + limited == 0) return;
@@ -297,8 +299,8 @@ class Poller {
       LogIncident(v, watch::RelatedText(incident.related), true);
       return;
     }
-    const bool lone = v.partial && v.ranks.size() == 1;
-    dump::LocalVerdict local = watch::ToLocalVerdict(v);
+    const bool lone = v.partial && v.rank_evidence.size() == 1;
+    detect::Verdict local = v;
     const std::string related = watch::RelatedText(incident.related);
     if (!related.empty()) local.summary += "; " + related;
     const bool written = WriteRankDump(id, lone ? "lone-rank" : "local", std::move(local));
@@ -310,7 +312,7 @@ class Poller {
     watch::Trigger t;
     t.incident_id = id;
     t.job_id = settings_.trigger_job_id;
-    t.verdict = watch::ToLocalVerdict(v);
+    t.verdict = v;
     t.host = settings_.host;
     t.pid = static_cast<int32_t>(getpid());
     t.run_key = settings_.run_key;
@@ -350,14 +352,13 @@ class Poller {
       }
       dump::Resolution stamped = it->note;
       dump::StampResolutionTime(&stamped);
-      const dump::WriteResult result = dump::WriteResolution(stamped, it->resolved.note_path);
-      if (!result.ok()) ReportIoFailure(result.message);
+      ReportIfFailed(dump::WriteResolution(stamped, it->resolved.note_path));
       LogResolved(*it, stamped);
       it = open_.erase(it);
     }
   }
 
-  bool WriteRankDump(const std::string& id, const char* trigger, dump::LocalVerdict verdict) {
+  bool WriteRankDump(const std::string& id, const char* trigger, detect::Verdict verdict) {
     Prepare();  // a last gasp may dump before the first communicator was ready
     dump::RankDump d;
     dump::StampDetectionTime(&d.incident);
@@ -372,24 +373,26 @@ class Poller {
     if (const detect::ProcessFacts* own = OwnFacts()) watch::AddPublishedState(*own, &d);
     call_sites::AnnotateDump(&d);
     watch::AddStacks(CaptureProcessStacks(settings_.capture), &d);
-    const dump::DumpDirStatus dir = dump::PrepareDumpDirectory(settings_.dump_dir, settings_.dump_dir_named_by_user);
-    if (!dir.usable) {
-      ReportIoFailure(dir.error);
+    std::vector<std::string> dir_warnings;
+    const Result<dump::DumpDirectory> dir =
+        dump::PrepareDumpDirectory(settings_.dump_dir, settings_.dump_dir_named_by_user, &dir_warnings);
+    if (!dir.ok()) {
+      ReportIoFailure(dir.error().message());
       return false;
     }
-    if (!dir.warning.empty() && !dir_warning_logged_) {
+    if (!dir_warnings.empty() && !dir_warning_logged_) {
       dir_warning_logged_ = true;
-      Log(LogLevel::kWarn, dir.warning);
+      Log(LogLevel::kWarn, dir_warnings.front());
     }
     // Through the directory fd that was checked, never the path again (a swapped directory
     // cannot redirect the write).
-    const dump::WriteResult result = dump::WriteDump(d, dir.directory);
-    if (!result.ok()) ReportIoFailure(result.message);
+    const Result<dump::DumpFiles> result = dump::WriteDump(d, *dir);
+    if (!result.ok()) ReportIoFailure(result.error().message());
     if (result.ok()) last_dump_ns_ = shm::MonotonicNowNs();
     if (result.ok() && d.verdict.comm_hash != 0) dumped_ops_.emplace(d.verdict.comm_hash, d.verdict.seq);
     if (result.ok()) TrackIncident(d);
     // The gone ranks' facts next to ours, so that analyze reaches rank_exited from the dumps.
-    if (result.ok()) WriteDumpsOnBehalf(d, dir.directory);
+    if (result.ok()) WriteDumpsOnBehalf(d, *dir);
     return result.ok();
   }
 
@@ -402,8 +405,8 @@ class Poller {
       // dump before it stopped) left the better evidence, with its stacks: never replaced.
       struct stat st {};
       if (fstatat(dir.fd(), (dump::DumpFileStem(other) + ".json").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) continue;
-      const dump::WriteResult written = dump::WriteDump(other, dir);
-      if (!written.ok()) ReportIoFailure(written.message);
+      const Result<dump::DumpFiles> written = dump::WriteDump(other, dir);
+      if (!written.ok()) ReportIoFailure(written.error().message());
     }
   }
 
@@ -500,7 +503,7 @@ void Watchdog::Start() {
   pthread_sigmask(SIG_SETMASK, &all, &previous);
   try {
     thread_ = std::thread([this] { Run(); });
-  } catch (...) {
+  } catch (...) {  // started from the first communicator's hook (C ABI): nothing may reach the job
     Log(LogLevel::kWarn, "cannot start the watchdog thread; hangs will not be detected in this process");
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
@@ -578,7 +581,7 @@ void Watchdog::Run() {
     lock.unlock();
     DisarmLastGasp();
     poller.FinalResolutionCheck();
-  } catch (...) {
+  } catch (...) {  // the thread's entry point: an escaping exception would terminate the job
     DisarmLastGasp();
     Log(LogLevel::kWarn, "watchdog stopped after an internal error; the job carries on unwatched");
   }

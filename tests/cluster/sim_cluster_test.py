@@ -337,7 +337,7 @@ def case_watch_partition():
         assert p.returncode == 3, f"analyze exit {p.returncode}: {p.stderr}"
         a = json.loads(p.stdout)
         v = a["verdict"]
-        assert v["kind"] == "collective_hang" and v["seq"] == 9 and v["ranks"] == [0, 1, 2, 3], f"verdict {v}"
+        assert v["kind"] == "collective_hang" and v["seq"] == 9 and v["culprit_ranks"] == [0, 1, 2, 3], f"verdict {v}"
         assert a["dumps_read"] == 4 and sorted(a["hosts"]) == ["host0", "host1"], \
             f"dumps_read {a['dumps_read']}, hosts {a['hosts']}"
         assert "p2p_transport" in [h["id"] for h in a["hints"]], f"hints {[h['id'] for h in a['hints']]}"

@@ -127,7 +127,7 @@ def partition():
         assert ranks == want, f"collective_hang dumps (host, rank, seq): {ranks}, expected {want}; all: {dumps}"
         a = analyze_json([job.dumps])
         v = a["verdict"]
-        assert (v["kind"], v["seq"], v["ranks"]) == ("collective_hang", seq, list(range(nranks))), \
+        assert (v["kind"], v["seq"], v["culprit_ranks"]) == ("collective_hang", seq, list(range(nranks))), \
             f"analyze verdict {v}"
         assert sorted(a["hosts"]) == ["host0", "host1"] and a["dumps_read"] == nranks, \
             f"analyze read {a['dumps_read']} dumps from hosts {a['hosts']}"
@@ -176,7 +176,7 @@ def straggler(dump_mode):
         dirs = [job.dumps] if dump_mode == "shared" else [os.path.join(job.dumps, f"host{k}") for k in range(HOSTS)]
         a = analyze_json(dirs)
         v = a["verdict"]
-        assert (v["kind"], v["ranks"]) == ("straggler", [3]), f"analyze verdict {v}"
+        assert (v["kind"], v["culprit_ranks"]) == ("straggler", [3]), f"analyze verdict {v}"
         row = [r for r in a["ranks"] if r.get("rank") == 3]
         assert row and row[0].get("host") == "host1", f"analyze's row of rank 3: {row}"
         assert "RestoreDataLoaderState" in json.dumps(a["stacks"]), \
@@ -226,7 +226,7 @@ def killed_host():
         assert not [l for l in host0 if re.search(r"culprit ranks \[[^\]]*\b[01]\b", l)], \
             f"host0 blamed one of its own ranks: {host0[:2]}"
         a = analyze_json([job.dumps])
-        assert a["verdict"]["ranks"] == [2, 3] and "no dump" in a["verdict"]["summary"], \
+        assert a["verdict"]["culprit_ranks"] == [2, 3] and "no dump" in a["verdict"]["summary"], \
             f"analyze names ranks 2 and 3, without dumps: {a['verdict']}"
 
 

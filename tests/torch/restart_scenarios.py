@@ -95,8 +95,10 @@ def restart_once(watcher, name):
                 comm = next((c for p, _, _, _, c in wd.init_lines(job) if p in pids.get(0, set())), None)
                 wd.check_analysis(report, "rank_exited", comm, report.get("verdict", {}).get("seq"), None, [1])
             else:
+                # Nothing was dumped: the directory was never made, or holds no dump; analyze says which.
                 r = analyze_text(job)
-                assert r.returncode == 2 and "no dumps" in r.stderr, f"no dump, and analyze says so: {r.returncode}"
+                said = "no such directory" if not os.path.isdir(job.dump_dir) else "no dumps"
+                assert r.returncode == 2 and said in r.stderr, f"no dump, and analyze says so: {r.returncode} {r.stderr}"
         restart_s = max(firsts) - fail
         print(f"watcher={watcher}: failure -> attempt 1's first collective {restart_s:.2f} s, "
               f"teardown (failure -> attempt 1 starts) {min(times.get(('start', r, 1), 0) for r in (0, 1)) - fail:.2f} s")

@@ -12,6 +12,7 @@
 #include "core/dump/dump_reader.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/dump_input.h"
+#include "tools/cli/error_line.h"
 #include "tools/cli/exit_status.h"
 
 namespace ncclwatch::tools {
@@ -26,8 +27,12 @@ struct AnalyzeOptions {
 // Input is unusable when there is nothing to analyse at all; a few bad files among good
 // ones are listed in the report instead.
 int RunAnalyze(const AnalyzeOptions& options) {
-  dump::DumpSet set;
-  if (!ReadUsableDumps("analyze", options.dirs, options.budget_bytes, &set)) return kExitUsage;
+  Result<dump::DumpSet> read = ReadUsableDumps(options.dirs, options.budget_bytes);
+  if (!read.ok()) {
+    PrintErrorLine("analyze", read.error().message());
+    return kExitUsage;
+  }
+  const dump::DumpSet& set = *read;
   analyze::Analysis analysis = analyze::Analyze(set);
   analyze::ApplyResolutions(set, &analysis);
   if (options.json) {
@@ -39,7 +44,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
     std::fputs(analyze::RenderTextReport(analysis).c_str(), stdout);  // escaped by the renderer
   }
   // A job whose every incident completed after all (slow, not hung) ended well.
-  return analysis.verdict.kind == detect::VerdictKind::kNone || analysis.verdict.resolved ? kExitOk : kExitIncident;
+  return analysis.verdict.kind == detect::VerdictKind::kNone || analysis.resolution.resolved ? kExitOk : kExitIncident;
 }
 
 }  // namespace
@@ -51,7 +56,7 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_status) {
                   "Directories of dumps, searched recursively: a shared one (one subdirectory per host is "
                   "fine), or one per host when each host wrote to its local disk")
       ->required();
-  cmd->add_flag("--json", options->json, "Print the stable JSON schema ncclwatch.analysis v1 instead of text");
+  cmd->add_flag("--json", options->json, "Print the stable JSON schema ncclwatch.analysis (version 3) instead of text");
   AddInputBudgetOption(cmd, &options->budget_bytes);
   cmd->footer(
       "Exit status: 0 verdict none, or every incident resolved (each rank that dumped saw it complete);\n"

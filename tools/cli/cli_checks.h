@@ -3,7 +3,9 @@
 #ifndef NCCLWATCH_TOOLS_CLI_CLI_CHECKS_H_
 #define NCCLWATCH_TOOLS_CLI_CLI_CHECKS_H_
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -15,14 +17,12 @@ inline CLI::Validator NumberAbove(double floor, bool or_equal) {
   const std::string bound = std::string(or_equal ? ">= " : "> ") + CLI::detail::to_string(floor);
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        double value = 0;
-        size_t used = 0;
-        try {
-          value = std::stod(text, &used);
-        } catch (...) {
-          used = 0;
-        }
-        const bool in_range = used == text.size() && std::isfinite(value) && (or_equal ? value >= floor : value > floor);
+        // strtod, not std::stod: no exception for text that is not a number or out of range.
+        char* end = nullptr;
+        errno = 0;
+        const double value = std::strtod(text.c_str(), &end);
+        const bool parsed = end == text.c_str() + text.size() && !text.empty() && errno != ERANGE;
+        const bool in_range = parsed && std::isfinite(value) && (or_equal ? value >= floor : value > floor);
         return in_range ? "" : "must be a number " + bound + ", got '" + text + "'";
       },
       bound, "number " + bound);

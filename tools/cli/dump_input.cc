@@ -1,7 +1,6 @@
 #include "tools/cli/dump_input.h"
 
 #include "core/format/plural.h"
-#include "tools/cli/error_line.h"
 
 namespace ncclwatch::tools {
 
@@ -13,31 +12,25 @@ void AddInputBudgetOption(CLI::App* cmd, uint64_t* budget_bytes) {
       ->transform(CLI::AsSizeValue(false));
 }
 
-bool ReadUsableDumps(const char* command, const std::vector<std::string>& dirs, uint64_t budget_bytes,
-                     dump::DumpSet* set) {
-  *set = dump::DumpSet{};
+Result<dump::DumpSet> ReadUsableDumps(const std::vector<std::string>& dirs, uint64_t budget_bytes) {
+  dump::DumpSet set;
   std::string dir;
   for (const std::string& one : dirs) {
-    dump::DumpSet read = dump::ReadDumpDir(one, dump::ReadLimits{budget_bytes});
-    if (!read.error.empty()) {
-      PrintErrorLine(command, read.error + (read.over_budget ? "; raise it with --max-input-bytes" : ""));
-      return false;
+    Result<dump::DumpSet, dump::DumpDirError> read = dump::ReadDumpDir(one, dump::ReadLimits{budget_bytes});
+    if (!read.ok()) {
+      return Status::Error(read.error().why + (read.error().over_budget ? "; raise it with --max-input-bytes" : ""));
     }
-    for (auto& d : read.dumps) set->dumps.push_back(std::move(d));
-    for (auto& r : read.rejected) set->rejected.push_back(std::move(r));
+    for (auto& d : read->dumps) set.dumps.push_back(std::move(d));
+    for (auto& r : read->rejected) set.rejected.push_back(std::move(r));
     dir += (dir.empty() ? "" : " ") + one;
   }
-  if (set->dumps.empty() && set->rejected.empty()) {
-    PrintErrorLine(command, dir + ": no dumps (*.json) found");
-    return false;
+  if (set.dumps.empty() && set.rejected.empty()) return Status::Error(dir + ": no dumps (*.json) found");
+  if (set.dumps.empty()) {
+    return Status::Error(dir + ": no usable dump; " +
+                         format::CountOf(set.rejected.size(), "file rejected", "files rejected") +
+                         ", first: " + set.rejected.front().error);
   }
-  if (set->dumps.empty()) {
-    PrintErrorLine(command, dir + ": no usable dump; " +
-                                format::CountOf(set->rejected.size(), "file rejected", "files rejected") +
-                                ", first: " + set->rejected.front().error);
-    return false;
-  }
-  return true;
+  return set;
 }
 
 }  // namespace ncclwatch::tools

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/dump/dump_reader.h"
+#include "core/status/status.h"
 
 namespace ncclwatch::tools {
 
@@ -18,11 +19,10 @@ namespace ncclwatch::tools {
 void AddInputBudgetOption(CLI::App* cmd, uint64_t* budget_bytes);
 
 // Reads the dumps under each of `dirs` (one per host when hosts keep their dumps on local
-// disks), each within `budget_bytes`. Returns false, after printing one line
-// "ncclwatch <command>: ..." on stderr, when a directory is unusable (missing, over the
-// budget) or none holds a usable dump; otherwise `set` holds every dump and rejected file.
-bool ReadUsableDumps(const char* command, const std::vector<std::string>& dirs, uint64_t budget_bytes,
-                     dump::DumpSet* set);
+// disks), each within `budget_bytes`: every dump and rejected file, or, when a directory is
+// unusable (missing, over the budget) or none holds a usable dump, the one line to print
+// after "ncclwatch <command>: ".
+Result<dump::DumpSet> ReadUsableDumps(const std::vector<std::string>& dirs, uint64_t budget_bytes);
 
 }  // namespace ncclwatch::tools
 

@@ -90,9 +90,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ncclwatch: internal error: %s\n", ncclwatch::format::EscapeForTerminal(e.what()).c_str());
     return kExitUsage;
-  } catch (...) {
-    std::fprintf(stderr, "ncclwatch: internal error\n");
-    return kExitUsage;
   }
   return exit_status;
 }

@@ -100,9 +100,9 @@ void AddRunCommand(CLI::App& app, const settings::Settings& settings, int* exit_
       "Example: ncclwatch run --stall 30 --dump-dir /shared/dumps -- torchrun --nproc-per-node 8 train.py\n"
       "Exit status: that of CMD; 2 bad usage or missing preload library; 127 CMD could not be executed.");
   cmd->callback([options, &settings, exit_status] {
-    std::string error;
-    if (!options->metrics.empty() && !ValidateListen(options->metrics, &error, "--metrics")) {
-      std::fprintf(stderr, "ncclwatch run: %s (see --help)\n", error.c_str());
+    if (const Status metrics = options->metrics.empty() ? OkStatus() : ValidateListen(options->metrics, "--metrics");
+        !metrics.ok()) {
+      std::fprintf(stderr, "ncclwatch run: %s (see --help)\n", metrics.message().c_str());
       *exit_status = kExitUsage;
       return;
     }

@@ -19,7 +19,8 @@ namespace ncclwatch::tools {
 //            op posted and not complete, as "Recv from 1 (#3)" (its k-th towards that peer);
 //            "-" when none;
 //   AGE      how long CURRENT has been in flight, else since the last completion;
-//   STATE    the communicator's lifecycle state, "in-flight"/"idle" when ready, and
+//   STATE    "STOPPED" (SIGSTOP, a debugger) or "D(wchan)" (in the kernel) for a process that
+//            cannot move, else the communicator's lifecycle state, "in-flight"/"idle" when ready, and
 //            "EXITED(status N)" / "EXITED(signal N)" (it recorded how it left), "DEAD" (gone
 //            without a word) and "blocked-in-sync" for the process. A row an incident is
 //            about starts with "culprit:KIND" (the rank it blames; every row of the blocked
@@ -32,7 +33,8 @@ namespace ncclwatch::tools {
 std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns);
 
 // The same, as one JSON object (`ncclwatch status --json`): {"job", "gone", "processes": [
-// {"global_rank", "pid", "host", "alive", "exit": null | {"how", "status", "signal"},
+// {"global_rank", "pid", "host", "alive", "os_state": null | "R", "S", "D", "T", ... (/proc),
+// "wchan": null | text, "exit": null | {"how", "status", "signal"},
 // "blocked_in_sync", "comms": [{"comm", "rank", "nranks", "state", "last_enqueued_seq",
 // "last_completed_seq", "in_flight_seq", "in_flight_op", "in_flight_ns", "p2p_in_flight": null | {"op", "peer", "seq",
 // "in_flight_ns"}, "waiting" (a known wait: core/detect/pending.h), "oldest_wait_ns" (its age, the

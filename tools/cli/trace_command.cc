@@ -26,17 +26,20 @@ struct TraceOptions {
 };
 
 int RunTrace(const TraceOptions& options) {
-  dump::DumpSet set;
-  if (!ReadUsableDumps("trace", {options.dir}, options.budget_bytes, &set)) return kExitUsage;
+  Result<dump::DumpSet> read = ReadUsableDumps({options.dir}, options.budget_bytes);
+  if (!read.ok()) {
+    PrintErrorLine("trace", read.error().message());
+    return kExitUsage;
+  }
+  const dump::DumpSet& set = *read;
   for (const auto& r : set.rejected) PrintErrorLine("trace", "skipped " + r.error);
   analyze::Analysis analysis = analyze::Analyze(set);
   std::vector<const dump::RankDump*> all;
   for (const auto& loaded : set.dumps) all.push_back(&loaded.dump);
   nlohmann::json trace = analyze::BuildTrace(analyze::LatestPerProcess(all), analysis.verdict);
   std::string text = trace.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  dump::WriteResult written = dump::WriteFileAtomically(options.output, text);
-  if (!written.ok()) {
-    PrintErrorLine("trace", written.message);
+  if (const Status written = dump::WriteFileAtomically(options.output, text); !written.ok()) {
+    PrintErrorLine("trace", written.message());
     return kExitUsage;
   }
   std::printf("wrote %s: %zu ranks, verdict %s; open it in ui.perfetto.dev or chrome://tracing\n",

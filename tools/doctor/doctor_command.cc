@@ -212,27 +212,30 @@ int RunDoctor(const DoctorOptions& options, const settings::Settings& settings) 
     return kExitUsage;
   }
   DoctorReport report;
-  std::string error;
   // The target first: a pid or binary that cannot be read is said at once, not after a host report.
   if (options.pid) {
-    report.process = InspectDoctorProcess(*options.pid, &error);
-    if (!report.process) {
-      PrintErrorLine("doctor", error);
+    Result<ProcessFactsOfDoctor> process = InspectDoctorProcess(*options.pid);
+    if (!process.ok()) {
+      PrintErrorLine("doctor", process.error().message());
       return kExitUsage;
     }
+    report.process = std::move(process).value();
     report.nccl_env = NcclVariables(settings::ReadEnvironmentOf(*options.pid));
     report.nccl_env_of = "pid " + std::to_string(*options.pid);
   } else {
     if (!options.binary.empty()) {
-      report.binary = InspectDoctorBinary(options.binary, settings.path, &error);
-      if (!error.empty()) {
-        PrintErrorLine("doctor", error);
+      Result<BinaryFacts> binary = InspectDoctorBinary(options.binary, settings.path);
+      if (!binary.ok()) {
+        PrintErrorLine("doctor", binary.error().message());
         return kExitUsage;
       }
+      report.binary = std::move(binary).value();
     } else if (void* nccl = ::dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL)) {
       // This process, which reaches NCCL as a dlopen user does: whether an LD_PRELOAD set in
       // this shell would reach such a job.
-      report.process = InspectDoctorProcess(static_cast<int>(::getpid()), &error);
+      // Unreadable only if /proc is not mounted: the report then has no process part.
+      Result<ProcessFactsOfDoctor> self = InspectDoctorProcess(static_cast<int>(::getpid()));
+      if (self.ok()) report.process = std::move(self).value();
       report.process_is_self = report.process.has_value();
       ::dlclose(nccl);
     }

@@ -66,12 +66,10 @@ ProcessSettingsFacts SettingsOf(int pid) {
 
 }  // namespace
 
-std::optional<ProcessFactsOfDoctor> InspectDoctorProcess(int pid, std::string* error) {
-  const ProcessReach reach = InspectProcessReach(pid);
-  if (!reach.error.empty()) {
-    *error = reach.error;
-    return std::nullopt;
-  }
+Result<ProcessFactsOfDoctor> InspectDoctorProcess(int pid) {
+  const Result<ProcessReach> inspected = InspectProcessReach(pid);
+  if (!inspected.ok()) return inspected.error();
+  const ProcessReach& reach = *inspected;
   ProcessFactsOfDoctor out;
   out.pid = pid;
   out.preload_mapped = reach.preload_mapped;
@@ -84,14 +82,12 @@ std::optional<ProcessFactsOfDoctor> InspectDoctorProcess(int pid, std::string* e
   return out;
 }
 
-BinaryFacts InspectDoctorBinary(const std::string& name, const std::string& search_path, std::string* error) {
+Result<BinaryFacts> InspectDoctorBinary(const std::string& name, const std::string& search_path) {
   BinaryFacts out;
   out.path = FindInPath(name, search_path);
-  const ElfFacts facts = InspectElf(out.path);
-  if (!facts.error.empty()) {
-    *error = facts.error;
-    return out;
-  }
+  const Result<ElfFacts> inspected = InspectElf(out.path);
+  if (!inspected.ok()) return inspected.error();
+  const ElfFacts& facts = *inspected;
   for (const auto& needed : facts.needed) {
     if (!IsNcclLibraryName(needed)) continue;
     out.nccl = BinaryFacts::Nccl::kDynamic;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/settings/settings.h"
+#include "core/status/status.h"
 #include "tools/doctor/nccl_reach.h"
 
 namespace ncclwatch::tools {
@@ -84,10 +85,12 @@ struct DoctorReport {
   HostFacts host;
 };
 
-// Gathers what doctor reports about `pid`. Fails (one line in *error) only when the process
-// cannot be read; then nothing else is gathered.
-std::optional<ProcessFactsOfDoctor> InspectDoctorProcess(int pid, std::string* error);
-BinaryFacts InspectDoctorBinary(const std::string& name, const std::string& search_path, std::string* error);
+// Gathers what doctor reports about `pid`. Fails (one line) only when the process cannot be
+// read; then nothing else is gathered.
+Result<ProcessFactsOfDoctor> InspectDoctorProcess(int pid);
+// What `name` (a path, or a name looked up in `search_path`) links; fails when it is not a
+// readable 64-bit ELF file.
+Result<BinaryFacts> InspectDoctorBinary(const std::string& name, const std::string& search_path);
 HostFacts InspectHost();
 
 }  // namespace ncclwatch::tools

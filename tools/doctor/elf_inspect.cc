@@ -118,22 +118,13 @@ bool IsNcclLibraryName(const std::string& name) {
   return base.rfind("libnccl.so", 0) == 0;
 }
 
-ElfFacts InspectElf(const std::string& path) {
+Result<ElfFacts> InspectElf(const std::string& path) {
   ElfFacts facts;
   MappedFile file(path);
-  if (!file.error().empty()) {
-    facts.error = path + ": " + file.error();
-    return facts;
-  }
+  if (!file.error().empty()) return Status::Error(path + ": " + file.error());
   const auto* header = file.At<Elf64_Ehdr>(0);
-  if (!header || std::memcmp(header->e_ident, ELFMAG, SELFMAG) != 0) {
-    facts.error = path + ": not an ELF file";
-    return facts;
-  }
-  if (header->e_ident[EI_CLASS] != ELFCLASS64) {
-    facts.error = path + ": not a 64-bit ELF file";
-    return facts;
-  }
+  if (!header || std::memcmp(header->e_ident, ELFMAG, SELFMAG) != 0) return Status::Error(path + ": not an ELF file");
+  if (header->e_ident[EI_CLASS] != ELFCLASS64) return Status::Error(path + ": not a 64-bit ELF file");
   ReadSections(file, &facts);
   facts.contains_nccl_string = file.bytes().find("ncclAllReduce") != std::string_view::npos;
   facts.nccl_version = NcclVersionBanner(file.bytes());

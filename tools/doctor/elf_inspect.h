@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "core/status/status.h"
+
 namespace ncclwatch::tools {
 
 struct ElfFacts {
-  std::string error;                // empty when the file is a readable 64-bit ELF
   std::vector<std::string> needed;  // DT_NEEDED entries, in order
   bool defines_nccl_symbol = false; // a defined ncclAllReduce / pncclAllReduce in .symtab or .dynsym
   bool contains_nccl_string = false;  // the bytes "ncclAllReduce" appear anywhere (stripped objects)
@@ -19,7 +20,8 @@ struct ElfFacts {
   std::string nccl_version;           // "2.28.9" from the "NCCL version 2.28.9+cuda13.0" banner, if any
 };
 
-ElfFacts InspectElf(const std::string& path);
+// The facts of a readable 64-bit ELF file, or why `path` is not one (one line naming it).
+Result<ElfFacts> InspectElf(const std::string& path);
 
 // True for "libnccl.so", "libnccl.so.2", "/x/libnccl.so.2.28.9", ...
 bool IsNcclLibraryName(const std::string& name);

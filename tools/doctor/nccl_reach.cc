@@ -102,11 +102,11 @@ class LoadedObjects {
   explicit LoadedObjects(const std::vector<std::string>& files) {
     for (const auto& file : files) {
       if (file.find(" (deleted)") != std::string::npos) continue;
-      ElfFacts facts = InspectElf(file);
-      if (!facts.error.empty()) continue;
+      Result<ElfFacts> facts = InspectElf(file);
+      if (!facts.ok()) continue;  // not an object we can read: nothing to say about it
       by_name_[BaseName(file)] = file;
-      if (!facts.soname.empty()) by_name_[facts.soname] = file;
-      facts_.emplace(file, std::move(facts));
+      if (!facts->soname.empty()) by_name_[facts->soname] = file;
+      facts_.emplace(file, std::move(facts).value());
     }
   }
   const ElfFacts* Facts(const std::string& file) const {
@@ -204,14 +204,11 @@ std::string ReadExe(int pid) {
 
 }  // namespace
 
-ProcessReach InspectProcessReach(int pid) {
+Result<ProcessReach> InspectProcessReach(int pid) {
   ProcessReach reach;
   bool readable = false;
   std::vector<std::string> files = MappedFiles(pid, &readable);
-  if (!readable) {
-    reach.error = "no such process " + std::to_string(pid) + " (or no permission to read its maps)";
-    return reach;
-  }
+  if (!readable) return Status::Error("no such process " + std::to_string(pid) + " (or no permission to read its maps)");
   reach.exe = ReadExe(pid);
   LoadedObjects objects(files);
   auto closure = objects.NeededClosure(reach.exe);

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "core/status/status.h"
+
 namespace ncclwatch::tools {
 
 enum class NcclArrival {
@@ -35,7 +37,6 @@ struct LoadedNccl {
 };
 
 struct ProcessReach {
-  std::string error;  // one line when the process cannot be read; nothing else is set then
   std::string exe;
   std::vector<LoadedNccl> nccls;     // every mapped libnccl.so*, sorted by path
   std::string static_nccl_in;        // an object that defines ncclAllReduce itself, if any
@@ -43,7 +44,8 @@ struct ProcessReach {
   bool preload_ahead = false;        // ... and preloaded ahead of any preloaded libnccl
 };
 
-ProcessReach InspectProcessReach(int pid);
+// What the process `pid` has mapped, or why it cannot be read (one line).
+Result<ProcessReach> InspectProcessReach(int pid);
 
 // "NEEDED of the main program /x/app", "dlopen'ed by name or path (...)", ...
 std::string DescribeArrival(const LoadedNccl& nccl, const std::string& exe);

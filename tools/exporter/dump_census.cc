@@ -11,15 +11,12 @@
 
 namespace ncclwatch::tools {
 
-std::map<std::pair<std::string, std::string>, DumpCounts> DumpCensus::Scan(std::string* error) {
+Status DumpCensus::Scan() {
   namespace fs = std::filesystem;
   std::map<FileKey, FileFacts> now;
   std::error_code ec;
   // Depth 1 at most: <dir>/*.json and <dir>/<host>/*.json. Symlinks are not followed.
   fs::recursive_directory_iterator it(dir_, fs::directory_options::skip_permission_denied, ec), end;
-  if (ec) {
-    *error = "cannot read dump directory " + dir_ + ": " + ec.message();
-  }
   uint64_t rejected = 0;
   truncated_ = false;
   for (; !ec && it != end; it.increment(ec)) {
@@ -39,27 +36,25 @@ std::map<std::pair<std::string, std::string>, DumpCounts> DumpCensus::Scan(std::
     FileFacts facts;
     if (known != files_.end()) {
       facts = known->second;
-    } else {
-      dump::RankDump d;
-      std::string why;
-      if (dump::ReadDumpFile(path.string(), &d, &why)) {
-        facts.valid = true;
-        facts.job = d.incident.job_id;
-        facts.host = d.process.host;
-        facts.incident = d.incident.id;
-        // Only the documented kinds become label values: a forged dump cannot add series.
-        facts.kind = detect::ToString(d.verdict.kind);  // "unknown" for any other kind
-      }
+    } else if (const Result<dump::RankDump> d = dump::ReadDumpFile(path.string()); d.ok()) {
+      facts.valid = true;
+      facts.job = d->incident.job_id;
+      facts.host = d->process.host;
+      facts.incident = d->incident.id;
+      // Only the documented kinds become label values: a forged dump cannot add series.
+      facts.kind = detect::ToString(d->verdict.kind);  // "unknown" for any other kind
     }
     if (!facts.valid) ++rejected;
     now.emplace(key, std::move(facts));
   }
-  if (ec && error->empty()) *error = "cannot read dump directory " + dir_ + ": " + ec.message();
-  if (!error->empty()) now = files_;  // keep the last good census
-  else rejected_ = rejected;
+  if (ec) return Status::Error("cannot read dump directory " + dir_ + ": " + ec.message(), ec.value());
+  rejected_ = rejected;
   files_ = std::move(now);
+  return OkStatus();
+}
 
-  std::map<std::pair<std::string, std::string>, DumpCounts> counts;
+DumpCensus::Counts DumpCensus::counts() const {
+  Counts counts;
   std::set<std::tuple<std::string, std::string, std::string>> incidents;  // job, host, incident id
   for (const auto& [key, f] : files_) {
     if (!f.valid) continue;

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/status/status.h"
 #include "tools/exporter/metrics_families.h"
 
 namespace ncclwatch::tools {
@@ -26,10 +27,13 @@ class DumpCensus {
 
   explicit DumpCensus(std::string dir) : dir_(std::move(dir)) {}
 
-  // Rescans the directory (one subdirectory level per host is fine) and returns the counts
-  // by (job, host). Never throws; an unreadable directory yields the last counts and sets
-  // *error (one line).
-  std::map<std::pair<std::string, std::string>, DumpCounts> Scan(std::string* error);
+  using Counts = std::map<std::pair<std::string, std::string>, DumpCounts>;
+
+  // Rescans the directory (one subdirectory level per host is fine). An unreadable directory
+  // is an error (one line) and keeps the last counts.
+  Status Scan();
+  // The counts by (job, host) of the last scan that succeeded.
+  Counts counts() const;
 
   uint64_t rejected_files() const { return rejected_; }
   bool truncated() const { return truncated_; }

@@ -79,7 +79,7 @@ class SegmentCollector : public prometheus::Collectable {
       MetricsOutput built = BuildMetricFamilies(Gather());
       dropped_ += built.dropped;
       out = std::move(built.families);
-    } catch (...) {
+    } catch (const std::exception&) {  // out of memory, prometheus-cpp's errors
       ++errors_;
       out.clear();
     }
@@ -121,9 +121,8 @@ class SegmentCollector : public prometheus::Collectable {
     // After the reads: no record can look younger than the clock it is compared with.
     input.now_ns = shm::MonotonicNowNs();
     if (census_) {
-      std::string error;
-      input.dumps = census_->Scan(&error);
-      if (!error.empty()) ++dump_dir_errors_;
+      if (!census_->Scan().ok()) ++dump_dir_errors_;  // the last good counts are served
+      input.dumps = census_->counts();
     }
     return input;
   }
@@ -207,9 +206,8 @@ void AddExporterCommand(CLI::App& app, int* exit_status) {
       "Stops on SIGINT or SIGTERM.\n"
       "Exit status: 0 stopped by a signal; 2 bad usage or the address cannot be listened on.");
   cmd->callback([options, exit_status] {
-    std::string error;
-    if (!ValidateListen(options->listen, &error)) {
-      std::fprintf(stderr, "ncclwatch exporter: %s (see --help)\n", error.c_str());
+    if (const Status listen = ValidateListen(options->listen); !listen.ok()) {
+      std::fprintf(stderr, "ncclwatch exporter: %s (see --help)\n", listen.message().c_str());
       *exit_status = kExitUsage;
       return;
     }

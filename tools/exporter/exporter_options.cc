@@ -8,27 +8,23 @@
 
 namespace ncclwatch::tools {
 
-bool ValidateListen(const std::string& listen, std::string* error, const std::string& option) {
+Status ValidateListen(const std::string& listen, const std::string& option) {
   const size_t colon = listen.rfind(':');
   const std::string quoted = "'" + format::EscapeForTerminal(listen) + "'";
-  if (colon == std::string::npos) {
-    *error = option + " " + quoted + ": expected ADDR:PORT, e.g. 0.0.0.0:10436";
-    return false;
-  }
+  if (colon == std::string::npos) return Status::Error(option + " " + quoted + ": expected ADDR:PORT, e.g. 0.0.0.0:10436");
   const std::string host = listen.substr(0, colon), port = listen.substr(colon + 1);
+  // At most 5 digits, so the number fits an int (std::stoi cannot throw).
   if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
       std::stoi(port) < 1 || std::stoi(port) > 65535) {
-    *error = option + " " + quoted + ": the port must be a number from 1 to 65535";
-    return false;
+    return Status::Error(option + " " + quoted + ": the port must be a number from 1 to 65535");
   }
   unsigned char buf[16];
   const bool v6 = host.size() > 2 && host.front() == '[' && host.back() == ']' &&
                   inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), buf) == 1;
   if (!host.empty() && !v6 && inet_pton(AF_INET, host.c_str(), buf) != 1) {
-    *error = option + " " + quoted + ": the address must be an IPv4 address, [IPv6] address, or empty";
-    return false;
+    return Status::Error(option + " " + quoted + ": the address must be an IPv4 address, [IPv6] address, or empty");
   }
-  return true;
+  return OkStatus();
 }
 
 std::vector<std::string> CivetwebOptions(const ExporterOptions& options) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/status/status.h"
+
 namespace ncclwatch::tools {
 
 // 9100-9999, the range Prometheus' "Default port allocations" wiki started with, is fully
@@ -40,8 +42,8 @@ struct ExporterOptions {
 };
 
 // ADDR:PORT with ADDR an IPv4 address, [IPv6] address, or empty (every interface), and PORT
-// 1-65535. false and *error (one line, naming `option`) otherwise.
-bool ValidateListen(const std::string& listen, std::string* error, const std::string& option = "--listen");
+// 1-65535; otherwise an error of one line, naming `option`.
+Status ValidateListen(const std::string& listen, const std::string& option = "--listen");
 
 // The civetweb options of the exporter's server: listening port, worker count, timeouts, no
 // keep-alive (a scraper reconnects every interval anyway, and a kept-alive idle connection

@@ -50,7 +50,9 @@ bool MetricsEndpoint::handleGet(CivetServer* /*server*/, struct mg_connection* c
   const char* encoding = mg_get_header(conn, "Accept-Encoding");
   std::string body;
   bool gzipped = false;
-  // Nothing may escape into civetweb's C code: out of memory answers 500.
+  // Nothing may escape into civetweb's C code: out of memory answers 500. catch (...): this is
+  // a callback from C (civetweb's worker thread), where any exception, of whatever type,
+  // would terminate the exporter.
   try {
     body = Render(format);
     if (encoding != nullptr && AcceptsGzip(encoding)) {

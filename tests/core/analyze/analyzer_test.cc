@@ -68,7 +68,7 @@ TEST_CASE("a rank that never joined #N is the straggler, with its data-loading f
   CHECK(a.verdict.comm_hash == kWorldComm);
   CHECK(a.verdict.seq == 10);
   CHECK(a.verdict.op == "AllReduce");
-  CHECK(a.verdict.ranks == Ranks{3});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{3});
   CHECK(a.verdict.other_ranks == Ranks{0, 1, 2, 4, 5, 6, 7});
   REQUIRE(a.ranks.size() == 8);
   CHECK(a.ranks[3].state == "not joined #10");
@@ -130,7 +130,7 @@ TEST_CASE("every rank inside a collective that never completes is a collective h
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.verdict.kind == detect::VerdictKind::kCollectiveHang);
   CHECK(a.verdict.seq == 5);
-  CHECK(a.verdict.ranks == Ranks{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{0, 1, 2, 3, 4, 5, 6, 7});
   // The classifier's sentence, as the live log prints it.
   CHECK(a.verdict.summary ==
         "collective_hang on comm 0xfeedface12345678: #5 AllReduce joined by all 8 ranks with a dump has not "
@@ -155,7 +155,7 @@ TEST_CASE("a Broadcast issued by one rank where the others AllReduce is a mismat
   CHECK(a.verdict.kind == detect::VerdictKind::kMismatch);
   CHECK(a.verdict.seq == 7);
   CHECK(a.verdict.op == "Broadcast");
-  CHECK(a.verdict.ranks == Ranks{2});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{2});
   CHECK(a.verdict.other_ranks == Ranks{0, 1, 3});
   auto row = std::find_if(a.fingerprints.begin(), a.fingerprints.end(), [](const auto& r) { return r.seq == 7; });
   REQUIRE(row != a.fingerprints.end());
@@ -177,7 +177,7 @@ TEST_CASE("different counts at the same collective are a mismatch without the br
   Comm(job[1]).records[2].count = 2048;
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.verdict.kind == detect::VerdictKind::kMismatch);
-  CHECK(a.verdict.ranks == Ranks{0, 1});  // tie: no majority, every rank is named (as live)
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{0, 1});  // tie: no majority, every rank is named (as live)
   CHECK(FindHint(a, "collective_divergence"));
   CHECK_FALSE(FindHint(a, "broadcast_divergence"));
 }
@@ -211,7 +211,7 @@ TEST_CASE("an init that never finishes is an init hang with the transport settin
   CHECK(a.verdict.kind == detect::VerdictKind::kInitHang);
   CHECK(a.verdict.op == "init");
   CHECK(a.verdict.seq == 0);
-  CHECK(a.verdict.ranks == Ranks{0, 1, 2, 3});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{0, 1, 2, 3});
   const analyze::Hint* hint = FindHint(a, "init_transport");
   REQUIRE(hint);
   CHECK(hint->advice.find("NCCL_SOCKET_IFNAME") != std::string::npos);
@@ -226,7 +226,7 @@ TEST_CASE("ranks that never reached init are blamed for an init hang", "[analyze
   for (auto& d : job) Comm(d).init_done_ns = 0;
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.verdict.kind == detect::VerdictKind::kInitHang);
-  CHECK(a.verdict.ranks == Ranks{3});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{3});
   CHECK(a.missing_ranks == Ranks{3});
 }
 
@@ -237,7 +237,7 @@ TEST_CASE("ranks without a dump are listed, and blamed when every other rank wai
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.missing_ranks == Ranks{6, 7});
   CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
-  CHECK(a.verdict.ranks == Ranks{6, 7});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{6, 7});
   CHECK(a.ranks.at(7).state == "no dump");
   CHECK_FALSE(a.ranks.at(7).has_dump);
   CHECK(a.culprits_without_stacks == 2);
@@ -250,7 +250,7 @@ TEST_CASE("missing ranks are not blamed when a present rank is behind", "[analyz
   job.pop_back();
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
-  CHECK(a.verdict.ranks == Ranks{1});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{1});
   CHECK(a.missing_ranks == Ranks{7});
 }
 
@@ -265,7 +265,7 @@ TEST_CASE("rank_exited comes from the exited rank's facts, in the dump its peer 
   job[5].written_by.pid = job[0].process.pid;
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.verdict.kind == detect::VerdictKind::kRankExited);
-  CHECK(a.verdict.ranks == Ranks{5});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{5});
   CHECK(a.verdict.other_ranks == Ranks{0, 1, 2, 3, 4, 6, 7});
   CHECK(a.verdict.seq == 10);
   CHECK(a.missing_ranks.empty());
@@ -307,7 +307,7 @@ TEST_CASE("rank_exited hints tell a crash, uneven inputs and a one-sided collect
   SECTION("clean exit after whole steps, the survivor starts one more: uneven inputs") {
     analyze::Analysis a = AnalyzeJob(ExitedJob(2 + 3 * 4));
     CHECK(a.verdict.kind == detect::VerdictKind::kRankExited);
-    CHECK(a.verdict.ranks == Ranks{1});
+    CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{1});
     CHECK(a.verdict.op == "Broadcast");
     CHECK(FindHint(a, "uneven_inputs"));
     CHECK_FALSE(FindHint(a, "crash"));
@@ -346,7 +346,7 @@ TEST_CASE("a rank that left the communicator while its process runs is rank_exit
   job[2].comms[0].lifecycle = detect::CommLifecycle::kDestroyed;
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.verdict.kind == detect::VerdictKind::kRankExited);
-  CHECK(a.verdict.ranks == Ranks{2});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{2});
   CHECK(AnyContains(a.notes, "rank 2 left the communicator"));
 }
 
@@ -356,7 +356,7 @@ TEST_CASE("without the exited rank's dump, the rank with no dump is the straggle
   job.erase(job.begin() + 5);
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
-  CHECK(a.verdict.ranks == Ranks{5});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{5});
   CHECK(a.verdict.seq == 10);
   CHECK(a.missing_ranks == Ranks{5});
 }
@@ -369,7 +369,7 @@ TEST_CASE("sync_stuck is adopted when no communicator is stuck", "[analyze]") {
   testing::AddBlockedMainThread(job[1], "cudaStreamSynchronize");
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.verdict.kind == detect::VerdictKind::kSyncStuck);
-  CHECK(a.verdict.ranks == Ranks{1});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{1});
   REQUIRE(a.stacks.size() == 1);
   CHECK(analyze::ThreadHeader(a.stacks[0].threads.at(0)).find("blocked in cudaStreamSynchronize") != std::string::npos);
 }
@@ -427,7 +427,7 @@ TEST_CASE("across hosts whose clocks disagree, ranks are aligned by collective n
   analyze::Analysis a = AnalyzeJob(job);
   CHECK(a.hosts == std::vector<std::string>{"node0", "node1", "node2", "node3"});
   CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
-  CHECK(a.verdict.ranks == Ranks{13});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{13});
   REQUIRE(a.stacks.size() == 1);  // rank 13 has no threads captured: an empty group says so
   CHECK(a.stacks[0].ranks == Ranks{13});
   CHECK(a.stacks[0].threads.empty());
@@ -452,7 +452,7 @@ TEST_CASE("a mismatch outranks a straggler on another communicator", "[analyze]"
   CHECK(AnyContains(a.notes, "straggler"));
   // Two ranks disagree: no majority, both are named, as the live detector does. Communicator
   // ranks 0-1 of the second tp group are global ranks 2-3: the text names both.
-  CHECK(a.verdict.ranks == Ranks{0, 1});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{0, 1});
   CHECK(analyze::RenderTextReport(a).find("culprits: ranks 0-1 of the communicator = global ranks 2-3") !=
         std::string::npos);
 }
@@ -487,7 +487,7 @@ TEST_CASE("the JSON report carries the documented verdict keys", "[analyze][repo
   Issue(job[2], 8, 8);
   nlohmann::json report = analyze::RenderJsonReport(AnalyzeJob(job));
   CHECK(report["schema"] == "ncclwatch.analysis");
-  CHECK(report["version"] == 2);
+  CHECK(report["version"] == 3);
   CHECK(report["verdict"]["kind"] == "straggler");
   // Version 2: names next to the numbers, ages at each rank's dump (crafted_job.h's clock:
   // detection at base + 100 s, #s enqueued at base + 10 ms + s ms + rank us, completed 0.5 ms later).
@@ -498,7 +498,9 @@ TEST_CASE("the JSON report carries the documented verdict keys", "[analyze][repo
   CHECK(report["verdict"]["comm"] == "0xfeedface12345678");
   CHECK(report["verdict"]["seq"] == 10);
   CHECK(report["verdict"]["op"] == "AllReduce");
-  CHECK(report["verdict"]["ranks"] == nlohmann::json::array({2}));
+  // Version 3: the culprits under the name they have everywhere; `ranks` is every rank's state.
+  CHECK(report["verdict"]["culprit_ranks"] == nlohmann::json::array({2}));
+  CHECK_FALSE(report["verdict"].contains("ranks"));
   CHECK(report["ranks"].size() == 4);
   CHECK(report["ranks"][2]["last_joined"] == 8);
 }
@@ -553,7 +555,7 @@ TEST_CASE("a process holding several ranks of one communicator counts each rank"
   CHECK(a.dumps_read == 2);
   CHECK(a.missing_ranks.empty());
   CHECK(a.verdict.kind == detect::VerdictKind::kStraggler);
-  CHECK(a.verdict.ranks == Ranks{6});
+  CHECK(detect::AllCulpritRanks(a.verdict) == Ranks{6});
   REQUIRE(a.ranks.size() == 8);
   CHECK(a.ranks[6].pid == 1004);
 }

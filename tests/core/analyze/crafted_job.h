@@ -141,8 +141,8 @@ inline std::vector<dump::RankDump> HealthyJob(int nranks, uint64_t through, int 
 
 inline void WriteJob(const std::vector<dump::RankDump>& dumps, const std::string& dir) {
   for (const auto& d : dumps) {
-    dump::WriteResult result = dump::WriteDump(d, dir);
-    if (!result.ok()) throw std::runtime_error(result.message);
+    Result<dump::DumpFiles> result = dump::WriteDump(d, dir);
+    if (!result.ok()) throw std::runtime_error(result.error().message());
   }
 }
 

@@ -56,7 +56,7 @@ TEST_CASE("dumps without notes are unresolved, as before notes existed", "[resol
   testing::TempDir dir;
   WriteHangDump(dir, 0, "collective_hang-0xfeedface12345678-4");
   WriteHangDump(dir, 1, "collective_hang-0xfeedface12345678-4");
-  const dump::DumpSet set = dump::ReadDumpDir(dir.path());
+  const dump::DumpSet set = dump::ReadDumpDir(dir.path()).value();
   REQUIRE(set.dumps.size() == 2);
   const analyze::ResolutionSummary s = analyze::SummarizeResolutions(set);
   CHECK(s.incidents == 1);
@@ -72,7 +72,7 @@ TEST_CASE("an incident every dumping rank saw complete is resolved, after the lo
   const dump::RankDump d1 = WriteHangDump(dir, 1, "collective_hang-0xfeedface12345678-4");
   WriteNote(dir, d0, 3 * kSec);
   WriteNote(dir, d1, 4 * kSec);
-  const dump::DumpSet set = dump::ReadDumpDir(dir.path());
+  const dump::DumpSet set = dump::ReadDumpDir(dir.path()).value();
   REQUIRE(set.rejected.empty());
   const analyze::ResolutionSummary s = analyze::SummarizeResolutions(set);
   CHECK(s.all_resolved);
@@ -82,7 +82,7 @@ TEST_CASE("an incident every dumping rank saw complete is resolved, after the lo
   analyze::Analysis a = analyze::Analyze(set);
   CHECK(a.verdict.kind == detect::VerdictKind::kCollectiveHang);
   analyze::ApplyResolutions(set, &a);
-  CHECK(a.verdict.resolved);
+  CHECK(a.resolution.resolved);
   const nlohmann::json json = analyze::RenderJsonReport(a);
   CHECK(json["verdict"]["resolved"] == true);
   CHECK(json["verdict"]["resolved_after_ns"] == 4 * kSec);
@@ -94,11 +94,11 @@ TEST_CASE("a rank that never saw the collective complete keeps the incident open
   const dump::RankDump d0 = WriteHangDump(dir, 0, "collective_hang-0xfeedface12345678-4");
   WriteHangDump(dir, 1, "collective_hang-0xfeedface12345678-4");
   WriteNote(dir, d0, 3 * kSec);
-  const dump::DumpSet set = dump::ReadDumpDir(dir.path());
+  const dump::DumpSet set = dump::ReadDumpDir(dir.path()).value();
   analyze::Analysis a = analyze::Analyze(set);
   analyze::ApplyResolutions(set, &a);
-  CHECK_FALSE(a.verdict.resolved);
-  CHECK(a.verdict.resolved_after_ns == 0);
+  CHECK_FALSE(a.resolution.resolved);
+  CHECK(a.resolution.resolved_after_ns == 0);
   CHECK(HasNoteWith(a.notes, "only 1 of its 2 dumps"));
   const nlohmann::json json = analyze::RenderJsonReport(a);
   CHECK(json["verdict"]["resolved"] == false);
@@ -113,7 +113,7 @@ TEST_CASE("one open incident among resolved ones keeps the set open", "[resoluti
   later.process.pid = 2000;  // another process of rank 0 (a restart), still hung
   later.incident.id = "collective_hang-0xfeedface12345678-9";
   REQUIRE(dump::WriteDump(later, dir.path()).ok());
-  const analyze::ResolutionSummary s = analyze::SummarizeResolutions(dump::ReadDumpDir(dir.path()));
+  const analyze::ResolutionSummary s = analyze::SummarizeResolutions(dump::ReadDumpDir(dir.path()).value());
   CHECK(s.incidents == 2);
   CHECK(s.resolved_incidents == 1);
   CHECK_FALSE(s.all_resolved);
@@ -128,13 +128,13 @@ TEST_CASE("a note that belongs to another dump, or is corrupt, is ignored with a
   borrowed.resolved_mono_ns = d0.incident.detected_mono_ns + kSec;
   REQUIRE(dump::WriteResolution(borrowed, dump::ResolutionPathFor(d1, dir.path())).ok());
   WriteNote(dir, d0, kSec);
-  analyze::ResolutionSummary s = analyze::SummarizeResolutions(dump::ReadDumpDir(dir.path()));
+  analyze::ResolutionSummary s = analyze::SummarizeResolutions(dump::ReadDumpDir(dir.path()).value());
   CHECK_FALSE(s.all_resolved);
   CHECK(HasNoteWith(s.notes, "resolution note ignored: "));
   CHECK(HasNoteWith(s.notes, "of pid 1000, its dump for incident"));
 
   dir.Write(std::filesystem::path(dump::ResolutionPathFor(d1, dir.path())).filename().string(), "{\"schema\"");
-  s = analyze::SummarizeResolutions(dump::ReadDumpDir(dir.path()));
+  s = analyze::SummarizeResolutions(dump::ReadDumpDir(dir.path()).value());
   CHECK_FALSE(s.all_resolved);
   CHECK(HasNoteWith(s.notes, "not valid JSON"));
 }

@@ -84,7 +84,7 @@ TEST_CASE("a comm verdict absorbs sync_stuck of its ranks; others still get thei
   REQUIRE(verdicts.size() == 2);
   CHECK(verdicts[0].kind == VerdictKind::kStraggler);
   CHECK(verdicts[0].culprit_ranks == Ranks{2});
-  REQUIRE(verdicts[0].ranks[2].blocked_sync.has_value());
+  REQUIRE(verdicts[0].rank_evidence[2].blocked_sync.has_value());
   CHECK(verdicts[1].kind == VerdictKind::kSyncStuck);
   CHECK(verdicts[1].subject_pid == 555);
 }

@@ -41,9 +41,9 @@ TEST_CASE("straggler: the rank that has not joined #N is named once the threshol
   CHECK(v.other_ranks == Ranks{0, 1, 3});
   CHECK(v.since_ns == joined);
   CHECK_FALSE(v.partial);
-  CHECK(v.ranks.size() == 4);
-  CHECK(v.ranks[2].last_enqueued_seq == 56);
-  CHECK(v.ranks[2].pid == 1002);
+  CHECK(v.rank_evidence.size() == 4);
+  CHECK(v.rank_evidence[2].last_enqueued_seq == 56);
+  CHECK(v.rank_evidence[2].pid == 1002);
 }
 
 TEST_CASE("mismatch: DDP extra Broadcast on one rank is reported immediately", "[verdicts]") {
@@ -62,8 +62,8 @@ TEST_CASE("mismatch: DDP extra Broadcast on one rank is reported immediately", "
   CHECK(v.culprit_ranks == Ranks{1});
   CHECK(v.other_ranks == Ranks{0, 2, 3});
   CHECK(v.since_ns == at);
-  REQUIRE(v.ranks[1].at_seq.has_value());
-  CHECK(v.ranks[1].at_seq->op == "Broadcast");
+  REQUIRE(v.rank_evidence[1].at_seq.has_value());
+  CHECK(v.rank_evidence[1].at_seq->op == "Broadcast");
   CHECK(Mentions(v, "Broadcast"));
 }
 
@@ -111,8 +111,8 @@ TEST_CASE("collective_hang: all ranks joined #N and it never completes", "[verdi
   CHECK(v.op == "AllReduce");
   CHECK(v.culprit_ranks == Ranks{0, 1, 2, 3});
   CHECK(v.since_ns == last_joined);
-  REQUIRE(v.ranks[0].blocked_sync.has_value());
-  CHECK(v.ranks[0].blocked_sync->target == SyncTarget::kStream);
+  REQUIRE(v.rank_evidence[0].blocked_sync.has_value());
+  CHECK(v.rank_evidence[0].blocked_sync->target == SyncTarget::kStream);
   CHECK(Mentions(v, "cudaStreamSynchronize"));
 }
 
@@ -247,9 +247,9 @@ TEST_CASE("sync_stuck: a rank blocked in a CUDA sync with no collective pending"
   CHECK(v.culprit_ranks == Ranks{1});
   CHECK(v.op == "event");
   CHECK(v.since_ns == blocked);
-  REQUIRE(v.ranks.size() == 1);
-  REQUIRE(v.ranks[0].blocked_sync.has_value());
-  CHECK(v.ranks[0].blocked_sync->handle == 0xabc);
+  REQUIRE(v.rank_evidence.size() == 1);
+  REQUIRE(v.rank_evidence[0].blocked_sync.has_value());
+  CHECK(v.rank_evidence[0].blocked_sync->handle == 0xabc);
 }
 
 TEST_CASE("sync_stuck is not reported when an earlier pending collective explains it",
@@ -285,7 +285,7 @@ TEST_CASE("rank_exited: a dead rank while its peers wait", "[verdicts]") {
     CHECK(v.op == "AllReduce");
     CHECK(v.culprit_ranks == Ranks{3});
     CHECK(v.other_ranks == Ranks{0, 1, 2});
-    CHECK_FALSE(v.ranks[3].alive);
+    CHECK_FALSE(v.rank_evidence[3].alive);
   }
   SECTION("not blamed when it had completed the collective its peers wait on") {
     Issue(CommOf(view, 3), 57, waiting, waiting + kMs);

@@ -142,8 +142,8 @@ TEST_CASE("split communicator: only the stalled one of two comms is named", "[vi
   CHECK(verdicts[0].comm_hash == kChild + 1);
   CHECK(verdicts[0].seq == 31);
   CHECK(verdicts[0].culprit_ranks == Ranks{1});  // rank 1 of the child: global rank 3
-  CHECK(verdicts[0].ranks[1].global_rank == 3);
-  CHECK(verdicts[0].ranks[1].pid == 1003);
+  CHECK(verdicts[0].rank_evidence[1].global_rank == 3);
+  CHECK(verdicts[0].rank_evidence[1].pid == 1003);
 }
 
 TEST_CASE("several ranks of one communicator in one process count as visible ranks",

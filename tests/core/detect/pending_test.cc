@@ -123,5 +123,27 @@ TEST_CASE("the rules never judge a suspended communicator or a failed init", "[p
   }
 }
 
+TEST_CASE("as at the abort: the ops an abort ended are pending again, its communicator ready", "[pending]") {
+  ProcessFacts process = MakeProcess(1000, 0);
+  CommFacts comm = MakeComm(kComm, 0, 2);
+  History(comm, 1, 9, 10 * kSec, kSec);
+  Issue(comm, 10, 40 * kSec, 41 * kSec);  // the abort fired its event: no completion
+  comm.records.back().aborted = true;
+  comm.records.back().untracked = true;
+  comm.last_completed_seq = 9;
+  comm.lifecycle = CommLifecycle::kAborted;
+  process.comms.push_back(comm);
+  CHECK_FALSE(OldestWait(process));  // after the abort: nothing pending
+  const ProcessFacts before = AsAtAbort(process);
+  CHECK(before.comms[0].lifecycle == CommLifecycle::kReady);
+  const std::optional<Wait> wait = OldestWait(before);
+  REQUIRE(wait);
+  CHECK(wait->on == Wait::On::kCollective);
+  CHECK(wait->seq == 10);
+  CHECK(wait->since_ns == 40 * kSec);
+  process.comms[0].lifecycle = CommLifecycle::kDestroyed;  // a clean destroy is left alone
+  CHECK_FALSE(OldestWait(AsAtAbort(process)));
+}
+
 }  // namespace
 }  // namespace ncclwatch::detect

@@ -91,10 +91,10 @@ TEST_CASE("replay_straggler: the rank that has not launched replay K, and where 
   CHECK(v.summary ==
         "replay_straggler on comm 0xc0ffee: rank 1 has not launched replay 58 of graph [AllReduce from #2 on comm "
         "0xc0ffee]; rank 0 launched it 1m01s ago and waits");
-  REQUIRE(v.ranks.size() == 2);
-  CHECK(v.ranks[0].replays_launched == 58);
-  CHECK(v.ranks[0].replays_completed == 57);
-  CHECK(v.ranks[1].replays_launched == 57);
+  REQUIRE(v.rank_evidence.size() == 2);
+  CHECK(v.rank_evidence[0].replays_launched == 58);
+  CHECK(v.rank_evidence[0].replays_completed == 57);
+  CHECK(v.rank_evidence[1].replays_launched == 57);
   CHECK(IncidentKeyOf(v).graph == kGraph);
   CHECK(ReplayGraphOf(v) == kGraph);
 }

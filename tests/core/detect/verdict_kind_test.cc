@@ -21,6 +21,7 @@ TEST_CASE("every verdict kind has a stable lowercase name that parses back", "[k
       {VerdictKind::kReplayStraggler, "replay_straggler"},
       {VerdictKind::kReplayHang, "replay_hang"},
       {VerdictKind::kNone, "none"},
+      {VerdictKind::kUnknown, "unknown"},
   };
   for (const auto& [kind, name] : expected) {
     CHECK(ToString(kind) == name);

@@ -41,9 +41,7 @@ TEST_CASE("four symlinks and a hard link to one dump are read once and count onc
   }
   fs::create_hard_link(outside.File("real.json"), dir.File("e.json"));
   // Room for the file once and a half: five names would need five times.
-  dump::DumpSet set = dump::ReadDumpDir(dir.path(), dump::ReadLimits{text.size() * 3 / 2});
-  CHECK(set.error.empty());
-  CHECK_FALSE(set.over_budget);
+  dump::DumpSet set = dump::ReadDumpDir(dir.path(), dump::ReadLimits{text.size() * 3 / 2}).value();
   REQUIRE(set.dumps.size() == 1);
   CHECK(set.dumps[0].path == dir.File("a.json"));  // the first name in path order
   CHECK(set.rejected.empty());
@@ -54,16 +52,14 @@ TEST_CASE("distinct files over the budget are refused before any is parsed", "[d
   const std::string text = DumpOfAbout(100'000);
   dir.Write("r0.json", text);
   dir.Write("r1.json", DumpOfAbout(100'000, 1));
-  dump::DumpSet set = dump::ReadDumpDir(dir.path(), dump::ReadLimits{text.size() * 3 / 2});
-  CHECK(set.over_budget);
-  CHECK(set.dumps.empty());
-  CHECK(set.rejected.empty());
-  CHECK(set.error.find('\n') == std::string::npos);
-  CHECK(Contains(set.error, dir.path() + ": the dumps exceed the input budget of " +
-                                std::to_string(text.size() * 3 / 2) + " bytes"));
+  const Result<dump::DumpSet, dump::DumpDirError> over = dump::ReadDumpDir(dir.path(), dump::ReadLimits{text.size() * 3 / 2});
+  REQUIRE_FALSE(over.ok());
+  CHECK(over.error().over_budget);
+  CHECK(over.error().why.find('\n') == std::string::npos);
+  CHECK(Contains(over.error().why, dir.path() + ": the dumps exceed the input budget of " +
+                                       std::to_string(text.size() * 3 / 2) + " bytes"));
   // Within a budget that holds both, both are read.
-  dump::DumpSet both = dump::ReadDumpDir(dir.path(), dump::ReadLimits{text.size() * 3});
-  CHECK(both.error.empty());
+  dump::DumpSet both = dump::ReadDumpDir(dir.path(), dump::ReadLimits{text.size() * 3}).value();
   CHECK(both.dumps.size() == 2);
 }
 
@@ -72,10 +68,10 @@ TEST_CASE("every file costs at least 4 KiB of the budget", "[dump][budget]") {
   const std::string small = dump::ToJson(testing::MakeRankDump(0, 2)).dump();
   REQUIRE(small.size() < dump::kMinChargedBytes);
   for (int i = 0; i < 4; ++i) dir.Write("r" + std::to_string(i) + ".json", small);
-  CHECK(dump::ReadDumpDir(dir.path(), dump::ReadLimits{4 * dump::kMinChargedBytes - 1}).over_budget);
-  dump::DumpSet set = dump::ReadDumpDir(dir.path(), dump::ReadLimits{4 * dump::kMinChargedBytes});
-  CHECK_FALSE(set.over_budget);
-  CHECK(set.dumps.size() == 4);
+  CHECK(dump::ReadDumpDir(dir.path(), dump::ReadLimits{4 * dump::kMinChargedBytes - 1}).error().over_budget);
+  const Result<dump::DumpSet, dump::DumpDirError> set = dump::ReadDumpDir(dir.path(), dump::ReadLimits{4 * dump::kMinChargedBytes});
+  REQUIRE(set.ok());
+  CHECK(set->dumps.size() == 4);
 }
 
 TEST_CASE("a huge file behind many symlinks is refused unread, once", "[dump][budget]") {
@@ -89,9 +85,8 @@ TEST_CASE("a huge file behind many symlinks is refused unread, once", "[dump][bu
   }
   for (const char* name : {"a.json", "b.json", "c.json", "d.json"}) fs::create_symlink(huge, dir.File(name));
   auto start = std::chrono::steady_clock::now();
-  dump::DumpSet set = dump::ReadDumpDir(dir.path());
+  dump::DumpSet set = dump::ReadDumpDir(dir.path()).value();
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
-  CHECK(set.error.empty());
   CHECK(set.dumps.empty());
   REQUIRE(set.rejected.size() == 1);
   CHECK(Contains(set.rejected[0].error, "too large to be a dump (262144000 bytes)"));
@@ -103,17 +98,15 @@ TEST_CASE("a FIFO, a device or a directory named *.json is skipped and never blo
   fs::create_symlink("/dev/zero", dir.File("zero.json"));
   fs::create_directories(dir.File("sub.json"));
   dir.Write("r0.json", dump::ToJson(testing::MakeRankDump(0, 2)).dump());
-  dump::DumpSet set = dump::ReadDumpDir(dir.path());
-  CHECK(set.error.empty());
+  dump::DumpSet set = dump::ReadDumpDir(dir.path()).value();
   CHECK(set.dumps.size() == 1);
   CHECK(set.rejected.empty());
 }
 
 TEST_CASE("a single file larger than any dump is refused unread", "[dump][budget]") {
   testing::TempDir dir;
-  dump::RankDump out;
-  std::string error;
   dir.Write("big.json", std::string(static_cast<size_t>(dump::kMaxDumpBytes) + 1, ' '));
-  CHECK_FALSE(dump::ReadDumpFile(dir.File("big.json"), &out, &error));
-  CHECK(Contains(error, "too large to be a dump"));
+  const Result<dump::RankDump> big = dump::ReadDumpFile(dir.File("big.json"));
+  REQUIRE_FALSE(big.ok());
+  CHECK(Contains(big.error().message(), "too large to be a dump"));
 }

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/dump/dump_dir.h"
 #include "core/dump/dump_writer.h"
@@ -49,22 +51,23 @@ TEST_CASE("dump directories are created 0700 and dumps written 0600, whatever th
     testing::TempDir tmp;
     ScopedUmask scoped(mask);
     const std::string dir = tmp.File("ncclwatch-dumps/job1");
-    const dump::DumpDirStatus status = dump::PrepareDumpDirectory(dir, false);
-    REQUIRE(status.usable);
-    CHECK(status.warning.empty());
+    std::vector<std::string> warnings;
+    const Result<dump::DumpDirectory> status = dump::PrepareDumpDirectory(dir, false, &warnings);
+    REQUIRE(status.ok());
+    CHECK(warnings.empty());
     CHECK(ModeOf(tmp.File("ncclwatch-dumps")) == 0700);
     CHECK(ModeOf(dir) == 0700);
-    const dump::WriteResult result = dump::WriteDump(testing::MakeRankDump(1, 4), dir);
+    const Result<dump::DumpFiles> result = dump::WriteDump(testing::MakeRankDump(1, 4), dir);
     REQUIRE(result.ok());
-    CHECK(ModeOf(result.json_path) == 0600);
-    CHECK(ModeOf(result.text_path) == 0600);
+    CHECK(ModeOf(result->json_path) == 0600);
+    CHECK(ModeOf(result->text_path) == 0600);
   }
 }
 
 TEST_CASE("a stricter umask narrows the modes further", "[dump][dir]") {
   testing::TempDir tmp;
   ScopedUmask scoped(0377);
-  const dump::WriteResult result = dump::WriteFileAtomically(tmp.File("x.json"), "{}\n");
+  const Status result = dump::WriteFileAtomically(tmp.File("x.json"), "{}\n");
   REQUIRE(result.ok());
   CHECK(ModeOf(tmp.File("x.json")) == 0400);
 }
@@ -77,9 +80,9 @@ TEST_CASE("a symlink planted at every temporary name is never written through", 
   for (int i = 0; i < dump::kTempNameAttempts; ++i) {
     REQUIRE(symlink(target.c_str(), dump::TempPathFor(path, i).c_str()) == 0);
   }
-  const dump::WriteResult result = dump::WriteFileAtomically(path, "{\"dump\":1}\n");
+  const Status result = dump::WriteFileAtomically(path, "{\"dump\":1}\n");
   CHECK_FALSE(result.ok());
-  CHECK(result.error == EEXIST);
+  CHECK(result.error_number() == EEXIST);
   CHECK(Contents(target) == "precious\n");
   CHECK(ModeOf(target) != 0);
   CHECK(access(path.c_str(), F_OK) != 0);
@@ -112,28 +115,30 @@ TEST_CASE("a directory of another user is used only when named, and only if othe
   REQUIRE(mkdir(dir.c_str(), 0755) == 0);
   REQUIRE(chown(dir.c_str(), 65534, 65534) == 0);
 
-  dump::DumpDirStatus status = dump::PrepareDumpDirectory(dir, false);
-  CHECK_FALSE(status.usable);
-  CHECK(status.error.find("belongs to uid 65534") != std::string::npos);
+  std::vector<std::string> warnings;
+  const Result<dump::DumpDirectory> by_default = dump::PrepareDumpDirectory(dir, false, &warnings);
+  CHECK_FALSE(by_default.ok());
+  CHECK(by_default.error().message().find("belongs to uid 65534") != std::string::npos);
+  CHECK(warnings.empty());
 
-  status = dump::PrepareDumpDirectory(dir, true);
-  CHECK(status.usable);
-  CHECK(status.warning.find("belongs to uid 65534") != std::string::npos);
+  CHECK(dump::PrepareDumpDirectory(dir, true, &warnings).ok());
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("belongs to uid 65534") != std::string::npos);
 
   REQUIRE(chmod(dir.c_str(), 0777) == 0);
-  status = dump::PrepareDumpDirectory(dir, true);
-  CHECK_FALSE(status.usable);
-  CHECK(status.error.find("writable by others") != std::string::npos);
+  const Result<dump::DumpDirectory> open_to_all = dump::PrepareDumpDirectory(dir, true);
+  CHECK_FALSE(open_to_all.ok());
+  CHECK(open_to_all.error().message().find("writable by others") != std::string::npos);
 
   REQUIRE(chmod(dir.c_str(), 01777) == 0);  // like /tmp
-  CHECK(dump::PrepareDumpDirectory(dir, true).usable);
+  CHECK(dump::PrepareDumpDirectory(dir, true).ok());
 }
 
 TEST_CASE("a path that is not a directory is refused", "[dump][dir]") {
   testing::TempDir tmp;
   tmp.Write("file", "x");
-  CHECK_FALSE(dump::PrepareDumpDirectory(tmp.File("file"), true).usable);
-  CHECK_FALSE(dump::PrepareDumpDirectory(tmp.File("file/sub"), true).usable);
+  CHECK_FALSE(dump::PrepareDumpDirectory(tmp.File("file"), true).ok());
+  CHECK_FALSE(dump::PrepareDumpDirectory(tmp.File("file/sub"), true).ok());
 }
 
 TEST_CASE("a directory swapped for a symlink after the first dump does not redirect the next", "[dump][dir]") {
@@ -141,14 +146,14 @@ TEST_CASE("a directory swapped for a symlink after the first dump does not redir
   const std::string dir = tmp.File("dumps");
   const std::string elsewhere = tmp.File("elsewhere");  // e.g. another user's directory
   REQUIRE(mkdir(elsewhere.c_str(), 0700) == 0);
-  const dump::DumpDirStatus status = dump::PrepareDumpDirectory(dir, true);
-  REQUIRE(status.usable);
-  REQUIRE(dump::WriteDump(testing::MakeRankDump(0, 4), status.directory).ok());
+  const Result<dump::DumpDirectory> status = dump::PrepareDumpDirectory(dir, true);
+  REQUIRE(status.ok());
+  REQUIRE(dump::WriteDump(testing::MakeRankDump(0, 4), *status).ok());
 
   // The checked directory moves away and a symlink takes its name.
   REQUIRE(rename(dir.c_str(), tmp.File("moved").c_str()) == 0);
   REQUIRE(symlink(elsewhere.c_str(), dir.c_str()) == 0);
-  const dump::WriteResult second = dump::WriteDump(testing::MakeRankDump(1, 4), status.directory);
+  const Result<dump::DumpFiles> second = dump::WriteDump(testing::MakeRankDump(1, 4), *status);
   REQUIRE(second.ok());
 
   int in_elsewhere = 0;
@@ -157,7 +162,7 @@ TEST_CASE("a directory swapped for a symlink after the first dump does not redir
     ++in_elsewhere;
   }
   CHECK(in_elsewhere == 0);
-  const std::string name = second.json_path.substr(second.json_path.rfind('/') + 1);
+  const std::string name = second->json_path.substr(second->json_path.rfind('/') + 1);
   CHECK(access((tmp.File("moved") + "/" + name).c_str(), F_OK) == 0);
   CHECK(ModeOf(tmp.File("moved") + "/" + name) == 0600);
 }
@@ -169,16 +174,15 @@ TEST_CASE("a symlink at the default location is refused, a named one is followed
   const std::string link = tmp.File("link");
   REQUIRE(symlink(real.c_str(), link.c_str()) == 0);
 
-  const dump::DumpDirStatus by_default = dump::PrepareDumpDirectory(link, false);
-  CHECK_FALSE(by_default.usable);
-  CHECK(by_default.error.find("symlink") != std::string::npos);
-  CHECK(by_default.directory.fd() < 0);
+  const Result<dump::DumpDirectory> by_default = dump::PrepareDumpDirectory(link, false);
+  CHECK_FALSE(by_default.ok());
+  CHECK(by_default.error().message().find("symlink") != std::string::npos);
 
-  const dump::DumpDirStatus named = dump::PrepareDumpDirectory(link, true);
-  REQUIRE(named.usable);
-  REQUIRE(named.directory.fd() >= 0);
-  const dump::WriteResult result = dump::WriteDump(testing::MakeRankDump(0, 2), named.directory);
+  const Result<dump::DumpDirectory> named = dump::PrepareDumpDirectory(link, true);
+  REQUIRE(named.ok());
+  REQUIRE(named->fd() >= 0);
+  const Result<dump::DumpFiles> result = dump::WriteDump(testing::MakeRankDump(0, 2), *named);
   REQUIRE(result.ok());
-  const std::string name = result.json_path.substr(result.json_path.rfind('/') + 1);
+  const std::string name = result->json_path.substr(result->json_path.rfind('/') + 1);
   CHECK(access((real + "/" + name).c_str(), F_OK) == 0);
 }

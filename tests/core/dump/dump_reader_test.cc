@@ -5,6 +5,7 @@
 #include "core/dump/dump_json.h"
 #include "core/dump/dump_reader.h"
 #include "core/dump/dump_writer.h"
+#include "core/dump/replay_json.h"
 #include "tests/core/analyze/crafted_job.h"
 #include "tests/core/dump/temp_dir.h"
 
@@ -17,10 +18,9 @@ std::string ValidDumpText() { return dump::ToJson(testing::MakeRankDump(0, 2)).d
 // The reader's error for a file with `contents`; fails the test if the file is accepted.
 std::string ErrorFor(const testing::TempDir& dir, const std::string& contents) {
   dir.Write("bad.json", contents);
-  dump::RankDump out;
-  std::string error;
-  bool ok = dump::ReadDumpFile(dir.File("bad.json"), &out, &error);
-  CHECK_FALSE(ok);
+  const Result<dump::RankDump> read = dump::ReadDumpFile(dir.File("bad.json"));
+  REQUIRE_FALSE(read.ok());
+  const std::string& error = read.error().message();
   CHECK(error.find('\n') == std::string::npos);
   CHECK(error.rfind(dir.File("bad.json"), 0) == 0);
   return error;
@@ -69,6 +69,13 @@ TEST_CASE("bad dump files give a one-line error naming the problem", "[dump][rea
   CHECK(Contains(ErrorFor(dir, bad_hash.dump()), "comms[0].comm' must be a hex string"));
 
   CHECK(Contains(ErrorFor(dir, std::string(100000, '[')), "not valid JSON"));
+
+  // A number no double holds is not a syntax error: nlohmann says so itself.
+  nlohmann::json overflow = nlohmann::json::parse(valid);
+  std::string overflow_text = overflow.dump();
+  overflow_text.replace(overflow_text.find("\"world_size\":2"), 14, "\"world_size\":1e400");
+  CHECK(Contains(ErrorFor(dir, overflow_text),
+                 ": unreadable dump: [json.exception.out_of_range.406] number overflow parsing '1e400'"));
 }
 
 TEST_CASE("reading a directory finds dumps recursively and sorts out the bad ones", "[dump][reader]") {
@@ -81,16 +88,58 @@ TEST_CASE("reading a directory finds dumps recursively and sorts out the bad one
   dir.Write("notes.txt", "not json, not read");
   dir.Write("broken.json", "{\"schema\": \"ncclwatch.dump\", ");
 
-  dump::DumpSet set = dump::ReadDumpDir(dir.path());
-  CHECK(set.error.empty());
+  dump::DumpSet set = dump::ReadDumpDir(dir.path()).value();
   CHECK(set.dumps.size() == 2);
   REQUIRE(set.rejected.size() == 1);
   CHECK(set.rejected[0].path == dir.File("broken.json"));
 }
 
 TEST_CASE("a missing directory or a file given as directory is a directory-level error", "[dump][reader]") {
-  CHECK(dump::ReadDumpDir("/nonexistent/dumps").error == "/nonexistent/dumps: no such directory");
+  CHECK(dump::ReadDumpDir("/nonexistent/dumps").error().why == "/nonexistent/dumps: no such directory");
   testing::TempDir dir;
   dir.Write("f.json", "{}");
-  CHECK(dump::ReadDumpDir(dir.File("f.json")).error == dir.File("f.json") + ": not a directory");
+  CHECK(dump::ReadDumpDir(dir.File("f.json")).error().why == dir.File("f.json") + ": not a directory");
+}
+
+TEST_CASE("replays, captured records and a replay verdict read back; the newest 256 replays are kept",
+          "[dump][reader][replays]") {
+  testing::TempDir dir;
+  dump::RankDump d = testing::MakeRankDump(0, 2);
+  REQUIRE_FALSE(d.comms.empty());
+  d.verdict.kind = detect::VerdictKind::kReplayHang;
+  d.verdict.graph_label = "graph [AllReduce from #2 on comm 0xc0ffee]";
+  detect::RecordFacts captured;
+  captured.seq = 2;
+  captured.op = "AllReduce";
+  captured.captured = true;
+  d.comms[0].records.push_back(captured);
+  d.comms[0].replays_dropped = 3;
+  // 600 replays: the reader drops the oldest 344 (kMaxReplaysPerComm is 256), counting them.
+  for (uint64_t n = 1; n <= 600; ++n) {
+    detect::ReplayFacts r;
+    r.graph = 0xabc;
+    r.replay = n;
+    r.first_seq = 2;
+    r.ops = 9;
+    r.op_names = {"AllReduce", "AllReduce", "AllReduce", "AllReduce", "AllReduce", "AllReduce", "AllReduce",
+                  "AllReduce", "AllReduce"};  // one more than the writer keeps
+    r.complete_ns = n < 600 ? 1000 + n : 0;
+    d.comms[0].replays.push_back(r);
+  }
+  dir.Write("replays.json", dump::ToJson(d).dump());
+  const Result<dump::RankDump> read = dump::ReadDumpFile(dir.File("replays.json"));
+  REQUIRE(read.ok());
+  const detect::CommFacts& c = read.value().comms[0];
+  CHECK(read.value().verdict.kind == detect::VerdictKind::kReplayHang);
+  CHECK(read.value().verdict.graph_label == "graph [AllReduce from #2 on comm 0xc0ffee]");
+  REQUIRE(c.records.size() == 1);
+  CHECK(c.records[0].captured);
+  REQUIRE(c.replays.size() == dump::kMaxReplaysPerComm);
+  CHECK(c.replays.front().replay == 600 - dump::kMaxReplaysPerComm + 1);
+  CHECK(c.replays.back().replay == 600);
+  CHECK(c.replays.back().complete_ns == 0);
+  CHECK(c.replays.back().graph == 0xabc);
+  CHECK(c.replays.back().ops == 9);
+  CHECK(c.replays.back().op_names.size() == 8);
+  CHECK(c.replays_dropped == 3 + 600 - dump::kMaxReplaysPerComm);
 }

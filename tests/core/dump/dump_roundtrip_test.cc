@@ -13,6 +13,7 @@
 #include "core/dump/dump_writer.h"
 #include "core/dump/process_facts.h"
 #include "tests/core/analyze/crafted_job.h"
+#include "tests/core/dump/read_back.h"
 #include "tests/core/dump/temp_dir.h"
 
 using namespace ncclwatch;
@@ -29,7 +30,7 @@ dump::RankDump FullDump() {
   d.verdict.op = "AllReduce";
   d.verdict.culprit_ranks = {3};
   d.verdict.other_ranks = {0, 1, 2};
-  d.verdict.since_mono_ns = 123456789;
+  d.verdict.since_ns = 123456789;
   d.verdict.summary = "rank 3 never joined #12 — \"quoted\"";
   d.verdict.partial = true;
   d.environment.nccl_env = {{"NCCL_DEBUG", "INFO"}, {"NCCL_SOCKET_IFNAME", "eth0"}};
@@ -50,15 +51,12 @@ dump::RankDump FullDump() {
 TEST_CASE("a dump survives write and read unchanged", "[dump]") {
   testing::TempDir dir;
   dump::RankDump original = FullDump();
-  dump::WriteResult written = dump::WriteDump(original, dir.path());
+  Result<dump::DumpFiles> written = dump::WriteDump(original, dir.path());
   REQUIRE(written.ok());
-  CHECK(written.json_path == dir.File("rank3-node0-1003-inc1.json"));
-  CHECK(written.text_path == dir.File("rank3-node0-1003-inc1.txt"));
+  CHECK(written->json_path == dir.File("rank3-node0-1003-inc1.json"));
+  CHECK(written->text_path == dir.File("rank3-node0-1003-inc1.txt"));
 
-  dump::RankDump read;
-  std::string error;
-  REQUIRE(dump::ReadDumpFile(written.json_path, &read, &error));
-  CHECK(error.empty());
+  const dump::RankDump read = testing::ReadBack(written->json_path);
   CHECK(dump::ToJson(read) == dump::ToJson(original));
   // Spot checks on fields the analyzer depends on, independent of ToJson.
   CHECK(read.verdict.comm_hash == UINT64_MAX);
@@ -83,11 +81,9 @@ TEST_CASE("exit evidence survives write and read: a gone process's dump written 
   original.written_by = dump::DumpWriter{2002, "node0", 2};
   original.comms[0].lifecycle = detect::CommLifecycle::kDestroyed;
   original.comms[0].untracked_ops = 5;
-  const dump::WriteResult written = dump::WriteDump(original, dir.path());
+  const Result<dump::DumpFiles> written = dump::WriteDump(original, dir.path());
   REQUIRE(written.ok());
-  dump::RankDump read;
-  std::string error;
-  REQUIRE(dump::ReadDumpFile(written.json_path, &read, &error));
+  const dump::RankDump read = testing::ReadBack(written->json_path);
   CHECK(read.version == dump::kSchemaVersion);
   CHECK_FALSE(read.process.alive);
   CHECK(read.process.exit.recorded);
@@ -97,7 +93,7 @@ TEST_CASE("exit evidence survives write and read: a gone process's dump written 
   CHECK(read.written_by.global_rank == 2);
   CHECK(read.comms.at(0).left());
   CHECK(read.comms.at(0).untracked_ops == 5);
-  std::ifstream in(written.text_path);
+  std::ifstream in(written->text_path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(text.find("process GONE: fatal signal 6") != std::string::npos);
   CHECK(text.find("written on its behalf by rank 2 pid 2002") != std::string::npos);
@@ -109,11 +105,9 @@ TEST_CASE("the attempt and derived communicators survive write and read; older d
   dump::RankDump original = FullDump();
   original.process.attempt = detect::Attempt{1, -1};
   original.comms[0].derived = true;
-  const dump::WriteResult written = dump::WriteDump(original, dir.path());
+  const Result<dump::DumpFiles> written = dump::WriteDump(original, dir.path());
   REQUIRE(written.ok());
-  dump::RankDump read;
-  std::string error;
-  REQUIRE(dump::ReadDumpFile(written.json_path, &read, &error));
+  const dump::RankDump read = testing::ReadBack(written->json_path);
   CHECK(read.process.attempt == detect::Attempt{1, -1});
   CHECK(read.comms.at(0).derived);
 
@@ -122,16 +116,16 @@ TEST_CASE("the attempt and derived communicators survive write and read; older d
   for (auto& c : old["comms"]) c.erase("derived");
   const std::string path = dir.File("old.json");
   std::ofstream(path) << old.dump();
-  dump::RankDump without;
-  REQUIRE(dump::ReadDumpFile(path, &without, &error));
+  const dump::RankDump without = testing::ReadBack(path);
   CHECK_FALSE(without.process.attempt.known());
   CHECK_FALSE(without.comms.at(0).derived);
 
   nlohmann::json bad = dump::ToJson(original);
   bad["process"]["attempt"]["restart"] = -5;
   std::ofstream(dir.File("bad.json")) << bad.dump();
-  dump::RankDump rejected;
-  CHECK_FALSE(dump::ReadDumpFile(dir.File("bad.json"), &rejected, &error));
+  const Result<dump::RankDump> rejected = dump::ReadDumpFile(dir.File("bad.json"));
+  REQUIRE_FALSE(rejected.ok());
+  CHECK(rejected.error().message().find("field 'process.attempt' is out of range") != std::string::npos);
 }
 
 TEST_CASE("a version 1 dump still reads: its process was alive and left no communicator", "[dump]") {
@@ -145,9 +139,7 @@ TEST_CASE("a version 1 dump still reads: its process was alive and left no commu
   }
   const std::string path = dir.File("v1.json");
   std::ofstream(path) << v1.dump();
-  dump::RankDump read;
-  std::string error;
-  REQUIRE(dump::ReadDumpFile(path, &read, &error));
+  const dump::RankDump read = testing::ReadBack(path);
   CHECK(read.version == 1);
   CHECK(read.process.alive);
   CHECK_FALSE(read.process.exit.recorded);
@@ -158,9 +150,9 @@ TEST_CASE("a version 1 dump still reads: its process was alive and left no commu
 
 TEST_CASE("the text companion names the verdict and the stuck collective", "[dump]") {
   testing::TempDir dir;
-  dump::WriteResult written = dump::WriteDump(FullDump(), dir.path());
+  Result<dump::DumpFiles> written = dump::WriteDump(FullDump(), dir.path());
   REQUIRE(written.ok());
-  std::ifstream in(written.text_path);
+  std::ifstream in(written->text_path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(text.find("verdict straggler") != std::string::npos);
   CHECK(text.find("#12 AllReduce") != std::string::npos);
@@ -182,12 +174,12 @@ TEST_CASE("hex comm hashes parse strictly", "[dump]") {
   nlohmann::json doc = dump::ToJson(d);
   CHECK(doc["comms"][0]["comm"] == "0xabc");
   doc["comms"][0]["comm"] = "0xFFFFFFFFFFFFFFFF";
-  CHECK(dump::FromJson(doc).comms[0].comm_hash == UINT64_MAX);
+  CHECK(dump::ParseDump(doc.dump()).value().comms[0].comm_hash == UINT64_MAX);
   doc["comms"][0]["comm"] = "0x1f";
-  CHECK(dump::FromJson(doc).comms[0].comm_hash == 0x1fu);
+  CHECK(dump::ParseDump(doc.dump()).value().comms[0].comm_hash == 0x1fu);
   for (const char* bad : {"1f", "0x", "0x1g", "0x11112222333344445"}) {
     doc["comms"][0]["comm"] = bad;
-    CHECK_THROWS_AS(dump::FromJson(doc), dump::JsonFormatError);
+    CHECK_FALSE(dump::ParseDump(doc.dump()).ok());
   }
 }
 
@@ -237,7 +229,7 @@ TEST_CASE("collectives and P2P ops share one records list on disk, in issue orde
   std::vector<std::string> ops;
   for (const auto& r : doc["comms"][0]["records"]) ops.push_back(r["op"]);
   CHECK(ops == std::vector<std::string>{"AllReduce", "AllReduce", "Send", "AllReduce"});
-  const dump::RankDump read = dump::FromJson(doc);
+  const dump::RankDump read = dump::ParseDump(doc.dump()).value();
   CHECK(read.comms[0].records.size() == 3);
   REQUIRE(read.comms[0].p2p_records.size() == 1);
   CHECK(read.comms[0].p2p_records[0].peer == 1);
@@ -249,15 +241,13 @@ TEST_CASE("framework seqs survive write and read; a dump without them reads them
   dump::RankDump original = FullDump();
   for (detect::RecordFacts& r : original.comms.at(0).records) r.framework_seq = r.seq - 1;  // DDP: #N = FR + 1
   original.verdict.framework_seq = 11;
-  const dump::WriteResult written = dump::WriteDump(original, dir.path());
+  const Result<dump::DumpFiles> written = dump::WriteDump(original, dir.path());
   REQUIRE(written.ok());
-  dump::RankDump read;
-  std::string error;
-  REQUIRE(dump::ReadDumpFile(written.json_path, &read, &error));
+  const dump::RankDump read = testing::ReadBack(written->json_path);
   CHECK(read.verdict.framework_seq == 11);
   CHECK(read.comms.at(0).records.at(11).seq == 12);
   CHECK(read.comms.at(0).records.at(11).framework_seq == 11);
-  std::ifstream in(written.text_path);
+  std::ifstream in(written->text_path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(text.find("#12 AllReduce (framework seq 11) culprits") != std::string::npos);  // the verdict
   CHECK(text.find("  #12 AllReduce (framework seq 11) count=") != std::string::npos);  // the record
@@ -270,8 +260,7 @@ TEST_CASE("framework seqs survive write and read; a dump without them reads them
   }
   const std::string path = dir.File("old.json");
   std::ofstream(path) << old.dump();
-  dump::RankDump without;
-  REQUIRE(dump::ReadDumpFile(path, &without, &error));
+  const dump::RankDump without = testing::ReadBack(path);
   CHECK(without.verdict.framework_seq == 0);
   CHECK(without.comms.at(0).records.at(11).framework_seq == 0);
   const std::string old_text = dump::RenderDumpText(without);

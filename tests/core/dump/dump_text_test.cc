@@ -68,7 +68,7 @@ TEST_CASE("the text dump escapes control characters in every string", "[dump][te
 
 TEST_CASE("the JSON dump keeps hostile strings exact", "[dump][text]") {
   const dump::RankDump d = DumpWithHostileStrings();
-  const dump::RankDump read = dump::FromJson(nlohmann::json::parse(dump::ToJson(d).dump()));
+  const dump::RankDump read = dump::ParseDump(dump::ToJson(d).dump()).value();
   CHECK(read.verdict.summary == kHostile);
   CHECK(read.threads[0].name == kHostile);
   CHECK(read.process.cmdline == std::vector<std::string>{kHostile});
@@ -82,7 +82,7 @@ TEST_CASE("a record's call site is written only when known (NCCLWATCH_CALL_SITES
   for (const auto& r : off["comms"][0]["records"]) CHECK_FALSE(r.contains("call_site"));
   CHECK(dump::RenderDumpText(d).find("issued at") == std::string::npos);
   d.comms[0].records[0].call_site = "/job/train.py:88 in step";
-  const dump::RankDump read = dump::FromJson(nlohmann::json::parse(dump::ToJson(d).dump()));
+  const dump::RankDump read = dump::ParseDump(dump::ToJson(d).dump()).value();
   CHECK(read.comms[0].records[0].call_site == "/job/train.py:88 in step");
   CHECK(dump::RenderDumpText(d).find(", issued at /job/train.py:88 in step\n") != std::string::npos);
 }

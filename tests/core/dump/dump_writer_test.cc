@@ -8,8 +8,9 @@
 
 #include "core/dump/dump_reader.h"
 #include "core/dump/dump_writer.h"
-#include "tests/core/analyze/crafted_job.h"
 #include "tests/catch_skip.h"
+#include "tests/core/analyze/crafted_job.h"
+#include "tests/core/dump/read_back.h"
 #include "tests/core/dump/temp_dir.h"
 
 using namespace ncclwatch;
@@ -65,11 +66,10 @@ TEST_CASE("a full disk (injected ENOSPC) leaves no file at all", "[dump][writer]
   g_written = 0;
   dump::WriteHooks hooks;
   hooks.write = WriteUntilFull;
-  dump::WriteResult result = dump::WriteDump(BigDump(), dir.path(), hooks);
+  Result<dump::DumpFiles> result = dump::WriteDump(BigDump(), dir.path(), hooks);
   CHECK_FALSE(result.ok());
-  CHECK(result.error == ENOSPC);
-  CHECK(result.message.find("No space left on device") != std::string::npos);
-  CHECK(result.json_path.empty());
+  CHECK(result.error().error_number() == ENOSPC);
+  CHECK(result.error().message().find("No space left on device") != std::string::npos);
   CHECK(dir.Entries().empty());
 }
 
@@ -77,8 +77,8 @@ TEST_CASE("a full disk (injected ENOSPC) leaves no file at all", "[dump][writer]
 TEST_CASE("a real full tmpfs gives ENOSPC and leaves no partial file", "[.root][dump_writer_full_tmpfs]") {
   TinyFilesystem fs;
   testing::SkipUnless(fs.mounted(), "mounting a tmpfs needs root (CAP_SYS_ADMIN)");
-  dump::WriteResult result = dump::WriteDump(BigDump(), fs.dir().path());
-  CHECK(result.error == ENOSPC);
+  Result<dump::DumpFiles> result = dump::WriteDump(BigDump(), fs.dir().path());
+  CHECK(result.error().error_number() == ENOSPC);
   CHECK(fs.dir().Entries().empty());
   // A small dump still fits afterwards: the failed attempt freed its space.
   dump::RankDump small = testing::MakeRankDump(2, 8);
@@ -89,20 +89,20 @@ TEST_CASE("a failing fsync is reported and removes the temporary", "[dump][write
   testing::TempDir dir;
   dump::WriteHooks hooks;
   hooks.fsync = FsyncFails;
-  dump::WriteResult result = dump::WriteDump(testing::MakeRankDump(0, 2), dir.path(), hooks);
-  CHECK(result.error == EIO);
+  Result<dump::DumpFiles> result = dump::WriteDump(testing::MakeRankDump(0, 2), dir.path(), hooks);
+  CHECK(result.error().error_number() == EIO);
   CHECK(dir.Entries().empty());
 }
 
 TEST_CASE("an unwritable or missing directory is an error status, not an exception", "[dump][writer]") {
-  dump::WriteResult missing = dump::WriteDump(testing::MakeRankDump(0, 2), "/nonexistent/ncclwatch/dumps");
-  CHECK(missing.error == ENOENT);
-  CHECK(missing.message.find("/nonexistent/ncclwatch/dumps") != std::string::npos);
-  CHECK(missing.message.find('\n') == std::string::npos);
+  Result<dump::DumpFiles> missing = dump::WriteDump(testing::MakeRankDump(0, 2), "/nonexistent/ncclwatch/dumps");
+  CHECK(missing.error().error_number() == ENOENT);
+  CHECK(missing.error().message().find("/nonexistent/ncclwatch/dumps") != std::string::npos);
+  CHECK(missing.error().message().find('\n') == std::string::npos);
   testing::TempDir dir;
   dir.Write("file", "x");
-  dump::WriteResult not_dir = dump::WriteDump(testing::MakeRankDump(0, 2), dir.File("file"));
-  CHECK(not_dir.error == ENOTDIR);
+  Result<dump::DumpFiles> not_dir = dump::WriteDump(testing::MakeRankDump(0, 2), dir.File("file"));
+  CHECK(not_dir.error().error_number() == ENOTDIR);
 }
 
 TEST_CASE("rewriting a dump replaces it whole", "[dump][writer]") {
@@ -111,11 +111,9 @@ TEST_CASE("rewriting a dump replaces it whole", "[dump][writer]") {
   testing::Issue(d, 5, 5);
   REQUIRE(dump::WriteDump(d, dir.path()).ok());
   testing::Issue(d, 9, 8);
-  dump::WriteResult second = dump::WriteDump(d, dir.path());
+  Result<dump::DumpFiles> second = dump::WriteDump(d, dir.path());
   REQUIRE(second.ok());
-  dump::RankDump read;
-  std::string error;
-  REQUIRE(dump::ReadDumpFile(second.json_path, &read, &error));
+  const dump::RankDump read = testing::ReadBack(second->json_path);
   CHECK(read.comms.at(0).last_enqueued_seq == 9);
   CHECK(dir.Entries().size() == 2);  // .json and .txt, no temporaries
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <optional>
 #include <string>
 
 #include "core/dump/dump_reader.h"
@@ -23,9 +24,15 @@ dump::Resolution StampedNoteOf(const dump::RankDump& d) {
   return note;
 }
 
-dump::ResolutionRead ReadNote(const std::string& path, std::string* error) {
-  dump::Resolution ignored;
-  return dump::ReadResolutionFile(path, &ignored, error);
+enum class NoteRead { kAbsent, kRead, kInvalid };
+
+NoteRead ReadNote(const std::string& path, std::string* error) {
+  const Result<std::optional<dump::Resolution>> read = dump::ReadResolutionFile(path);
+  if (!read.ok()) {
+    *error = read.error().message();
+    return NoteRead::kInvalid;
+  }
+  return *read ? NoteRead::kRead : NoteRead::kAbsent;
 }
 
 }  // namespace
@@ -49,9 +56,10 @@ TEST_CASE("a note is named after its dump and reads back as written", "[resoluti
   REQUIRE(::stat(path.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
 
-  dump::Resolution back;
-  std::string error;
-  REQUIRE(dump::ReadResolutionFile(path, &back, &error) == dump::ResolutionRead::kRead);
+  const Result<std::optional<dump::Resolution>> read = dump::ReadResolutionFile(path);
+  REQUIRE(read.ok());
+  REQUIRE(read->has_value());
+  const dump::Resolution& back = **read;
   CHECK(back.incident_id == d.incident.id);
   CHECK(back.pid == d.process.pid);
   CHECK(back.global_rank == 3);
@@ -85,8 +93,7 @@ TEST_CASE("dump readers never see notes", "[resolution]") {
   dump::RankDump d = testing::MakeRankDump(0, 2);
   REQUIRE(dump::WriteDump(d, dir.path()).ok());
   REQUIRE(dump::WriteResolution(StampedNoteOf(d), dump::ResolutionPathFor(d, dir.path())).ok());
-  const dump::DumpSet set = dump::ReadDumpDir(dir.path());
-  CHECK(set.error.empty());
+  const dump::DumpSet set = dump::ReadDumpDir(dir.path()).value();
   CHECK(set.dumps.size() == 1);
   CHECK(set.rejected.empty());
 }
@@ -94,7 +101,7 @@ TEST_CASE("dump readers never see notes", "[resolution]") {
 TEST_CASE("a missing note is absent, a bad one invalid with a one-line reason", "[resolution]") {
   testing::TempDir dir;
   std::string error;
-  CHECK(ReadNote(dir.File("none.resolved"), &error) == dump::ResolutionRead::kAbsent);
+  CHECK(ReadNote(dir.File("none.resolved"), &error) == NoteRead::kAbsent);
 
   const dump::RankDump d = testing::MakeRankDump(0, 2);
   REQUIRE(dump::WriteResolution(StampedNoteOf(d), dir.File("good.resolved")).ok());
@@ -121,12 +128,14 @@ TEST_CASE("a missing note is absent, a bad one invalid with a one-line reason", 
                         Case{"bad_time", R"({"schema":"ncclwatch.resolution","version":1,"incident":"i",)"
                                          R"("pid":4,"global_rank":0,"host":"h","resolved_mono_ns":"soon"})",
                              "'resolved_mono_ns'"},
+                        Case{"overflow", R"({"schema":"ncclwatch.resolution","version":1e400})",
+                             "unreadable resolution note"},
                         Case{"big", big, "too large"}}) {
     INFO(c.name);
     const std::string path = dir.File(std::string(c.name) + ".resolved");
     dir.Write(std::string(c.name) + ".resolved", c.contents);
     error.clear();
-    CHECK(ReadNote(path, &error) == dump::ResolutionRead::kInvalid);
+    CHECK(ReadNote(path, &error) == NoteRead::kInvalid);
     CHECK(error.rfind(path + ": ", 0) == 0);
     CHECK(error.find(c.reason) != std::string::npos);
     CHECK(error.find('\n') == std::string::npos);
@@ -134,10 +143,10 @@ TEST_CASE("a missing note is absent, a bad one invalid with a one-line reason", 
 
   // Never through a symlink, never a directory or FIFO (and opening one never blocks).
   REQUIRE(::symlink(dir.File("good.resolved").c_str(), dir.File("link.resolved").c_str()) == 0);
-  CHECK(ReadNote(dir.File("link.resolved"), &error) == dump::ResolutionRead::kInvalid);
+  CHECK(ReadNote(dir.File("link.resolved"), &error) == NoteRead::kInvalid);
   REQUIRE(::mkdir(dir.File("dir.resolved").c_str(), 0700) == 0);
-  CHECK(ReadNote(dir.File("dir.resolved"), &error) == dump::ResolutionRead::kInvalid);
+  CHECK(ReadNote(dir.File("dir.resolved"), &error) == NoteRead::kInvalid);
   REQUIRE(::mkfifo(dir.File("fifo.resolved").c_str(), 0600) == 0);
-  CHECK(ReadNote(dir.File("fifo.resolved"), &error) == dump::ResolutionRead::kInvalid);
+  CHECK(ReadNote(dir.File("fifo.resolved"), &error) == NoteRead::kInvalid);
   CHECK(error.find("not a regular file") != std::string::npos);
 }

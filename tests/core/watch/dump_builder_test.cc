@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/core/dump/read_back.h"
 #include "tests/core/dump/temp_dir.h"
 #include "core/dump/dump_reader.h"
 #include "core/dump/dump_writer.h"
@@ -28,15 +29,34 @@ detect::Verdict StragglerVerdict() {
   return v;
 }
 
-TEST_CASE("the local verdict keeps what the detector said", "[builder]") {
-  const dump::LocalVerdict v = ToLocalVerdict(StragglerVerdict());
+TEST_CASE("a dump keeps the detector's verdict: the subset its file holds, the rest reads back empty", "[builder]") {
+  detect::Verdict full = StragglerVerdict();
+  full.comm_name = "world";
+  full.nranks = 4;
+  full.rank_evidence.resize(3);
+  full.notes = {"a note"};
+  dump::RankDump d;
+  d.incident.id = "straggler-0xfeed-3";
+  d.process.host = "hostA";
+  d.process.pid = 321;
+  d.verdict = full;
+  testing::TempDir dir;
+  const Result<dump::DumpFiles> written = dump::WriteDump(d, dir.path());
+  REQUIRE(written.ok());
+  const dump::RankDump back = testing::ReadBack(written->json_path);
+  const detect::Verdict& v = back.verdict;
   CHECK(v.kind == detect::VerdictKind::kStraggler);
   CHECK(v.comm_hash == 0xfeed);
   CHECK(v.seq == 3);
   CHECK(v.op == "AllReduce");
   CHECK(v.culprit_ranks == std::vector<int>{2});
   CHECK(v.other_ranks == std::vector<int>{0, 1});
-  CHECK(v.since_mono_ns == 3'000'000'000ull);
+  CHECK(v.since_ns == 3'000'000'000ull);
+  CHECK(v.summary == full.summary);
+  CHECK(v.comm_name.empty());
+  CHECK(v.nranks == 0);
+  CHECK(v.rank_evidence.empty());
+  CHECK(v.notes.empty());
 }
 
 TEST_CASE("a verdict from a trigger file names who asked", "[builder]") {
@@ -50,14 +70,14 @@ TEST_CASE("a verdict from a trigger file names who asked", "[builder]") {
   t.pid = 77;
   t.verdict.culprit_ranks = {3};
   t.verdict.partial = true;
-  const dump::LocalVerdict v = ToLocalVerdict(t);
+  const detect::Verdict v = VerdictOfTrigger(t);
   CHECK(v.kind == detect::VerdictKind::kCollectiveHang);
   CHECK(v.seq == 9);
   CHECK(v.culprit_ranks == std::vector<int>{3});
   CHECK(v.partial);
   CHECK(v.summary.find("node3:77") != std::string::npos);
-  t.verdict.kind = std::nullopt;  // read from a file with a kind this version does not know
-  CHECK(ToLocalVerdict(t).kind == detect::VerdictKind::kNone);
+  t.verdict.kind = detect::VerdictKind::kUnknown;  // read from a file with a kind this version does not know
+  CHECK(VerdictOfTrigger(t).kind == detect::VerdictKind::kNone);
 }
 
 TEST_CASE("published state fills ranks, device, comms, last records and host syncs", "[builder]") {
@@ -138,16 +158,14 @@ TEST_CASE("a built dump is a valid dump for the reader", "[builder]") {
   dump::RankDump d;
   d.incident.id = "straggler-0xfeed-3";
   d.incident.trigger = "local";
-  d.verdict = ToLocalVerdict(StragglerVerdict());
+  d.verdict = StragglerVerdict();
   d.process.host = "hostA";
   d.process.pid = 321;
   AddPublishedState(ProcessFactsFromSnapshot(self, 64), &d);
   testing::TempDir dir;
-  const dump::WriteResult written = dump::WriteDump(d, dir.path());
+  const Result<dump::DumpFiles> written = dump::WriteDump(d, dir.path());
   REQUIRE(written.ok());
-  dump::RankDump back;
-  std::string error;
-  REQUIRE(dump::ReadDumpFile(written.json_path, &back, &error));
+  const dump::RankDump back = testing::ReadBack(written->json_path);
   CHECK(back.verdict.kind == detect::VerdictKind::kStraggler);
   CHECK(back.verdict.culprit_ranks == std::vector<int>{2});
   CHECK(back.comms.size() == 1);
@@ -210,9 +228,9 @@ TEST_CASE("gone processes sharing a communicator get a dump on their behalf; oth
   CHECK_FALSE(k.comms.at(0).left());
 
   testing::TempDir dir;  // the file is the gone process's, not the writer's
-  const dump::WriteResult written = dump::WriteDump(e, dir.path());
+  const Result<dump::DumpFiles> written = dump::WriteDump(e, dir.path());
   REQUIRE(written.ok());
-  CHECK(written.json_path == dir.File("rank2-hostA-102-rank_exited-0xfeed-5.json"));
+  CHECK(written->json_path == dir.File("rank2-hostA-102-rank_exited-0xfeed-5.json"));
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ TEST_CASE("the incident line is README.md's example, byte for byte", "[incident_
   detect::Verdict v = MakeVerdict(detect::VerdictKind::kStraggler, 0x2dcbbede61718efd, 23, "Broadcast");
   v.framework_seq = 23;  // ddp_loop issues no groups
   v.culprit_ranks = {2};
-  v.ranks = {Rank(0, 0), Rank(1, 1), Rank(2, 2), Rank(3, 3)};
+  v.rank_evidence = {Rank(0, 0), Rank(1, 1), Rank(2, 2), Rank(3, 3)};
   const std::string related = watch::RelatedText(
       {MakeVerdict(detect::VerdictKind::kStraggler, 0x50c7f0b087597865, 21, "AllReduce"),
        MakeVerdict(detect::VerdictKind::kCollectiveHang, 0xf34599e59d2ef07e, 21, "AllReduce")});
@@ -62,17 +62,32 @@ TEST_CASE("the incident line is README.md's example, byte for byte", "[incident_
 TEST_CASE("culprits are global ranks, with the communicator rank when it differs", "[incident_line]") {
   detect::Verdict v = MakeVerdict(detect::VerdictKind::kStraggler, 0xab, 3, "AllReduce");
   v.culprit_ranks = {1, 3};
-  v.ranks = {Rank(0, 4), Rank(1, 5), Rank(2, 2)};  // comm rank 3 has no facts here
+  v.rank_evidence = {Rank(0, 4), Rank(1, 5), Rank(2, 2)};  // comm rank 3 has no facts here
   CHECK(watch::IncidentLine(kOrigin, v, "", "/d", true) ==
         "vm:11510:11512 [rank 1] NCCLWATCH WARN straggler comm 0xab #3 AllReduce culprit ranks "
         "[5 (comm rank 1),comm rank 3]; dumps in /d; next: ncclwatch analyze /d");
+}
+
+TEST_CASE("one process driving several culprit ranks is named once, with its ranks and devices", "[incident_line]") {
+  detect::Verdict v = MakeVerdict(detect::VerdictKind::kStraggler, 0xabc, 7, "AllReduce");
+  v.culprit_ranks = {0, 1, 3};
+  for (int r = 0; r < 4; ++r) {
+    detect::RankEvidence e = Rank(r, r < 2 ? 0 : r);  // ranks 0-1: one process, global rank 0
+    e.pid = r < 2 ? 28891 : 30000 + r;
+    e.host = "vm";
+    e.device = r;
+    v.rank_evidence.push_back(e);
+  }
+  const std::string line = watch::IncidentLine({"vm", 1, 2, 2}, v, "", "/d", true);
+  CHECK(line.find("culprit ranks [process vm:28891 (rank 0) driving comm ranks 0-1, devices 0-1,3]") !=
+        std::string::npos);
 }
 
 TEST_CASE("the framework's sequence number follows the op when known", "[incident_line]") {
   detect::Verdict v = MakeVerdict(detect::VerdictKind::kStraggler, 0xab, 26, "AllReduce");
   v.framework_seq = 25;
   v.culprit_ranks = {1};
-  v.ranks = {Rank(1, 1)};
+  v.rank_evidence = {Rank(1, 1)};
   CHECK(watch::IncidentLine(kOrigin, v, "", "/d", true) ==
         "vm:11510:11512 [rank 1] NCCLWATCH WARN straggler comm 0xab #26 AllReduce (framework seq 25) culprit ranks "
         "[1]; dumps in /d; next: ncclwatch analyze /d");
@@ -95,7 +110,7 @@ TEST_CASE("a host whose ranks all joined names the remote ranks it waits for", "
 TEST_CASE("a dump that failed says so and offers nothing to analyze", "[incident_line]") {
   detect::Verdict v = MakeVerdict(detect::VerdictKind::kStraggler, 0xab, 3, "AllReduce");
   v.culprit_ranks = {0};
-  v.ranks = {Rank(0, 0)};
+  v.rank_evidence = {Rank(0, 0)};
   const std::string line = watch::IncidentLine(kOrigin, v, "related: x", "/d", false);
   CHECK(line == "vm:11510:11512 [rank 1] NCCLWATCH WARN straggler comm 0xab #3 AllReduce culprit ranks "
                 "[0]; dump FAILED, dir /d (related: x)");

@@ -22,9 +22,9 @@ constexpr uint64_t kComm = 0xabc;
 constexpr int kSelf = 100;
 constexpr int kPeer = 101;
 
-dump::LocalVerdict VerdictOf(const std::string& kind, uint64_t seq) {
-  dump::LocalVerdict v;
-  v.kind = detect::ParseVerdictKind(kind);
+detect::Verdict VerdictOf(const std::string& kind, uint64_t seq) {
+  detect::Verdict v;
+  v.kind = detect::ParseVerdictKind(kind).value_or(detect::VerdictKind::kUnknown);
   v.comm_hash = kComm;
   v.seq = seq;
   v.op = seq ? "AllReduce" : "init";

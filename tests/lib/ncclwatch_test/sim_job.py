@@ -212,7 +212,7 @@ def check_analysis(report, kind, comm, seq, op, culprits):
     assert v.get("seq") == seq, f"analyze seq {v.get('seq')}, expected {seq}"
     if op is not None:
         assert v.get("op") == op, f"analyze op {v.get('op')}, expected {op}"
-    assert sorted(v.get("ranks", [])) == sorted(culprits), f"analyze culprits {v.get('ranks')}, expected {culprits}"
+    assert sorted(v.get("culprit_ranks", [])) == sorted(culprits), f"analyze culprits {v.get('culprit_ranks')}, expected {culprits}"
 
 
 def check_python_data_loader_stall(culprit):

@@ -99,7 +99,7 @@ TEST_CASE("analyze --json follows the documented schema", "[cli][analyze]") {
   CHECK(report["verdict"]["comm"] == "0xfeedface12345678");
   CHECK(report["verdict"]["seq"] == 10);
   CHECK(report["verdict"]["op"] == "AllReduce");
-  CHECK(report["verdict"]["ranks"] == json::array({3}));
+  CHECK(report["verdict"]["culprit_ranks"] == json::array({3}));
   CHECK(report["hosts"] == json::array({"node0", "node1"}));
   CHECK(report["hints"][0]["id"] == "data_loading");
 }
@@ -114,7 +114,7 @@ TEST_CASE("analyze exits 0 when nothing is stuck", "[cli][analyze]") {
   CHECK(j.exit_status == 0);
   const json report = json::parse(j.out);
   CHECK(report["verdict"]["kind"] == "none");
-  CHECK(report["verdict"]["ranks"] == json::array());
+  CHECK(report["verdict"]["culprit_ranks"] == json::array());
   CHECK(report["dumps_read"] == 4);
 }
 
@@ -181,7 +181,7 @@ TEST_CASE("bad files next to good dumps are listed and the analysis goes on", "[
   const json report = json::parse(j.out);
   CHECK(report["verdict"]["kind"] == "straggler");
   CHECK(report["verdict"]["seq"] == 10);
-  CHECK(report["verdict"]["ranks"] == json::array({3}));
+  CHECK(report["verdict"]["culprit_ranks"] == json::array({3}));
   CHECK(report["dumps_read"] == 8);
   REQUIRE(report["rejected"].size() == 1);
   CHECK(Has(report["rejected"][0].get<std::string>(), "zz-broken.json: not valid JSON"));

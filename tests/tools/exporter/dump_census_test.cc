@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -35,9 +36,8 @@ TEST_CASE("dumps are counted per (job, host), incidents once per id whatever the
   dir.Write("node1/r2.json", DumpText(2, "inc1", "straggler", "node1"));  // one subdirectory per host
   dir.Write("r3.json", DumpText(3, "inc3", "made_up_kind\n", "node0"));
   DumpCensus census(dir.path());
-  std::string error;
-  auto counts = census.Scan(&error);
-  CHECK(error.empty());
+  CHECK(census.Scan().ok());
+  auto counts = census.counts();
   REQUIRE(counts.size() == 2);
   const DumpCounts& node0 = counts[{"job-a", "node0"}];
   CHECK(node0.dumps == 4);
@@ -57,13 +57,12 @@ TEST_CASE("what is not a dump is skipped or counted as rejected, never fatal") {
   REQUIRE(symlink(dir.File("garbage.json").c_str(), dir.File("link.json").c_str()) == 0);
   REQUIRE(mkfifo(dir.File("fifo.json").c_str(), 0600) == 0);  // would block a plain open
   DumpCensus census(dir.path());
-  std::string error;
-  auto counts = census.Scan(&error);
-  CHECK(error.empty());
-  CHECK(counts.empty());
+  CHECK(census.Scan().ok());
+  CHECK(census.counts().empty());
   CHECK(census.rejected_files() == 1);
   // Rescanning an unchanged directory parses nothing again and gives the same answer.
-  CHECK(census.Scan(&error).empty());
+  CHECK(census.Scan().ok());
+  CHECK(census.counts().empty());
   CHECK(census.rejected_files() == 1);
 }
 
@@ -71,13 +70,19 @@ TEST_CASE("a missing directory is one error line and the last counts") {
   testing::TempDir dir;
   dir.Write("r0.json", DumpText(0, "inc1", "straggler", "node0"));
   DumpCensus census(dir.path() + "/sub");
-  std::string error;
-  CHECK(census.Scan(&error).empty());
-  CHECK(error.find("cannot read dump directory") == 0);
-  CHECK(error.find('\n') == std::string::npos);
-  DumpCensus good(dir.path());
-  error.clear();
-  CHECK(good.Scan(&error).size() == 1);
+  const Status missing = census.Scan();
+  CHECK_FALSE(missing.ok());
+  CHECK(missing.message().find("cannot read dump directory") == 0);
+  CHECK(missing.message().find('\n') == std::string::npos);
+  CHECK(census.counts().empty());
+  // A directory that goes away after a good scan keeps that scan's counts.
+  dir.Write("sub/r1.json", DumpText(1, "inc1", "straggler", "node0"));
+  REQUIRE(census.Scan().ok());
+  CHECK(census.counts().size() == 1);
+  std::filesystem::remove_all(dir.File("sub"));
+  CHECK_FALSE(census.Scan().ok());
+  CHECK(census.counts().size() == 1);
+  CHECK(census.counts().begin()->second.dumps == 1);
 }
 
 }  // namespace ncclwatch::tools

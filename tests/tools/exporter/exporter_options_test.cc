@@ -19,18 +19,17 @@ std::string Option(const std::vector<std::string>& options, const std::string& n
 }  // namespace
 
 TEST_CASE("--listen accepts ADDR:PORT and refuses the rest with one line") {
-  std::string error;
-  CHECK(ValidateListen("0.0.0.0:10436", &error));
-  CHECK(ValidateListen("127.0.0.1:1", &error));
-  CHECK(ValidateListen(":10436", &error));
-  CHECK(ValidateListen("[::1]:10436", &error));
+  CHECK(ValidateListen("0.0.0.0:10436").ok());
+  CHECK(ValidateListen("127.0.0.1:1").ok());
+  CHECK(ValidateListen(":10436").ok());
+  CHECK(ValidateListen("[::1]:10436").ok());
   for (const char* bad : {"10436", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:99999999",
                           "localhost:80", "1.2.3:4", "[::1:80", "127.0.0.1:8x", "1.2.3.4:-1"}) {
     INFO(bad);
-    error.clear();
-    CHECK_FALSE(ValidateListen(bad, &error));
-    CHECK(error.find('\n') == std::string::npos);
-    CHECK(error.rfind("--listen", 0) == 0);
+    const Status error = ValidateListen(bad);
+    CHECK_FALSE(error.ok());
+    CHECK(error.message().find('\n') == std::string::npos);
+    CHECK(error.message().rfind("--listen", 0) == 0);
   }
 }
 
