@@ -6,6 +6,7 @@
 // rules, not from a run), and agree on the communicator and the waiters too.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -221,6 +222,31 @@ TEST_CASE("mismatch at capture: identical facts, identical verdict live and offl
   CommOf(job, 1).records.back().count = 7;
   // The records captured at #10 differ in count: two ranks, no majority.
   RequireSameVerdict(job, {detect::VerdictKind::kMismatch, 10, "AllReduce", {0, 1}});
+}
+
+TEST_CASE("a replay stuck behind an eager op: identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(2);
+  for (int rank : {0, 1}) {
+    Replays(job, rank, 2, 2);
+    Issue(CommOf(job, rank), 11, 150 * kSec);  // eager #11, never completes
+    detect::ReplayFacts third = CommOf(job, rank).replays.back();
+    third.replay = 3;
+    third.enqueue_ns = 155 * kSec;  // launched after #11: it runs behind it
+    third.complete_ns = 0;
+    CommOf(job, rank).replays.push_back(third);
+  }
+  // The eager op is the verdict (ops of a communicator run in issue order), the replay a note.
+  RequireSameVerdict(job, {detect::VerdictKind::kCollectiveHang, 11, "AllReduce", {0, 1}});
+  const std::string note =
+      "replay 3 of graph [AllReduce from #10 on comm 0xabcdef0123456789] waits behind #11 AllReduce: ranks 0-1 "
+      "launched the replay after issuing #11";
+  const std::vector<detect::Verdict> live = detect::Classify(job, detect::DetectConfig{}, kNow);
+  REQUIRE_FALSE(live.empty());
+  CHECK(std::find(live.front().notes.begin(), live.front().notes.end(), note) != live.front().notes.end());
+  std::vector<dump::RankDump> dumps;
+  for (const detect::ProcessFacts& p : job.processes) dumps.push_back(DumpOf(p));
+  const analyze::Analysis offline = testing::AnalyzeDumps(dumps);
+  CHECK(std::find(offline.notes.begin(), offline.notes.end(), note) != offline.notes.end());
 }
 
 TEST_CASE("a healthy job: no verdict live, none offline", "[one_classifier]") {
