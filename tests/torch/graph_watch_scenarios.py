@@ -146,7 +146,7 @@ def graph_watch_straggler():
             f"rank 1's Python frame (wait_for_next_request) is in analyze's culprit stacks:\n{stacks[:1500]}")
         report = wd.analyze(job)
         v = report.get("verdict", {})
-        assert v.get("kind") == "replay_straggler" and v.get("seq") == stall_replay and v.get("ranks") == [1], (
+        assert v.get("kind") == "replay_straggler" and v.get("seq") == stall_replay and v.get("culprit_ranks") == [1], (
             f"analyze --json: {v}")
         assert v.get("graph", "").startswith("0x") and v.get("framework_seq") is None, (
             f"analyze --json: the graph's key; no framework seq (torch numbers no captured op): {v}")
