@@ -14,7 +14,9 @@
 // families: collective (ncclAllReduce), group (ncclGroupStart + ncclAllReduce + ncclGroupEnd,
 // per group), p2p (ncclSend), sync (cudaStreamSynchronize), driver_sync (cuStreamSynchronize
 // as a static CUDA runtime calls it: through the pointer cuGetProcAddress_v2 gave, itself found
-// with dlsym in libcuda.so.1; only when libcuda.so.1 is found), and the floor: plt_empty (an
+// with dlsym in libcuda.so.1; only when libcuda.so.1 is found), graph_launch (cudaGraphLaunch of
+// a graph holding one captured ncclAllReduce: a replay record and its completion event),
+// graph_launch_plain (cudaGraphLaunch of a graph without NCCL ops: one lookup), and the floor: plt_empty (an
 // empty call into a shared object), clock_read (one clock_gettime(CLOCK_MONOTONIC)),
 // stamp_read (one clock::StampNowNs, the hooks' clock, calibrated here as the preload's tracker
 // does: refreshed in every pause) and cuda_record (one cuEventRecord on the sim driver, the call
@@ -37,6 +39,7 @@
 #include <dlfcn.h>
 #include <nccl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -94,6 +97,8 @@ struct Sim {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
   float* buffer = nullptr;
+  cudaGraphExec_t nccl_graph = nullptr;   // one captured ncclAllReduce
+  cudaGraphExec_t plain_graph = nullptr;  // one captured memset: no NCCL op
   // As many events as the preload's pool, recorded in turn like the pool's: the sim finds an
   // event in a registry whose size sets the cost of the call, so both runs hold as many.
   std::vector<cudaEvent_t> events;
@@ -125,11 +130,31 @@ bool CreateEvents(Sim* sim) {
   return true;
 }
 
+// Captures `work` on the bench's stream and instantiates it. ThreadLocal mode: the preload's
+// tracker thread polls events meanwhile.
+template <typename Work>
+bool Capture(Sim* sim, Work work, cudaGraphExec_t* exec) {
+  cudaGraph_t graph = nullptr;
+  if (cudaStreamBeginCapture(sim->stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return false;
+  work();
+  if (cudaStreamEndCapture(sim->stream, &graph) != cudaSuccess) return false;
+  const bool ok = cudaGraphInstantiate(exec, graph, 0) == cudaSuccess;
+  cudaGraphDestroy(graph);  // as torch does: the executable graph keeps what it needs
+  return ok;
+}
+
+bool CaptureGraphs(Sim* sim) {
+  return Capture(sim, [&] { ncclAllReduce(sim->buffer, sim->buffer, 256, ncclFloat, ncclSum, sim->comm, sim->stream); },
+                 &sim->nccl_graph) &&
+         Capture(sim, [&] { cudaMemsetAsync(sim->buffer, 0, 1024, sim->stream); }, &sim->plain_graph);
+}
+
 bool SetUp(Sim* sim) {
   ncclUniqueId id;
   return ncclGetUniqueId(&id) == ncclSuccess && ncclCommInitRank(&sim->comm, 1, id, 0) == ncclSuccess &&
          cudaStreamCreate(&sim->stream) == cudaSuccess &&
-         cudaMalloc(reinterpret_cast<void**>(&sim->buffer), 1024) == cudaSuccess && CreateEvents(sim);
+         cudaMalloc(reinterpret_cast<void**>(&sim->buffer), 1024) == cudaSuccess && CreateEvents(sim) &&
+         CaptureGraphs(sim);
 }
 
 std::vector<Family> Families(const Sim& sim) {
@@ -145,6 +170,8 @@ std::vector<Family> Families(const Sim& sim) {
        true},
       {"p2p", [&] { ncclSend(sim.buffer, 256, ncclFloat, 0, sim.comm, sim.stream); }, true},
       {"sync", [&] { cudaStreamSynchronize(sim.stream); }, true},
+      {"graph_launch", [&] { cudaGraphLaunch(sim.nccl_graph, sim.stream); }, true},
+      {"graph_launch_plain", [&] { cudaGraphLaunch(sim.plain_graph, sim.stream); }, true},
       {"plt_empty", [] { ncclwatch_bench_empty_call(); }},
       {"clock_read",
        [] {
@@ -173,12 +200,26 @@ std::vector<Family> Families(const Sim& sim) {
 
 }  // namespace
 
+// A thread that never runs. A training process always has several (torch starts its watchdog,
+// its heartbeat monitor, the CUDA caching allocator's...), and so does a process with the
+// preload (its tracker and watchdog): without one, the run without the preload is the only
+// single-threaded one, in which libstdc++ skips the atomic reference counts of shared_ptr and
+// glibc's locks are uncontended by construction, and the sim's own work in cudaGraphLaunch
+// (shared_ptrs and mutexes) measured 243 ns per launch single-threaded against 476 ns with one
+// idle thread: 230 ns that the paired difference counted as ours.
+void StartIdleThread() {
+  std::thread([] {
+    for (;;) pause();
+  }).detach();
+}
+
 int main(int argc, char** argv) {
   const int batches = argc > 1 ? std::atoi(argv[1]) : 40;
   if (std::getenv("NCCLSIM_NOOP") == nullptr) {
     std::fprintf(stderr, "bench_hook_overhead: set NCCLSIM_NOOP=1 (the sim must not run the ops)\n");
     return 2;
   }
+  StartIdleThread();
   Sim sim;
   FindDriver(&sim);
   if (batches < 1 || !SetUp(&sim)) {

@@ -30,6 +30,10 @@ struct RankRow {
   bool init_done = false;
   uint64_t last_joined = 0;     // last enqueued collective number
   uint64_t last_completed = 0;
+  // A verdict about a replay of a CUDA graph: the replays of that graph this rank launched and
+  // completed (detect::ProgressOf); 0 otherwise.
+  uint64_t replays_launched = 0;
+  uint64_t replays_completed = 0;
   std::string state;            // see BuildRankRows() in evidence.h
   int async_error = 0;          // ncclResult_t
   // Ages at this rank's own dump (its host's clock; never compared across hosts), unknown

@@ -128,7 +128,7 @@ Analysis Analyze(const dump::DumpSet& set) {
   if (table) {
     a.missing_ranks = table->MissingRanks();
     // A P2P verdict's number counts per peer: the rows show each rank's collectives as they stand.
-    a.ranks = BuildRankRows(*table, detect::IsPointToPointKind(a.verdict.kind) ? 0 : a.verdict.seq);
+    a.ranks = BuildRankRows(*table, detect::IsPointToPointKind(a.verdict.kind) ? 0 : a.verdict.seq, a.verdict.graph);
     if (a.verdict.kind == detect::VerdictKind::kMismatch) a.fingerprints = BuildFingerprints(*table, a.verdict.seq);
   }
   auto culprits = CulpritDumps(detect::AllCulpritRanks(a.verdict), table, dumps, &a.culprits_without_stacks);

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/analyze/thread_views.h"
+#include "core/detect/replay_state.h"
 #include "core/format/duration.h"
 #include "core/format/hex.h"
 #include "core/format/nccl_names.h"
@@ -42,6 +43,24 @@ std::optional<uint64_t> AgeAtDump(const dump::RankDump& d, uint64_t then_ns) {
   return now > then_ns ? now - then_ns : 0;
 }
 
+// A verdict about replay `replay` of `graph`: where the rank stands in that graph's replays,
+// and how long it has waited in the replay (its launch's age at the dump).
+void DescribeReplays(const dump::RankDump& d, const detect::CommFacts& c, uint64_t graph, uint64_t replay,
+                     RankRow* row) {
+  const detect::ReplayProgress progress = detect::ProgressOf(c, graph);
+  row->replays_launched = progress.launched;
+  row->replays_completed = progress.completed;
+  const std::string n = "replay " + std::to_string(replay);
+  if (progress.launched < replay) {
+    row->state = progress.known ? "not launched " + n : "launch of " + n + " unknown";
+  } else if (progress.completed < replay) {
+    row->state = "waiting in " + n;
+    if (const detect::ReplayFacts* r = detect::FindReplay(c, graph, replay)) row->waiting_ns = AgeAtDump(d, r->enqueue_ns);
+  } else {
+    row->state = "completed " + n;
+  }
+}
+
 // Processes whose thread views read alike share one stack group.
 std::string Signature(const ThreadViews& views) {
   std::string sig;
@@ -54,7 +73,7 @@ std::string Signature(const ThreadViews& views) {
 
 }  // namespace
 
-std::vector<RankRow> BuildRankRows(const CommTable& table, uint64_t seq) {
+std::vector<RankRow> BuildRankRows(const CommTable& table, uint64_t seq, uint64_t graph) {
   std::vector<RankRow> rows;
   rows.reserve(table.nranks);
   for (int r = 0; r < table.nranks; ++r) {
@@ -89,6 +108,12 @@ std::vector<RankRow> BuildRankRows(const CommTable& table, uint64_t seq) {
     }
     if (pending != 0 && c.last_enqueued_seq >= pending && pending_enqueue) row.waiting_ns = AgeAtDump(d, *pending_enqueue);
     row.last_progress_ns = AgeAtDump(d, last_complete_ns);
+    if (graph != 0) {
+      row.waiting_ns.reset();
+      DescribeReplays(d, c, graph, seq, &row);
+      for (const auto& r : c.replays) last_complete_ns = std::max(last_complete_ns, r.complete_ns);
+      row.last_progress_ns = AgeAtDump(d, last_complete_ns);
+    }
     rows.push_back(std::move(row));
   }
   return rows;

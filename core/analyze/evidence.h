@@ -15,7 +15,9 @@ namespace ncclwatch::analyze {
 //   "no dump", "init not done", "not joined #S", "waiting in #S", "completed #S"; "waiting in
 //   #S issued at FILE:LINE in FUNC" when the dump has #S's call site (NCCLWATCH_CALL_SITES=1); with no
 //   collective number (seq 0: init_hang, p2p_*, whose numbers count per peer), "in flight" or "idle".
-std::vector<RankRow> BuildRankRows(const CommTable& table, uint64_t seq);
+// With a CUDA graph's key (`graph` != 0), `seq` is a replay of it: "not launched replay S",
+// "waiting in replay S", "completed replay S", and each rank's replays of that graph.
+std::vector<RankRow> BuildRankRows(const CommTable& table, uint64_t seq, uint64_t graph);
 
 // The collectives from #seq-2 to #seq+2, one cell per rank with a dump.
 std::vector<FingerprintRow> BuildFingerprints(const CommTable& table, uint64_t seq);

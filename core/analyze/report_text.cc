@@ -74,12 +74,15 @@ void WaitTimes(const Analysis& a, std::ostringstream& out) {
   std::vector<int> waiters;
   std::vector<const RankRow*> rows;
   for (const auto& r : a.ranks) {
-    if (!r.has_dump || r.last_joined < v.seq || r.last_completed >= v.seq || !r.waiting_ns) continue;
+    const bool waits = v.graph != 0 ? r.replays_launched >= v.seq && r.replays_completed < v.seq
+                                    : r.last_joined >= v.seq && r.last_completed < v.seq;
+    if (!r.has_dump || !waits || !r.waiting_ns) continue;
     waiters.push_back(r.rank);
     rows.push_back(&r);
   }
   if (rows.empty()) return;
-  out << "  " << FormatRanks(waiters) << " joined #" << v.seq << ' ' << AgeSpan(rows, &RankRow::waiting_ns)
+  out << "  " << FormatRanks(waiters) << (v.graph != 0 ? " launched replay " : " joined #") << v.seq << ' '
+      << AgeSpan(rows, &RankRow::waiting_ns)
       << " ago and " << format::Agree(format::CountRanks(format::ToRanges(waiters)), "waits", "wait")
       << " in it (ages at each rank's dump)\n";
 }
@@ -91,7 +94,11 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
     if (v.comm_hash) {
       out << "  communicator " << format::CommLabel(v.comm_hash, v.comm_name) << " (" << CountOf(v.nranks, "rank", "ranks") << ")\n";
     }
-    if (v.seq && detect::IsPointToPointKind(v.kind)) {
+    if (v.seq && v.graph != 0) {
+      out << "  replay " << v.seq << " of " << Esc(v.graph_label) << " (key " << format::FormatHex(v.graph)
+          << (v.framework_seq != 0 ? "; its first op is framework seq " + std::to_string(v.framework_seq) : "")
+          << ")\n";
+    } else if (v.seq && detect::IsPointToPointKind(v.kind)) {
       out << "  " << Esc(v.op) << " #" << v.seq << " (numbered per peer)" << format::FrameworkSeqNote(v.framework_seq, true)
           << '\n';
     } else if (v.seq) {
@@ -123,8 +130,15 @@ void RankStates(const Analysis& a, std::ostringstream& out) {
   if (a.ranks.empty()) return;
   using Key = std::tuple<std::string, uint64_t, uint64_t, bool>;
   std::map<Key, std::vector<const RankRow*>> groups;
-  for (const auto& r : a.ranks) groups[{r.state, r.last_joined, r.last_completed, r.has_dump}].push_back(&r);
-  out << "EVIDENCE: each rank's last joined and last completed collective\n";
+  // A verdict about a graph's replay: how far each rank got in that graph's replays.
+  const bool replays = a.verdict.graph != 0;
+  for (const auto& r : a.ranks) {
+    groups[{r.state, replays ? r.replays_launched : r.last_joined, replays ? r.replays_completed : r.last_completed,
+            r.has_dump}]
+        .push_back(&r);
+  }
+  out << (replays ? "EVIDENCE: each rank's last launched and last completed replay of the graph\n"
+                  : "EVIDENCE: each rank's last joined and last completed collective\n");
   size_t lines = 0, rest_ranks = 0;
   for (const auto& [key, rows] : groups) {
     if (lines++ >= kMaxStateLines) {
@@ -136,7 +150,8 @@ void RankStates(const Analysis& a, std::ostringstream& out) {
     ranks.reserve(rows.size());
     for (const RankRow* r : rows) ranks.push_back(r->rank);
     out << "  " << FormatRanks(ranks) << ": ";
-    if (has_dump) out << "joined #" << joined << ", completed #" << completed << ", ";
+    if (has_dump && replays) out << "launched replay " << joined << ", completed replay " << completed << ", ";
+    if (has_dump && !replays) out << "joined #" << joined << ", completed #" << completed << ", ";
     out << Esc(state);
     const std::string waiting = AgeSpan(rows, &RankRow::waiting_ns);
     if (!waiting.empty()) out << (state.rfind("waiting in ", 0) == 0 ? " for " : ", waiting for ") << waiting;

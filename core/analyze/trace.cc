@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/detect/replay_state.h"
 #include "core/dump/records_in_order.h"
 #include "core/format/comm_label.h"
 #include "core/format/hex.h"
@@ -160,6 +161,9 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
         const auto& r = *record;
         if (r.enqueue_ns) origin = std::min(origin, aligned(*t.dump, r.enqueue_ns));
       }
+      for (const detect::ReplayFacts& r : c.replays) {
+        if (r.enqueue_ns) origin = std::min(origin, aligned(*t.dump, r.enqueue_ns));
+      }
     }
     origin = std::min(origin, aligned(*t.dump, t.dump->incident.detected_mono_ns));
   }
@@ -168,7 +172,7 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
   // When the verdict's collective first began anywhere: where a straggler's missing span starts.
   // Once, over every record: per culprit would be quadratic in communicators (hostile dumps).
   std::optional<int64_t> verdict_first_in;
-  if (verdict.kind == detect::VerdictKind::kStraggler && verdict.seq != 0) {
+  if (verdict.kind == detect::VerdictKind::kStraggler && verdict.seq != 0 && verdict.graph == 0) {
     for (const auto& t : tracks) {
       for (const auto& other : t.dump->comms) {
         if (other.comm_hash != verdict.comm_hash) continue;
@@ -219,20 +223,32 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
       auto stream_lane = [&](uint64_t stream) -> Lane& {
         return lane_of(stream, streams.size() > 1 ? " stream " + format::StreamText(stream) : "");
       };
-      if (records.empty()) stream_lane(0);
+      // A graph's replays run in launch order on their stream: lanes of their own, per stream.
+      std::map<uint64_t, Lane> replay_lanes;
+      auto replay_lane = [&](uint64_t stream) -> Lane& {
+        auto it = replay_lanes.find(stream);
+        if (it != replay_lanes.end()) return it->second;
+        const int tid = next_tid++;
+        events.push_back(Meta("thread_name", pid, tid,
+                              {{"name", comm_name + " replays" + (streams.size() > 1 ? " stream " + format::StreamText(stream) : "")}}));
+        return replay_lanes.emplace(stream, Lane{tid, INT64_MIN}).first->second;
+      };
+      if (records.empty() && c.replays.empty()) stream_lane(0);
       bool has_verdict_op = false;
       for (const detect::RecordFacts* record : records) {
         const detect::RecordFacts& r = *record;
         if (r.enqueue_ns == 0) continue;
         const int64_t enqueued = aligned(d, r.enqueue_ns);
         Lane& lane = stream_lane(r.stream);
-        const int64_t start = std::max(enqueued, lane.end);
+        const int64_t start = r.captured ? enqueued : std::max(enqueued, lane.end);
         bool done = r.complete_ns != 0;
         // A completion before the start (corrupt or hostile clocks, or several ops seen complete
-        // by one tracker poll) draws as zero length: trace viewers reject negative durations.
-        const int64_t end = std::max(start, done ? aligned(d, r.complete_ns) : detected);
-        lane.end = end;
-        bool at_verdict = c.comm_hash == verdict.comm_hash && r.seq == verdict.seq;
+        // by one tracker poll) draws as zero length: trace viewers reject negative durations. A
+        // captured op runs only in its graph's replays (drawn below): an instant at its capture,
+        // which holds no place in the lane.
+        const int64_t end = r.captured ? start : std::max(start, done ? aligned(d, r.complete_ns) : detected);
+        if (!r.captured) lane.end = end;
+        bool at_verdict = c.comm_hash == verdict.comm_hash && r.seq == verdict.seq && verdict.graph == 0;
         has_verdict_op = has_verdict_op || at_verdict;
         // Args are read by people in a trace viewer: names, not NCCL's enum numbers.
         json args{{"seq", r.seq},
@@ -244,9 +260,34 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
                   {"stream", format::StreamText(r.stream)},
                   {"queued_us", static_cast<double>(SaturatingSub(start, enqueued)) / 1000.0},
                   {"complete", done}};
-        json span{{"ph", "X"}, {"name", r.op + " #" + std::to_string(r.seq) + (done ? "" : " (incomplete)")},
+        json span{{"ph", "X"},
+                  {"name", r.op + " #" + std::to_string(r.seq) + (r.captured ? " (captured)" : done ? "" : " (incomplete)")},
                   {"cat", "collective"}, {"pid", pid}, {"tid", lane.tid}, {"ts", micros(start)},
                   {"dur", static_cast<double>(SaturatingSub(end, start)) / 1000.0}, {"args", std::move(args)}};
+        if (at_verdict && tracks[i].culprit) span["cname"] = "terrible";
+        events.push_back(std::move(span));
+      }
+      // Each launch of a CUDA graph that replayed ops of this communicator: from the launch to
+      // its completion (or the dump).
+      for (const detect::ReplayFacts& r : c.replays) {
+        if (r.enqueue_ns == 0 || r.failed) continue;
+        Lane& lane = replay_lane(r.stream);
+        const int64_t start = std::max(aligned(d, r.enqueue_ns), lane.end);
+        const bool done = r.complete_ns != 0;
+        const int64_t end = std::max(start, done ? aligned(d, r.complete_ns) : detected);
+        lane.end = end;
+        const bool at_verdict = c.comm_hash == verdict.comm_hash && r.graph == verdict.graph && r.replay == verdict.seq;
+        json span{{"ph", "X"},
+                  {"name", "replay " + std::to_string(r.replay) + " [" + detect::GraphOpsText(r) + "]" +
+                               (done ? "" : " (incomplete)")},
+                  {"cat", "replay"}, {"pid", pid}, {"tid", lane.tid}, {"ts", micros(start)},
+                  {"dur", static_cast<double>(SaturatingSub(end, start)) / 1000.0},
+                  {"args", {{"replay", r.replay},
+                            {"graph", format::FormatHex(r.graph)},
+                            {"graph_label", detect::GraphLabel(r, c.comm_hash)},
+                            {"framework_seq", r.framework_seq},
+                            {"stream", format::StreamText(r.stream)},
+                            {"complete", done}}}};
         if (at_verdict && tracks[i].culprit) span["cname"] = "terrible";
         events.push_back(std::move(span));
       }
@@ -264,8 +305,10 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
       }
     }
     if (tracks[i].culprit) {
-      std::string label = "culprit: " + detect::ToString(verdict.kind) + (verdict.seq ? " #" + std::to_string(verdict.seq) : "") +
-                          (verdict.op.empty() ? "" : " " + verdict.op);
+      std::string label = "culprit: " + detect::ToString(verdict.kind) +
+                          (verdict.graph != 0 ? " replay " + std::to_string(verdict.seq) + " of " + verdict.graph_label
+                                              : (verdict.seq ? " #" + std::to_string(verdict.seq) : "") +
+                                                    (verdict.op.empty() ? "" : " " + verdict.op));
       events.push_back(json{{"ph", "i"}, {"s", "p"}, {"name", label}, {"cat", "verdict"}, {"pid", pid},
                             {"tid", 0}, {"ts", micros(detected)}, {"args", {{"summary", verdict.summary}}}});
     }

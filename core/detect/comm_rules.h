@@ -46,6 +46,18 @@ std::optional<Verdict> CheckStraggler(const RuleContext& context);
 // (longer still for a rank alone on this host).
 std::optional<Verdict> CheckCollectiveHang(const RuleContext& context);
 
+// CUDA graph replays (replay_state.h), per graph: the oldest replay a live rank waits in.
+// Some visible ranks launched it, others have not, for longer than stall_ns.
+std::optional<Verdict> CheckReplayStraggler(const RuleContext& context);
+// Every visible rank launched it and it has not completed for longer than stall_ns.
+std::optional<Verdict> CheckReplayHang(const RuleContext& context);
+// CheckRankExited's half for replays: live ranks wait in a replay that an exited rank had not
+// completed (called by CheckRankExited when no rank waits in a collective).
+std::optional<Verdict> CheckRankExitedInReplay(const RuleContext& context);
+// CheckMismatch's half for captures whose records aged out: ranks' graphs captured from the
+// same #N have different keys (they captured different ops). No threshold.
+std::optional<Verdict> CheckCaptureMismatch(const RuleContext& context);
+
 // Point-to-point rules, per ordered pair of ranks in NCCL's matching order (p2p_waits.h).
 // Thresholds: the configured stall threshold (P2P ops have no cadence); offline none.
 // The count or datatype of a pending op differs from its peer's matching op. No threshold.

@@ -9,6 +9,7 @@
 #include "core/detect/comm_group.h"
 #include "core/detect/comm_rules.h"
 #include "core/detect/evidence.h"
+#include "core/detect/replay_state.h"
 #include "core/detect/stale_id_rule.h"
 #include "core/detect/sync_rule.h"
 
@@ -37,10 +38,65 @@ std::optional<Verdict> MostImportantP2P(const RuleContext& context) {
   return std::nullopt;
 }
 
+std::optional<Verdict> MostImportantReplay(const RuleContext& context) {
+  for (auto rule : {CheckReplayStraggler, CheckReplayHang}) {
+    if (std::optional<Verdict> verdict = rule(context)) return verdict;
+  }
+  return std::nullopt;
+}
+
+// On how many ranks eager collective #seq was issued before replay `replay` of `graph` was
+// launched (`eager_first`), and after it (`replay_first`), among ranks that kept both.
+struct IssueOrder {
+  std::vector<int> eager_first;
+  std::vector<int> replay_first;
+};
+IssueOrder OrderOf(const CommGroup& group, uint64_t seq, uint64_t graph, uint64_t replay) {
+  IssueOrder order;
+  for (const CommMember& member : group.members) {
+    const RecordFacts* eager = FindRecord(*member.comm, seq);
+    const ReplayFacts* launch = FindReplay(*member.comm, graph, replay);
+    if (eager == nullptr || launch == nullptr || eager->enqueue_ns == 0 || launch->enqueue_ns == 0) continue;
+    (eager->enqueue_ns < launch->enqueue_ns ? order.eager_first : order.replay_first).push_back(member.rank());
+  }
+  return order;
+}
+
+std::string ReplayName(const Verdict& replay) {
+  return "replay " + std::to_string(replay.seq) + " of " + replay.graph_label;
+}
+
+// A collective verdict and a replay verdict of one communicator: ops of one communicator run in
+// the order a rank issued them, so the wait issued later is stuck behind the earlier one, which
+// is reported with a note naming the other. When no rank kept both, or ranks issued them in
+// different orders, the kinds' priority decides.
+std::optional<Verdict> OlderOf(const CommGroup& group, Verdict collective, Verdict replay) {
+  const IssueOrder order = OrderOf(group, collective.seq, replay.graph, replay.seq);
+  const std::string eager = WaitSubject(collective.seq, collective.op, collective.framework_seq, false, "");
+  if (!order.eager_first.empty() && order.replay_first.empty()) {
+    collective.notes.push_back(ReplayName(replay) + " waits behind " + eager + ": " + FormatRanks(order.eager_first) +
+                               " launched the replay after issuing #" + std::to_string(collective.seq));
+    return collective;
+  }
+  if (order.eager_first.empty() && !order.replay_first.empty()) {
+    replay.notes.push_back(eager + " waits behind " + ReplayName(replay) + ": " + FormatRanks(order.replay_first) +
+                           " issued #" + std::to_string(collective.seq) + " after launching the replay");
+    return replay;
+  }
+  return Priority(replay.kind) < Priority(collective.kind) ? replay : collective;
+}
+
+bool IsProgressKind(VerdictKind kind) { return kind == VerdictKind::kStraggler || kind == VerdictKind::kCollectiveHang; }
+
 // Collectives and P2P ops of one communicator are judged apart (their numbers count apart);
-// the more important kind is reported (verdict.h).
+// the more important kind is reported (verdict.h). A graph's replays are judged with the
+// collectives (they are collectives, run again), in issue order against them.
 std::optional<Verdict> MostImportantFor(const RuleContext& context) {
   std::optional<Verdict> collective = MostImportantCollective(context);
+  if (!collective || IsProgressKind(collective->kind)) {
+    std::optional<Verdict> replay = MostImportantReplay(context);
+    if (replay) collective = collective ? OlderOf(context.group, std::move(*collective), std::move(*replay)) : replay;
+  }
   std::optional<Verdict> p2p = MostImportantP2P(context);
   if (collective && p2p) return Priority(p2p->kind) < Priority(collective->kind) ? p2p : collective;
   return collective ? collective : p2p;

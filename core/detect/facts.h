@@ -70,6 +70,9 @@ struct RecordFacts {
   // No completion is owed: captured into a graph (it runs when the graph does) or the call
   // failed (it never ran). See EffectiveLastCompleted in completion.h.
   bool never_completes = false;
+  // Captured into a CUDA graph (then never_completes too): it runs at each replay of the graph
+  // (ReplayFacts), never by itself. Ranks that disagree on it disagree at capture.
+  bool captured = false;
   // No completion event could be recorded: whether it completed is unknown. Never counted
   // complete by itself (a later op seen complete still implies it: stream order), and a rank
   // whose oldest pending op is unknown is not counted as waiting.
@@ -80,6 +83,27 @@ struct RecordFacts {
   // Where the job issued it: "file:line in function" of the innermost user Python frame
   // (core/stacks/python_call_site.h); empty unless NCCLWATCH_CALL_SITES=1. No rule reads it.
   std::string call_site;
+};
+
+// One launch of a CUDA graph that replayed ops this rank captured on the communicator. A
+// graph is named across ranks by what they share, never a pointer: its key hashes the
+// communicator and the #N and fingerprint of each collective captured into it, in order, so
+// every rank that captured the same ops names it alike; `first_seq` and `op_names` say
+// which. Replays count per (graph, communicator) on each rank, 1-based, in launch order.
+struct ReplayFacts {
+  uint64_t graph = 0;
+  uint64_t replay = 0;
+  uint64_t first_seq = 0;  // #N of the graph's first captured collective here; 0 when it has none
+  // The framework's number for that op (RecordFacts::framework_seq, torch's SeqNum taken at
+  // capture); 0 unknown. Evidence only.
+  uint64_t framework_seq = 0;
+  uint32_t ops = 0;                   // ops of the graph on this communicator
+  std::vector<std::string> op_names;  // the first of them (up to 8), in capture order
+  uint64_t stream = 0;                // the launch stream
+  uint64_t enqueue_ns = 0;            // when the rank launched it
+  uint64_t complete_ns = 0;           // 0 while not known complete
+  bool failed = false;     // the launch failed: nothing ran, no completion is owed
+  bool untracked = false;  // no completion event could be recorded: unknown, never complete
 };
 
 // Where a communicator stands on one rank. The rules judge communicators that initialise, are
@@ -122,6 +146,11 @@ struct CommFacts {
   // `records` because their seq counts per peer, outside the collective sequence; their
   // completion is judged op by op (P2PStateOf in completion.h).
   std::vector<RecordFacts> p2p_records;
+  // Recent launches of CUDA graphs holding this rank's captured ops of the communicator, any
+  // order, and how many older ones are no longer kept: a rank with no replay of a graph among
+  // its records launched none only when none was dropped.
+  std::vector<ReplayFacts> replays;
+  uint64_t replays_dropped = 0;
 
   // The rules judge it (see CommLifecycle).
   bool judged() const { return lifecycle != CommLifecycle::kSuspended && lifecycle != CommLifecycle::kInitFailed; }

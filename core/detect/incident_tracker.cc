@@ -4,8 +4,12 @@
 
 namespace ncclwatch::detect {
 
+uint64_t ReplayGraphOf(const Verdict& verdict) {
+  return IsReplayKind(verdict.kind) || verdict.kind == VerdictKind::kRankExited ? verdict.graph : 0;
+}
+
 IncidentKey IncidentKeyOf(const Verdict& verdict) {
-  IncidentKey key{verdict.kind, verdict.comm_hash, verdict.seq, 0, 0};
+  IncidentKey key{verdict.kind, verdict.comm_hash, verdict.seq, 0, 0, ReplayGraphOf(verdict)};
   if (verdict.kind == VerdictKind::kSyncStuck) {
     key.pid = verdict.subject_pid;
     key.since_ns = verdict.since_ns;

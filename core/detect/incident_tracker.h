@@ -2,7 +2,8 @@
 // poll while it lasts.
 //
 // An incident is identified by IncidentKeyOf(verdict): (kind, comm_hash, seq), plus the
-// process and the moment it blocked for sync_stuck. The same key persisting is the same
+// process and the moment it blocked for sync_stuck, and the graph for a wait in a replay of a
+// CUDA graph (seq is then the replay number). The same key persisting is the same
 // incident; a different kind or seq on the same communicator is a new incident. A key is
 // reported at most once in the tracker's lifetime (flapping around a threshold does not
 // re-report), while an incident that resolves and comes back at another seq is new.
@@ -28,11 +29,17 @@ struct IncidentKey {
   uint64_t seq = 0;
   int32_t pid = 0;          // sync_stuck only
   uint64_t since_ns = 0;    // sync_stuck only: a new block is a new incident
+  uint64_t graph = 0;       // a wait in a replay (ReplayGraphOf): the graph's key
 
   friend auto operator<=>(const IncidentKey&, const IncidentKey&) = default;
 };
 
 IncidentKey IncidentKeyOf(const Verdict& verdict);
+
+// The graph whose replay `verdict` waits in (replay_straggler, replay_hang, a rank_exited whose
+// waiters wait in a replay); 0 for every other verdict, a mismatch at capture included (it is
+// keyed by its #N like any mismatch).
+uint64_t ReplayGraphOf(const Verdict& verdict);
 
 class IncidentTracker {
  public:

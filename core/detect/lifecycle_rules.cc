@@ -60,7 +60,7 @@ std::optional<Verdict> CheckRankExited(const RuleContext& context) {
     uint64_t pending = OldestPendingSeq(member);
     seq = seq == 0 ? pending : std::min(seq, pending);
   }
-  if (waiters.empty()) return std::nullopt;
+  if (waiters.empty()) return CheckRankExitedInReplay(context);
 
   Verdict verdict = StartVerdict(VerdictKind::kRankExited, group, seq);
   for (const CommMember& member : group.members) {

@@ -12,6 +12,7 @@ struct Faction {
   Fingerprint fingerprint;
   std::vector<int> ranks;
   uint64_t first_enqueue_ns = 0;
+  bool captured = false;  // some rank captured its op into a CUDA graph
 };
 
 // One rank's record of one #N: its first record of that number (a hostile dump repeating a
@@ -51,6 +52,7 @@ std::vector<Faction> FactionsOf(std::vector<Entry>::const_iterator begin, std::v
       it = factions.end() - 1;
     }
     it->ranks.push_back(entry->rank);
+    it->captured = it->captured || record.captured;
     if (record.enqueue_ns != 0 && (it->first_enqueue_ns == 0 || record.enqueue_ns < it->first_enqueue_ns)) {
       it->first_enqueue_ns = record.enqueue_ns;
     }
@@ -99,7 +101,7 @@ std::string DescribeFactions(const std::vector<Faction>& factions) {
 std::optional<Verdict> CheckMismatch(const RuleContext& context) {
   uint64_t seq = 0;
   std::vector<Faction> factions = FirstDispute(context.group, &seq);
-  if (factions.empty()) return std::nullopt;
+  if (factions.empty()) return CheckCaptureMismatch(context);
   // Largest faction first; ties keep rank order, so the faction holding the lowest rank
   // is the reference.
   std::stable_sort(factions.begin(), factions.end(), [](const Faction& a, const Faction& b) {
@@ -122,8 +124,15 @@ std::optional<Verdict> CheckMismatch(const RuleContext& context) {
     }
   }
   verdict.since_ns = EarliestEnqueue(factions);
-  verdict.summary = "mismatch on comm " + FormatHash(context.group.comm_hash) + " at #" +
-                    std::to_string(seq) + ": " + DescribeFactions(factions);
+  // An op captured into a CUDA graph disagrees at capture, and at every replay after it.
+  const bool captured = std::any_of(factions.begin(), factions.end(), [](const Faction& f) { return f.captured; });
+  verdict.summary = std::string(captured ? "mismatch at capture on comm " : "mismatch on comm ") +
+                    FormatHash(context.group.comm_hash) + " at #" + std::to_string(seq) + ": " +
+                    DescribeFactions(factions);
+  if (captured) {
+    verdict.notes.push_back("captured into a CUDA graph: every replay of the graph runs different collectives on "
+                            "different ranks");
+  }
   if (!clear_majority) verdict.notes.push_back("no majority: every rank is named");
   return verdict;
 }

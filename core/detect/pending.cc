@@ -3,6 +3,7 @@
 #include "core/detect/comm_group.h"
 #include "core/detect/completion.h"
 #include "core/detect/evidence.h"
+#include "core/detect/replay_state.h"
 
 namespace ncclwatch::detect {
 namespace {
@@ -63,11 +64,13 @@ std::optional<Wait> OldestPendingOp(const CommFacts& comm) {
     oldest = w;
   }
   if (const RecordFacts* p2p = OldestPendingP2P(comm)) {
-    Wait w;
-    w.on = Wait::On::kP2P;
-    w.comm = &comm;
+    Wait w{Wait::On::kP2P, p2p->enqueue_ns, &comm};
     w.op = p2p;
-    w.since_ns = p2p->enqueue_ns;
+    if (Older(w, oldest)) oldest = w;
+  }
+  if (const ReplayFacts* replay = MayWait(comm) ? OldestPendingReplay(comm) : nullptr) {
+    Wait w{Wait::On::kReplay, replay->enqueue_ns, &comm};
+    w.replay = replay;
     if (Older(w, oldest)) oldest = w;
   }
   return oldest;

@@ -32,17 +32,18 @@ const RecordFacts* OldestPendingP2P(const CommFacts& comm);
 // One thing a rank waits on, and since when (0: pending, but when it was issued is no longer
 // known: its record aged out).
 struct Wait {
-  enum class On { kInit, kCollective, kP2P, kHostSync };
+  enum class On { kInit, kCollective, kP2P, kReplay, kHostSync };
   On on = On::kCollective;
   uint64_t since_ns = 0;
   const CommFacts* comm = nullptr;  // kInit, kCollective, kP2P
   const RecordFacts* op = nullptr;  // kCollective (nullptr when aged out), kP2P
   uint64_t seq = 0;                 // kCollective: the in-flight #N
   const SyncFacts* sync = nullptr;  // kHostSync
+  const ReplayFacts* replay = nullptr;  // kReplay: the launch of a CUDA graph (replay_state.h)
 };
 
 // The oldest op pending on `comm` (the in-flight collective when WaitsOnCollective, the
-// oldest pending P2P op), nullopt when none. An unknown issue time counts as oldest.
+// oldest pending P2P op, the oldest pending replay of a CUDA graph), nullopt when none. An unknown issue time counts as oldest.
 std::optional<Wait> OldestPendingOp(const CommFacts& comm);
 
 // What `process` has waited on longest: an init in progress, a pending op, a blocked host

@@ -3,6 +3,7 @@
 #include "core/detect/comm_rules.h"
 #include "core/detect/completion.h"
 #include "core/detect/evidence.h"
+#include "core/detect/replay_state.h"
 #include "core/format/duration.h"
 #include "core/format/nccl_names.h"
 
@@ -14,6 +15,10 @@ bool PendingOpExplains(const ProcessFacts& process, const SyncFacts& sync) {
     // A P2P op not known complete (pending, or its completion unknown), issued before the sync.
     for (const RecordFacts& op : comm.p2p_records) {
       if (P2PStateOf(op, comm) != P2PState::kComplete && op.enqueue_ns <= sync.blocked_since_ns) return true;
+    }
+    // A CUDA graph launch not known complete, launched before the sync.
+    if (const ReplayFacts* replay = OldestPendingReplay(comm); replay && replay->enqueue_ns <= sync.blocked_since_ns) {
+      return true;
     }
     if (comm.last_enqueued_seq <= comm.last_completed_seq) continue;
     std::optional<uint64_t> issued = EnqueueTimeAtOrAfter(comm, comm.last_completed_seq + 1);

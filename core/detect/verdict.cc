@@ -4,12 +4,13 @@
 #include <array>
 #include <utility>
 
+#include "core/format/framework_seq.h"
 #include "core/format/nccl_names.h"
 
 namespace ncclwatch::detect {
 namespace {
 
-constexpr std::array<std::pair<VerdictKind, std::string_view>, 13> kNames = {{
+constexpr std::array<std::pair<VerdictKind, std::string_view>, 15> kNames = {{
     {VerdictKind::kMismatch, "mismatch"},
     {VerdictKind::kP2PMismatch, "p2p_mismatch"},
     {VerdictKind::kStaleUniqueId, "stale_unique_id"},
@@ -17,8 +18,10 @@ constexpr std::array<std::pair<VerdictKind, std::string_view>, 13> kNames = {{
     {VerdictKind::kInitHang, "init_hang"},
     {VerdictKind::kP2PDeadlock, "p2p_deadlock"},
     {VerdictKind::kStraggler, "straggler"},
+    {VerdictKind::kReplayStraggler, "replay_straggler"},
     {VerdictKind::kP2PStraggler, "p2p_straggler"},
     {VerdictKind::kCollectiveHang, "collective_hang"},
+    {VerdictKind::kReplayHang, "replay_hang"},
     {VerdictKind::kP2PHang, "p2p_hang"},
     {VerdictKind::kSyncStuck, "sync_stuck"},
     {VerdictKind::kNone, "none"},
@@ -47,6 +50,14 @@ bool IsPointToPointKind(VerdictKind kind) {
   return kind == VerdictKind::kP2PMismatch || kind == VerdictKind::kP2PDeadlock ||
          kind == VerdictKind::kP2PStraggler || kind == VerdictKind::kP2PHang;
 }
+
+std::string WaitSubject(uint64_t seq, const std::string& op, uint64_t framework_seq, bool p2p,
+                        const std::string& graph_label) {
+  if (!graph_label.empty()) return "replay " + std::to_string(seq) + " of " + graph_label;
+  return "#" + std::to_string(seq) + " " + op + format::FrameworkSeqNote(framework_seq, p2p);
+}
+
+bool IsReplayKind(VerdictKind kind) { return kind == VerdictKind::kReplayStraggler || kind == VerdictKind::kReplayHang; }
 
 std::string ToString(SyncTarget target) {
   switch (target) {

@@ -22,7 +22,8 @@ namespace ncclwatch::detect {
 // brings (stale_id_rule.h), so it comes before every kind of wait.
 // A cycle of P2P waits can never resolve, so it comes before the stragglers; a pair of
 // posted ops that does not complete (p2p_hang) is judged after every other kind of wait, as
-// collective_hang is.
+// collective_hang is. The replays of a CUDA graph are judged like collectives, each after its
+// collective twin (replay_straggler after straggler, replay_hang after collective_hang).
 enum class VerdictKind {
   kMismatch,
   kP2PMismatch,
@@ -31,17 +32,20 @@ enum class VerdictKind {
   kInitHang,
   kP2PDeadlock,
   kStraggler,
+  kReplayStraggler,
   kP2PStraggler,
   kCollectiveHang,
+  kReplayHang,
   kP2PHang,
   kSyncStuck,
   kNone,
   kUnknown,
 };
 
-// Stable lowercase names: "mismatch", "p2p_mismatch", "stale_unique_id", "rank_exited", "init_hang",
-// "p2p_deadlock", "straggler", "p2p_straggler", "collective_hang", "p2p_hang", "sync_stuck",
-// "none", "unknown". Part of the output format; never rename.
+// Stable lowercase names: "mismatch", "p2p_mismatch", "stale_unique_id", "rank_exited",
+// "init_hang", "p2p_deadlock", "straggler", "replay_straggler", "p2p_straggler",
+// "collective_hang", "replay_hang", "p2p_hang", "sync_stuck", "none", "unknown". Part of the
+// output format; never rename.
 std::string ToString(VerdictKind kind);
 // Inverse of ToString. Returns nullopt for any other string (case-sensitive); a file reader
 // reads such a kind as kUnknown.
@@ -52,6 +56,8 @@ int Priority(VerdictKind kind);
 
 // p2p_mismatch, p2p_deadlock, p2p_straggler, p2p_hang: their seq numbers a P2P op per peer.
 bool IsPointToPointKind(VerdictKind kind);
+// replay_straggler, replay_hang: their seq numbers a replay of a CUDA graph (Verdict::graph).
+bool IsReplayKind(VerdictKind kind);
 
 // "stream", "event", "device".
 std::string ToString(SyncTarget target);
@@ -59,6 +65,12 @@ std::string ToString(SyncTarget target);
 std::string ToString(SyncApi api);
 // The call a thread blocked in `sync` made: "cudaStreamSynchronize", "cuCtxSynchronize", ...
 std::string SyncCallName(const SyncFacts& sync);
+
+// What a verdict waits in, as every one-line output names it: "#5 AllReduce (framework seq 5)"
+// (format::FrameworkSeqNote; `p2p`: numbered per peer), or, with a graph label, "replay 5 of
+// graph [AllReduce from #2 on comm 0x...]".
+std::string WaitSubject(uint64_t seq, const std::string& op, uint64_t framework_seq, bool p2p,
+                        const std::string& graph_label);
 
 // What one collective call looked like on one rank; ranks must agree on it at each #N.
 struct Fingerprint {
@@ -84,6 +96,10 @@ struct RankEvidence {
   int async_error = 0;
   std::optional<Fingerprint> at_seq;          // what it issued at the verdict's seq
   std::optional<SyncFacts> blocked_sync;   // its longest-blocked host sync, if any
+  // A verdict about a graph (Verdict::graph != 0): the replays of it this rank launched and
+  // completed (ReplayProgress, replay_state.h); 0 none or unknown.
+  uint64_t replays_launched = 0;
+  uint64_t replays_completed = 0;
 };
 
 // One rank's part in a P2P verdict: the op it posted (or owes) towards its peer.
@@ -111,11 +127,16 @@ struct Verdict {
   VerdictKind kind = VerdictKind::kNone;
   uint64_t comm_hash = 0;     // 0 for sync_stuck
   std::string comm_name;      // the communicator's name as some rank's facts give it; empty when none
-  uint64_t seq = 0;           // collective #N; 0 for init_hang and sync_stuck
+  uint64_t seq = 0;           // collective #N (a replay's number when graph != 0); 0 for init_hang and sync_stuck
   // RecordFacts::framework_seq of the op at `seq` (torch's SeqNum for a collective; for p2p_*
   // the first waiter's P2P ordinal); 0 when no rank's record gives it.
   uint64_t framework_seq = 0;
-  std::string op;             // op at #N; "init" for init_hang; sync target for sync_stuck
+  std::string op;             // op at #N; "init" for init_hang; sync target for sync_stuck; a graph's ops
+  // The CUDA graph a verdict is about, by its key (ReplayFacts::graph): replay_straggler,
+  // replay_hang, and a rank_exited whose waiters wait in a replay; `seq` is then the replay
+  // number. 0: none. `graph_label` names it for people ("graph [AllReduce from #2 on comm 0x...]").
+  uint64_t graph = 0;
+  std::string graph_label;
   std::vector<int> culprit_ranks;  // communicator ranks (global ranks for sync_stuck) with facts
   // Ranks without facts the verdict points at, as runs of communicator ranks: offline
   // (Scope::kJob), culprits that left no dump; live, the ranks on other hosts a host whose

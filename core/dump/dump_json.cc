@@ -12,6 +12,7 @@
 #include "core/detect/p2p_op.h"
 #include "core/dump/checked_reader.h"
 #include "core/dump/records_in_order.h"
+#include "core/dump/replay_json.h"
 #include "core/format/hex.h"
 #include "core/format/nccl_names.h"
 
@@ -34,7 +35,7 @@ detect::SyncTarget SyncTargetNamed(const std::string& name) {
 }
 
 // ---- writing ----
-// Each NCCL number goes out with its name beside it (issue 20: names, not numbers): `datatype` and
+// Each NCCL number goes out with its name beside it (a reader should not need nccl.h): `datatype` and
 // `datatype_name`. The numbers stay the schema (readers and tools depend on them); the names are
 // for a person reading the file and are never read back, so a dump without them still reads.
 
@@ -45,6 +46,7 @@ json ToJson(const detect::RecordFacts& r) {
            {"peer", r.peer},       {"stream", FormatHex(r.stream)}, {"group", r.group},
            {"enqueue_ns", r.enqueue_ns}, {"complete_ns", r.complete_ns},
            {"never_completes", r.never_completes},
+           {"captured", r.captured},
            {"untracked", r.untracked}};
   if (!r.call_site.empty()) out["call_site"] = r.call_site;  // only with NCCLWATCH_CALL_SITES=1
   return out;
@@ -53,7 +55,7 @@ json ToJson(const detect::RecordFacts& r) {
 json ToJson(const detect::CommFacts& c) {
   json records = json::array();
   for (const detect::RecordFacts* r : RecordsInIssueOrder(c)) records.push_back(ToJson(*r));
-  return json{{"comm", FormatHex(c.comm_hash)},
+  json out{{"comm", FormatHex(c.comm_hash)},
               {"comm_name", c.name},
               {"rank", c.rank},
               {"nranks", c.nranks},
@@ -69,6 +71,8 @@ json ToJson(const detect::CommFacts& c) {
               {"untracked_ops", c.untracked_ops},
               {"derived", c.derived},
               {"records", std::move(records)}};
+  AddReplaysJson(c, &out);  // CUDA graph replays (shm layout 8)
+  return out;
 }
 
 json ToJson(const NativeThread& t) {
@@ -128,6 +132,7 @@ const ObjectSpec& VerdictSpec() {
         U64Field<&detect::Verdict::seq>("seq"),
         U64Field<&detect::Verdict::framework_seq>("framework_seq"),  // absent before shm layout 6: 0, unknown
         StringField<&detect::Verdict::op>("op"),
+        StringField<&detect::Verdict::graph_label>("graph_label"),  // absent before shm layout 8: not a replay
         IntArrayField<&detect::Verdict::culprit_ranks>("culprit_ranks"),
         IntArrayField<&detect::Verdict::other_ranks>("other_ranks"),
         U64Field<&detect::Verdict::since_ns>("since_mono_ns"),
@@ -245,6 +250,7 @@ const ObjectSpec& RecordSpec() {
         U64Field<&detect::RecordFacts::enqueue_ns>("enqueue_ns"),
         U64Field<&detect::RecordFacts::complete_ns>("complete_ns"),
         BoolField<&detect::RecordFacts::never_completes>("never_completes"),  // absent before 2026-11: false
+        BoolField<&detect::RecordFacts::captured>("captured"),  // absent before shm layout 8: false
         BoolField<&detect::RecordFacts::untracked>("untracked"),  // absent before schema 2's untracked: false
         StringField<&detect::RecordFacts::call_site>("call_site"),  // absent unless NCCLWATCH_CALL_SITES=1
     };
@@ -291,7 +297,7 @@ const ObjectSpec& CommSpec() {
       c->records.clear();
       c->p2p_records.clear();
     };
-    return std::vector<FieldSpec>{
+    std::vector<FieldSpec> fields{
         HexField<&detect::CommFacts::comm_hash>("comm", kRequired),
         StringField<&detect::CommFacts::name>("comm_name"),  // absent before layout 5's names: none
         IntField<&detect::CommFacts::rank>("rank", kRequired),
@@ -310,6 +316,8 @@ const ObjectSpec& CommSpec() {
         BoolField<&detect::CommFacts::derived>("derived"),  // absent before shm layout 7: a root communicator
         records,
     };
+    AppendReplayFields(&fields);  // absent before shm layout 8: none
+    return fields;
   }());
   return spec;
 }
@@ -454,7 +462,8 @@ nlohmann::json ToJson(const RankDump& d) {
                     {"detected_unix_ns", d.incident.detected_unix_ns},
                     {"detected_iso", d.incident.detected_iso}}},
       {"verdict", {{"kind", detect::ToString(v.kind)}, {"comm", FormatHex(v.comm_hash)}, {"seq", v.seq},
-                   {"framework_seq", v.framework_seq}, {"op", v.op}, {"culprit_ranks", v.culprit_ranks},
+                   {"framework_seq", v.framework_seq}, {"op", v.op}, {"graph_label", v.graph_label},
+                   {"culprit_ranks", v.culprit_ranks},
                    {"other_ranks", v.other_ranks}, {"since_mono_ns", v.since_ns}, {"summary", v.summary}, {"partial", v.partial}}},
       {"process", std::move(process)},
       {"environment", {{"nccl_env", std::move(nccl_env)},

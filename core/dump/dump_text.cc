@@ -1,6 +1,7 @@
 #include "core/dump/dump_text.h"
 
 #include "core/detect/comm_lifecycle.h"
+#include "core/detect/replay_state.h"
 
 #include <set>
 #include <sstream>
@@ -101,8 +102,9 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
   }
   out << '\n';
   const auto& v = d.verdict;
-  out << "verdict " << detect::ToString(v.kind) << " comm " << format::CommLabel(v.comm_hash, NameOf(d, v.comm_hash)) << " #" << v.seq << ' ' << Esc(v.op)
-      << format::FrameworkSeqNote(v.framework_seq, detect::IsPointToPointKind(v.kind)) << " culprits " << FormatRangeList(v.culprit_ranks) << " others " << FormatRangeList(v.other_ranks)
+  out << "verdict " << detect::ToString(v.kind) << " comm " << format::CommLabel(v.comm_hash, NameOf(d, v.comm_hash)) << ' '
+      << Esc(detect::WaitSubject(v.seq, v.op, v.framework_seq, detect::IsPointToPointKind(v.kind), v.graph_label))
+      << " culprits " << FormatRangeList(v.culprit_ranks) << " others " << FormatRangeList(v.other_ranks)
       << (v.partial ? " (partial view)" : "") << "\n  " << Esc(v.summary) << "\n\n";
   const auto& e = d.environment;
   out << "versions: nvidia driver " << (e.nvidia_driver.empty() ? "none" : Esc(e.nvidia_driver)) << ", cuda driver "
@@ -120,9 +122,26 @@ void RenderRecord(const RankDump& d, const detect::RecordFacts& r, std::ostrings
       << " count=" << r.count << " datatype=" << format::DataTypeName(r.datatype)
       << " redop=" << format::RedOpName(r.redop) << " root=" << format::RankOrNone(r.root)
       << " peer=" << format::RankOrNone(r.peer) << " on " << format::StreamText(r.stream) << ", enqueued "
-      << Ago(d, r.enqueue_ns) << ", " << (r.complete_ns == 0 ? "not complete" : "completed " + Ago(d, r.complete_ns));
+      << Ago(d, r.enqueue_ns) << ", "
+      << (r.captured          ? "captured into a CUDA graph (it runs at each replay)"
+          : r.complete_ns == 0 ? "not complete"
+                               : "completed " + Ago(d, r.complete_ns));
   if (!r.call_site.empty()) out << ", issued at " << Esc(r.call_site);
   out << '\n';
+}
+
+// "replay 5 of graph [AllReduce from #2 on comm 0x...] (key 0x..., framework seq 2) on stream
+// 0x..., launched 5.0s ago, not complete"
+void RenderReplay(const RankDump& d, const detect::CommFacts& c, const detect::ReplayFacts& r,
+                  std::ostringstream& out) {
+  out << "  replay " << r.replay << " of " << Esc(detect::GraphLabel(r, c.comm_hash)) << " (key "
+      << FormatHex(r.graph) << (r.framework_seq != 0 ? ", framework seq " + std::to_string(r.framework_seq) : "")
+      << ") on " << format::StreamText(r.stream) << ", launched " << Ago(d, r.enqueue_ns) << ", "
+      << (r.failed        ? "launch failed"
+          : r.untracked   ? "completion unknown"
+          : r.complete_ns ? "completed " + Ago(d, r.complete_ns)
+                          : "not complete")
+      << '\n';
 }
 
 // ", LEFT (aborted by this rank)", ", SUSPENDED (idle by request)", ", INIT FAILED"; "" for a
@@ -143,6 +162,7 @@ void RenderComms(const RankDump& d, std::ostringstream& out) {
         << LifecycleText(c)
         << (c.untracked_ops ? ", untracked ops " + std::to_string(c.untracked_ops) : "") << '\n';
     for (const detect::RecordFacts* r : RecordsInIssueOrder(c)) RenderRecord(d, *r, out);
+    for (const detect::ReplayFacts& r : c.replays) RenderReplay(d, c, r, out);
   }
   for (const auto& s : d.host_syncs) {
     const std::string blocked = Age(d, s.blocked_since_ns);

@@ -47,6 +47,7 @@ void CommSlot::BeginInit(uint64_t handle, uint64_t now_ns) {
   // Records of a previous user of this slot stay in the ring but are hidden from readers,
   // which only look at the last records_written entries.
   h.records_written.store(0, kRelaxed);
+  if (replays_ != nullptr) replays_->replays_written.store(0, kRelaxed);
   h.state.store(static_cast<uint32_t>(CommState::kInitializing), std::memory_order_release);
 }
 
@@ -104,7 +105,7 @@ PeerCounters* CommSlot::FindOrClaimPeer(int32_t peer) {
 
 namespace {
 // Counters only the appending thread writes: a load and a store, no locked read-modify-write
-// (issue 23). NCCL's calls on one communicator must not run concurrently (its thread-safety
+// (a lock prefix costs about 20 cycles per op). NCCL's calls on one communicator must not run concurrently (its thread-safety
 // rule: "multiple threads should use separate communicator objects"), so the threads that
 // append to one slot take turns, ordered by whatever serialises their NCCL calls; the peer
 // table (FindOrClaimPeer) relied on this already. A job that broke the rule would break NCCL
@@ -116,7 +117,7 @@ uint64_t BumpSingleWriter(std::atomic<uint64_t>& counter) {
 }
 }  // namespace
 
-// Hot: in .text.hot, next to the preload's hooks, which call it once per op (issue 23).
+// Hot: in .text.hot, next to the preload's hooks, which call it once per op.
 __attribute__((hot)) RecordRef CommSlot::Append(const OpFingerprint& op, uint32_t flags, uint64_t enqueue_ns,
                                                 uint64_t group_key) {
   CommSlotHeader& h = *header_;
@@ -185,6 +186,41 @@ void CommSlot::Retract(uint64_t first_ring_index) {
   }
 }
 
+void CommSlot::WithdrawLaunches(uint64_t first_ring_index, uint64_t last_ring_index) {
+  if (last_ring_index - first_ring_index > mask_) return;
+  CommSlotHeader& h = *header_;
+  for (uint64_t index = first_ring_index; index <= last_ring_index; ++index) {
+    RingRecord& r = ring_[index & mask_];
+    if (r.ring_index.load(kRelaxed) != index) continue;
+    const Op op = UnpackOpAndTypes(r.op_and_types.load(kRelaxed)).op;
+    const CountAndLaunch count = UnpackCountAndLaunch(r.count_and_launch.load(kRelaxed));
+    std::atomic<uint64_t>& launches = IsPointToPoint(op) ? h.p2p_launches : h.collective_launches;
+    const uint64_t counter = launches.load(kRelaxed);
+    // A group's collectives share one launch: the first of them gives it back.
+    if (counter != 0 && RestoreLaunch(count.launch_low, counter) == counter) launches.store(counter - 1, kRelaxed);
+    const uint32_t v = SeqlockWriteBegin(r.version);
+    r.count_and_launch.store(PackCountAndLaunch(count.count, 0), kRelaxed);
+    SeqlockWriteEnd(r.version, v);
+  }
+}
+
+bool CommSlot::ReadOwnRecord(uint64_t ring_index, OpFingerprint* op, RecordRef* ref, uint64_t* launch,
+                             uint32_t* flags) const {
+  const RingRecord& r = ring_[ring_index & mask_];
+  if (r.ring_index.load(kRelaxed) != ring_index) return false;
+  const OpAndTypes types = UnpackOpAndTypes(r.op_and_types.load(kRelaxed));
+  const CountAndLaunch count = UnpackCountAndLaunch(r.count_and_launch.load(kRelaxed));
+  const PeerAndFlags peer = UnpackPeerAndFlags(r.peer_and_flags.load(kRelaxed));
+  *op = {types.op, types.datatype, types.redop, count.count, peer.root_or_peer, r.stream.load(kRelaxed)};
+  ref->ring_index = ring_index;
+  ref->seq = r.seq.load(kRelaxed);
+  ref->collective = !IsPointToPoint(types.op);
+  const std::atomic<uint64_t>& counter = ref->collective ? header_->collective_launches : header_->p2p_launches;
+  *launch = RestoreLaunch(count.launch_low, counter.load(kRelaxed));
+  *flags = peer.flags;
+  return true;
+}
+
 void CommSlot::AddFlags(const RecordRef& ref, uint32_t flags) {
   RingRecord& r = ring_[ref.ring_index & mask_];
   if (r.ring_index.load(kRelaxed) != ref.ring_index) return;
@@ -214,21 +250,90 @@ void CommSlot::ForEachPending(Fn fn) const {
   }
 }
 
+template <typename Fn>
+void CommSlot::ForEachPendingReplay(Fn fn) const {
+  if (replays_ == nullptr) return;
+  const uint64_t written = replays_->replays_written.load(std::memory_order_acquire);
+  const uint64_t kept = std::min<uint64_t>(written, kReplayRingCapacity);
+  for (uint64_t index = written - kept; index < written; ++index) {
+    ReplayRecord& r = *ReplayAt(index);
+    if (UnpackReplayAndIndex(r.replay_and_index.load(std::memory_order_acquire)).index_low !=
+            (index & kReplayIndexMask) ||
+        r.complete_ns.load(std::memory_order_acquire) != 0) {
+      continue;
+    }
+    const uint32_t flags = UnpackReplayOpsAndFlags(r.ops_and_flags.load(kRelaxed)).flags;
+    if (OwesNoCompletion(flags) || (flags & kRecordAborted) != 0) continue;
+    fn(index, r);
+  }
+}
+
 void CommSlot::MarkPendingAborted() {
   ForEachPending([this](uint64_t index, const RingRecord&) {
     RecordRef ref;
     ref.ring_index = index;
     AddFlags(ref, kRecordAborted);
   });
+  ForEachPendingReplay([this](uint64_t index, const ReplayRecord&) { AddReplayFlags(index, kRecordAborted); });
 }
 
 uint64_t CommSlot::OldestPendingEnqueueNs() const {
   uint64_t oldest = 0;
-  ForEachPending([&](uint64_t, const RingRecord& r) {
+  auto consider = [&](uint64_t, const auto& r) {
     const uint64_t enqueued = r.enqueue_ns.load(kRelaxed);
     if (oldest == 0 || (enqueued != 0 && enqueued < oldest)) oldest = enqueued;
-  });
+  };
+  ForEachPending(consider);
+  ForEachPendingReplay(consider);
   return oldest;
+}
+
+ReplayRecord* CommSlot::ReplayAt(uint64_t ring_index) const {
+  auto* records = reinterpret_cast<ReplayRecord*>(replays_ + 1);
+  return &records[ring_index & (kReplayRingCapacity - 1)];
+}
+
+uint64_t CommSlot::AppendReplay(const ReplayEntry& entry, uint64_t enqueue_ns) {
+  if (replays_ == nullptr) return UINT64_MAX;
+  const uint64_t index = BumpSingleWriter(replays_->replays_written);
+  ReplayRecord& r = *ReplayAt(index);
+  const uint32_t v = SeqlockWriteBegin(r.version);
+  r.ops_and_flags.store(PackReplayOpsAndFlags(entry.ops, 0), kRelaxed);
+  r.graph.store(entry.graph, kRelaxed);
+  r.replay_and_index.store(PackReplayAndIndex(entry.replay, index), kRelaxed);
+  r.captured.store(PackCountAndLaunch(entry.first_seq, entry.first_framework_seq), kRelaxed);
+  r.op_codes.store(entry.op_codes, kRelaxed);
+  r.stream.store(entry.stream, kRelaxed);
+  r.enqueue_ns.store(enqueue_ns, kRelaxed);
+  r.complete_ns.store(0, kRelaxed);
+  SeqlockWriteEnd(r.version, v);
+  return index;
+}
+
+void CommSlot::AddReplayFlags(uint64_t ring_index, uint32_t flags) {
+  if (replays_ == nullptr || ring_index == UINT64_MAX) return;
+  ReplayRecord& r = *ReplayAt(ring_index);
+  if (UnpackReplayAndIndex(r.replay_and_index.load(kRelaxed)).index_low != (ring_index & kReplayIndexMask)) return;
+  const ReplayOpsAndFlags before = UnpackReplayOpsAndFlags(r.ops_and_flags.load(kRelaxed));
+  if ((before.flags & kRecordFailed) != 0) flags &= ~(kRecordUntracked | kRecordInProgress);
+  if ((flags & ~before.flags) == 0) return;
+  if ((flags & kRecordUntracked) != 0 && (before.flags & kRecordUntracked) == 0) CountUntracked(1);
+  const uint32_t v = SeqlockWriteBegin(r.version);
+  r.ops_and_flags.store(PackReplayOpsAndFlags(before.ops, before.flags | flags), kRelaxed);
+  SeqlockWriteEnd(r.version, v);
+}
+
+void CommSlot::MarkReplayCompleted(uint64_t ring_index, uint64_t now_ns) {
+  if (replays_ == nullptr || ring_index == UINT64_MAX) return;
+  ReplayRecord& r = *ReplayAt(ring_index);
+  if (UnpackReplayAndIndex(r.replay_and_index.load(std::memory_order_acquire)).index_low !=
+          (ring_index & kReplayIndexMask) ||
+      r.complete_ns.load(kRelaxed) != 0) {
+    return;
+  }
+  const uint32_t flags = UnpackReplayOpsAndFlags(r.ops_and_flags.load(std::memory_order_acquire)).flags;
+  if ((flags & (kRecordAborted | kRecordFailed)) != 0) return;
+  r.complete_ns.store(now_ns, std::memory_order_release);
 }
 
 void CommSlot::MarkCompleted(const RecordRef& ref, uint64_t now_ns) {

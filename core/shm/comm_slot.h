@@ -32,6 +32,17 @@ struct OpFingerprint {
   uint64_t stream = 0;
 };
 
+// One launch's replay of a CUDA graph's ops on this communicator (layout.h, ReplayRecord).
+struct ReplayEntry {
+  uint64_t graph = 0;   // the graph's key on this communicator
+  uint64_t replay = 0;  // 1-based, per (graph key, communicator) in this process
+  uint64_t first_seq = 0;            // #N of its first captured collective here, 0 when none
+  uint64_t first_framework_seq = 0;  // that record's launch number (the framework's seq)
+  uint32_t ops = 0;                  // ops of the graph on this communicator
+  uint64_t op_codes = 0;             // AddReplayOpCode of the first kReplayOpCodes
+  uint64_t stream = 0;               // the launch stream
+};
+
 // Where an appended record lives, so that it can be amended or completed later.
 struct RecordRef {
   uint64_t ring_index = 0;
@@ -42,8 +53,8 @@ struct RecordRef {
 class CommSlot {
  public:
   CommSlot() = default;
-  CommSlot(CommSlotHeader* header, RingRecord* ring, uint32_t ring_capacity)
-      : header_(header), ring_(ring), mask_(ring_capacity - 1), next_record_(ring) {}
+  CommSlot(CommSlotHeader* header, RingRecord* ring, uint32_t ring_capacity, ReplayRingHeader* replays = nullptr)
+      : header_(header), ring_(ring), mask_(ring_capacity - 1), next_record_(ring), replays_(replays) {}
 
   bool valid() const { return header_ != nullptr; }
   CommSlotHeader* header() const { return header_; }
@@ -85,11 +96,11 @@ class CommSlot {
   // kRecordUntracked or kRecordInProgress: it owes no completion.
   void AddFlags(const RecordRef& ref, uint32_t flags);
   // Before the communicator is aborted or revoked: every record still pending (not complete,
-  // owing a completion) is flagged kRecordAborted, so that the completion its event reports
+  // owing a completion), graph replays included, is flagged kRecordAborted, so that the completion its event reports
   // when the abort tears the kernels down is never taken for the op's.
   void MarkPendingAborted();
-  // The enqueue time of the oldest record still pending (as MarkPendingAborted counts them),
-  // 0 when none.
+  // The enqueue time of the oldest record or replay still pending (as MarkPendingAborted counts
+  // them), 0 when none.
   uint64_t OldestPendingEnqueueNs() const;
   // Tracker only. Records whose ring slot was reused meanwhile are left alone.
   void MarkCompleted(const RecordRef& ref, uint64_t now_ns);
@@ -99,6 +110,29 @@ class CommSlot {
   // refused between grouped ops it queued) stay incomplete: they never run.
   void MarkRangeCompleted(uint64_t first_ring_index, uint64_t last_ring_index, uint64_t max_collective_seq,
                           uint64_t now_ns);
+
+  // Records [first, last] this thread appended were captured into a CUDA graph: they take no
+  // framework number, as torch numbers no collective it captures (measured with torch 2.15: the
+  // Flight Recorder's collective_seq_id of the next eager op is one past the last eager one's).
+  // Their launch numbers are given back when they are the newest of their kind, and their
+  // records keep none (framework_seq 0, unknown).
+  void WithdrawLaunches(uint64_t first_ring_index, uint64_t last_ring_index);
+  // The op of a record this thread appended, as Append stored it (the fingerprint, its seq and
+  // launch number, and its flags); false when its place was reused.
+  bool ReadOwnRecord(uint64_t ring_index, OpFingerprint* op, RecordRef* ref, uint64_t* launch, uint32_t* flags) const;
+
+  // ---- CUDA graph replays (layout.h, ReplayRecord). A slot made without a replay ring
+  // publishes none (AppendReplay returns UINT64_MAX and the others do nothing).
+  // Publishes one launch's replay, not complete; returns its absolute ring index. The
+  // launching thread only, like Append.
+  uint64_t AppendReplay(const ReplayEntry& entry, uint64_t enqueue_ns);
+  // Adds kRecord* flags to the replay at `ring_index` (kRecordFailed when the launch failed,
+  // kRecordUntracked when no event could be recorded; the first untracked counts in
+  // untracked_ops), unless its place was reused.
+  void AddReplayFlags(uint64_t ring_index, uint32_t flags);
+  // Tracker only: the replay at `ring_index` completed, unless its place was reused or it was
+  // aborted.
+  void MarkReplayCompleted(uint64_t ring_index, uint64_t now_ns);
 
   // The communicator now in the slot (BeginInit starts a new one).
   uint32_t generation() const { return header_->generation.load(std::memory_order_acquire); }
@@ -118,6 +152,10 @@ class CommSlot {
   // and not yet aborted.
   template <typename Fn>
   void ForEachPending(Fn fn) const;
+  // The same over the replay ring: fn(record) for each replay not complete and owing one.
+  template <typename Fn>
+  void ForEachPendingReplay(Fn fn) const;
+  ReplayRecord* ReplayAt(uint64_t ring_index) const;
 
   CommSlotHeader* header_ = nullptr;
   RingRecord* ring_ = nullptr;
@@ -127,6 +165,7 @@ class CommSlot {
   uint64_t last_group_key_ = 0;
   // Where the next Append writes (in-process, the appending thread's): PrefetchForAppend.
   const RingRecord* next_record_ = nullptr;
+  ReplayRingHeader* replays_ = nullptr;  // followed by kReplayRingCapacity ReplayRecords
 };
 
 }  // namespace ncclwatch::shm

@@ -1,4 +1,4 @@
-// Binary layout of one ncclwatch shared-memory segment (layout version 7).
+// Binary layout of one ncclwatch shared-memory segment (layout version 8).
 //
 // One segment per process that created at least one NCCL communicator, named
 //   /ncclwatch.<uid>.<job id>.<pid>.<process start ticks>       (see segment_name.h)
@@ -14,7 +14,8 @@
 //   offset 0                   SegmentHeader          (kHeaderBytes, identity of the process)
 //   header.sync_slots_offset   SyncSlot[max_sync_slots]   (one per application thread that
 //                                                          blocked in a CUDA sync)
-//   header.comm_slots_offset   max_comms x { CommSlotHeader, RingRecord[ring_capacity] }
+//   header.comm_slots_offset   max_comms x { CommSlotHeader, RingRecord[ring_capacity],
+//                                            ReplayRingHeader, ReplayRecord[kReplayRingCapacity] }
 //                              (stride header.comm_slot_bytes)
 // Offsets are computed only by SegmentGeometry (below), record fields packed and unpacked only
 // by Pack*/Unpack*: the writer and every reader share them.
@@ -35,9 +36,9 @@
 // and the first kCommSlotsPerReservation comm slots at creation, then the next chunk when a
 // communicator needs a slot past SegmentHeader::comms_reserved. A failed reservation costs
 // the communicator its watching (comms_unwatched), never a fault. With the default ring a
-// chunk is 4 x 66 KiB: a process with 1-4 communicators reserves 0.27 MiB, with 16 1.05 MiB,
-// with all 256 17 MiB (a slot is a 1,792-byte CommSlotHeader, static_assert in layout.cc, and
-// 64 KiB of ring).
+// chunk is 4 x 68 KiB: a process with 1-4 communicators reserves 0.27 MiB, with 16 1.07 MiB,
+// with all 256 17 MiB (a slot is a 1,792-byte CommSlotHeader, static_assert in layout.cc,
+// 64 KiB of ring and 2 KiB of graph replays).
 //
 // Identity: a process is its pid, its start time (process_start_ticks) and the boot it ran
 // in (boot_id): a recycled pid or a segment of another boot reads as gone. Its run is
@@ -60,10 +61,10 @@ namespace ncclwatch::shm {
 
 inline constexpr uint64_t kMagic = 0x3168637461776e63ULL;  // "ncwatch1" little-endian
 // A reader accepts only its own version and names the version of a segment it refuses.
-inline constexpr uint32_t kLayoutVersion = 7;
+inline constexpr uint32_t kLayoutVersion = 8;
 inline constexpr uint32_t kHeaderBytes = 4096;
-// Communicators watched at once per process. A slot is ~66 KiB with the default ring (1024
-// records of 64 bytes), so 256 slots make a 17 MiB segment of address space, of which only
+// Communicators watched at once per process. A slot is ~68 KiB with the default ring (1024
+// records of 64 bytes) and its replay ring, so 256 slots make a 17 MiB segment of address space, of which only
 // the reserved chunks are backed (see "Reservation"). Past the limit, or when /dev/shm cannot
 // back another chunk, a new communicator is not watched: one warning, and
 // SegmentHeader::comms_unwatched counts them.
@@ -85,7 +86,7 @@ inline constexpr size_t kBootIdBytes = 40;  // /proc/sys/kernel/random/boot_id: 
 inline constexpr size_t kCommNameWords = 8;
 inline constexpr size_t kCommNameBytes = kCommNameWords * 8;
 
-// kClosed: unlinked by its owner (layout 2 writers did so at every clean exit).
+// kClosed: unlinked by its owner (a reader may still hold it open).
 // kExited: the owner left the process (exit() or a fatal signal it could catch); the segment
 // stays as evidence, with SegmentHeader::exit_* saying how and when.
 enum class SegmentState : uint32_t { kLive = 1, kClosed = 2, kExited = 3 };
@@ -127,7 +128,7 @@ struct SegmentHeader {
   std::atomic<uint32_t> state;        // SegmentState
   std::atomic<uint32_t> comms_claimed;  // comm slots [0, comms_claimed) have been used
   std::atomic<uint32_t> comms_unwatched;  // communicators created while all slots were in use
-  // Exit evidence (layout 3). Written once, by the exiting process (an async-signal-safe
+  // Exit evidence. Written once, by the exiting process (an async-signal-safe
   // handler on the fatal-signal path), before `state` becomes kExited (release): a reader
   // that sees kExited (acquire) sees them.
   std::atomic<uint32_t> exit_how;    // ExitHow
@@ -135,7 +136,7 @@ struct SegmentHeader {
   std::atomic<int32_t> exit_signal;  // when kSignal
   uint32_t reserved1;
   std::atomic<uint64_t> exit_ns;     // CLOCK_MONOTONIC when it recorded the exit
-  // Reservation (layout 4): comm slots [0, comms_reserved) are backed by /dev/shm; always
+  // Reservation: comm slots [0, comms_reserved) are backed by /dev/shm; always
   // >= comms_claimed. Raised (release) only after posix_fallocate succeeded.
   std::atomic<uint32_t> comms_reserved;
   // The launcher's attempt, plain fields set at creation: TORCHELASTIC_RESTART_COUNT and
@@ -256,6 +257,80 @@ inline constexpr PeerAndFlags UnpackPeerAndFlags(uint64_t packed) {
   return {static_cast<int32_t>(static_cast<uint32_t>(packed)), static_cast<uint32_t>(packed >> 32)};
 }
 
+// ---- CUDA graph replays (layout 8).
+// A collective captured into a CUDA graph is recorded once, at capture (kRecordCaptured: it
+// owes no completion of its own), and runs at every launch of the graph. Each launch of an
+// executable graph that holds ops of a communicator appends one ReplayRecord to that
+// communicator's replay ring, which follows its RingRecord ring in the slot; one completion
+// event recorded after the launch completes the records of every communicator it touches.
+// Written like the ring: by the launching thread (records, replays_written) and the tracker
+// (complete_ns).
+//
+// kReplayRingCapacity records per communicator: a rank that stalls before a replay has its
+// last replays of the graph among its newest records, which is what the rules compare; 32 keep
+// 16 steps of a training loop that replays a forward and a backward graph, in 2 KiB.
+inline constexpr uint32_t kReplayRingCapacity = 32;
+// The op codes of a graph's first kReplayOpCodes ops on the communicator, one byte each.
+inline constexpr unsigned kReplayOpCodes = 8;
+
+struct alignas(64) ReplayRingHeader {
+  std::atomic<uint64_t> replays_written;  // ring head (absolute)
+  std::atomic<uint64_t> reserved[7];
+};
+
+struct alignas(64) ReplayRecord {
+  std::atomic<uint32_t> version;        // seqlock over the record
+  std::atomic<uint32_t> ops_and_flags;  // PackReplayOpsAndFlags: ops (saturated at 0xffff) | flags << 16
+  // The graph's key on this communicator: a hash of the communicator and of the seq and
+  // fingerprint of each collective captured into the graph on it, in order (never a pointer:
+  // every rank that captured the same ops computes the same key).
+  std::atomic<uint64_t> graph;
+  std::atomic<uint64_t> replay_and_index;  // PackReplayAndIndex: replay number | ring index low 24 bits << 40
+  // PackCountAndLaunch(#N of the graph's first collective on the communicator, 0 when none, and
+  // that record's launch number, the framework's seq): restored like a RingRecord's.
+  std::atomic<uint64_t> captured;
+  std::atomic<uint64_t> op_codes;  // byte i: the Op of the graph's i-th op here (kNone past the last)
+  std::atomic<uint64_t> stream;    // the launch stream
+  std::atomic<uint64_t> enqueue_ns;   // when cudaGraphLaunch was called
+  std::atomic<uint64_t> complete_ns;  // 0 until the tracker saw the launch complete
+};
+static_assert(sizeof(ReplayRecord) == 64);
+
+// ReplayRecord::ops_and_flags. Flags are kRecord* bits (record_flags.h) of their low 16.
+inline constexpr uint32_t PackReplayOpsAndFlags(uint32_t ops, uint32_t flags) {
+  return (ops < 0xffffu ? ops : 0xffffu) | ((flags & 0xffffu) << 16);
+}
+struct ReplayOpsAndFlags {
+  uint32_t ops = 0;
+  uint32_t flags = 0;
+};
+inline constexpr ReplayOpsAndFlags UnpackReplayOpsAndFlags(uint32_t packed) { return {packed & 0xffffu, packed >> 16}; }
+
+// ReplayRecord::replay_and_index: the replay number keeps 40 bits (a graph launched every
+// microsecond for 12 days), the record's absolute ring index its low 24, so that a reader
+// tells a record from the one that reused its place.
+inline constexpr unsigned kReplayBits = 40;
+inline constexpr uint64_t kReplayMask = (uint64_t{1} << kReplayBits) - 1;
+inline constexpr uint64_t kReplayIndexMask = (uint64_t{1} << (64 - kReplayBits)) - 1;
+inline constexpr uint64_t PackReplayAndIndex(uint64_t replay, uint64_t ring_index) {
+  return (replay & kReplayMask) | ((ring_index & kReplayIndexMask) << kReplayBits);
+}
+struct ReplayAndIndex {
+  uint64_t replay = 0;
+  uint64_t index_low = 0;
+};
+inline constexpr ReplayAndIndex UnpackReplayAndIndex(uint64_t packed) {
+  return {packed & kReplayMask, packed >> kReplayBits};
+}
+
+// ReplayRecord::op_codes.
+inline constexpr uint64_t AddReplayOpCode(uint64_t packed, unsigned position, Op op) {
+  return position < kReplayOpCodes ? packed | (uint64_t{static_cast<uint8_t>(op)} << (8 * position)) : packed;
+}
+inline constexpr Op ReplayOpCodeAt(uint64_t packed, unsigned position) {
+  return position < kReplayOpCodes ? static_cast<Op>((packed >> (8 * position)) & 0xff) : Op::kNone;
+}
+
 struct PeerCounters {
   std::atomic<int32_t> peer;  // -1 while unclaimed
   std::atomic<uint32_t> reserved;
@@ -298,7 +373,7 @@ struct alignas(64) CommSlotHeader {
   std::atomic<int32_t> device;
   std::atomic<uint32_t> flags;
   // ncclConfig_t.commName as the caller gave it, truncated to kCommNameBytes, NUL-padded;
-  // all zero when none. Under `version` with the rest of the identity (layout 5). Written
+  // all zero when none. Under `version` with the rest of the identity. Written
   // and read only through Store/LoadCommName and Pack/UnpackCommName.
   std::atomic<uint64_t> name[kCommNameWords];
   // Lifecycle.
@@ -312,7 +387,7 @@ struct alignas(64) CommSlotHeader {
   std::atomic<uint64_t> last_completed_seq;
   std::atomic<uint64_t> last_completed_ns;
   std::atomic<uint64_t> records_written;  // ring head (absolute)
-  // Framework sequence numbers (layout 6), written by the appending thread next to the two
+  // Framework sequence numbers, written by the appending thread next to the two
   // above (one cache line): `collective_launches` counts collective launches, each ungrouped
   // collective one and each outermost group with collectives on this communicator one (torch's
   // SeqNum / Flight Recorder collective_seq_id, tools/README.md "Matching Flight Recorder");
@@ -355,7 +430,10 @@ struct SegmentGeometry {
   uint64_t CommSlotOffset(uint32_t index) const { return comm_slots_offset + uint64_t{index} * comm_slot_bytes; }
   // A slot's ring follows its CommSlotHeader, 64-byte aligned (RingRecord is one cache line).
   uint64_t RingOffset(uint32_t index) const { return CommSlotOffset(index) + kRingOffsetInCommSlot; }
+  // Its replay ring follows the ring (layout 8): a ReplayRingHeader, then the records.
+  uint64_t ReplayRingOffset(uint32_t index) const { return RingOffset(index) + uint64_t{ring_capacity} * sizeof(RingRecord); }
   static constexpr uint64_t kRingOffsetInCommSlot = (sizeof(CommSlotHeader) + 63) / 64 * 64;
+  static constexpr uint64_t kReplayRingBytes = sizeof(ReplayRingHeader) + uint64_t{kReplayRingCapacity} * sizeof(ReplayRecord);
 };
 SegmentGeometry ComputeGeometry(uint32_t ring_capacity);
 // The geometry a header declares (a reader checks it against ComputeGeometry first).

@@ -119,12 +119,56 @@ void ReadRing(const SegmentFile& file, uint64_t ring_offset, uint32_t capacity, 
   }
 }
 
+void ToReplayView(const ReplayRecord& r, ReplayView* out) {
+  const ReplayOpsAndFlags ops = UnpackReplayOpsAndFlags(r.ops_and_flags.load(kRelaxed));
+  const ReplayAndIndex replay = UnpackReplayAndIndex(r.replay_and_index.load(kRelaxed));
+  const CountAndLaunch captured = UnpackCountAndLaunch(r.captured.load(kRelaxed));
+  out->graph = r.graph.load(kRelaxed);
+  out->replay = replay.replay;
+  out->ring_index = replay.index_low;  // the low bits until ReadReplays checks them
+  out->first_seq = captured.count;
+  out->first_framework_seq = captured.launch_low;  // low bits until RestoreFrameworkSeqs
+  out->ops = ops.ops;
+  out->flags = ops.flags;
+  const uint64_t codes = r.op_codes.load(kRelaxed);
+  for (unsigned i = 0; i < kReplayOpCodes && i < ops.ops; ++i) out->op_codes.push_back(ReplayOpCodeAt(codes, i));
+  out->stream = r.stream.load(kRelaxed);
+  out->enqueue_ns = r.enqueue_ns.load(kRelaxed);
+  out->complete_ns = (ops.flags & kRecordAborted) != 0 ? 0 : r.complete_ns.load(kRelaxed);
+}
+
+// The replay ring of one comm (layout 8): its header, then its newest records, oldest first.
+void ReadReplays(const SegmentFile& file, uint64_t offset, CommView* out) {
+  ReplayRingHeader header;
+  if (!file.Read(offset, &header, sizeof header)) return;
+  const uint64_t written = header.replays_written.load(kRelaxed);
+  out->replays_written = written;
+  std::unique_ptr<ReplayRecord[]> records;
+  std::vector<bool> ok;
+  if (!ReadStableArray(file, offset + sizeof(ReplayRingHeader), kReplayRingCapacity, &records, &ok)) return;
+  const uint64_t kept = std::min<uint64_t>(written, kReplayRingCapacity);
+  for (uint64_t index = written - kept; index < written; ++index) {
+    const uint64_t position = index & (kReplayRingCapacity - 1);
+    ReplayView replay;
+    ToReplayView(records[position], &replay);
+    // Skip records torn by a concurrent rewrite or already reused for a newer index.
+    if (!ok[position] || replay.ring_index != (index & kReplayIndexMask)) continue;
+    replay.ring_index = index;
+    out->replays.push_back(std::move(replay));
+  }
+}
+
 // A record keeps its launch's low 24 bits; the full number is the one nearest the header's
 // counter of its kind (layout.h, RestoreLaunch).
 void RestoreFrameworkSeqs(CommView* comm) {
   for (RecordView& r : comm->records) {
     const uint64_t counter = IsPointToPoint(r.op) ? comm->p2p_launches : comm->collective_launches;
     r.framework_seq = RestoreLaunch(static_cast<uint32_t>(r.framework_seq), counter);
+  }
+  for (ReplayView& r : comm->replays) {
+    if (r.first_framework_seq == 0) continue;  // no captured op kept its launch number
+    const uint64_t counter = r.first_seq != 0 ? comm->collective_launches : comm->p2p_launches;
+    r.first_framework_seq = RestoreLaunch(static_cast<uint32_t>(r.first_framework_seq), counter);
   }
 }
 
@@ -172,6 +216,7 @@ bool ReadComm(const SegmentFile& file, const SegmentHeader& seg, uint32_t index,
   out->slot = index;
   ToCommView(*h, identity_ok, out);
   ReadRing(file, geometry.RingOffset(index), seg.ring_capacity, out->records_written, max_records, out);
+  ReadReplays(file, geometry.ReplayRingOffset(index), out);
   RestoreFrameworkSeqs(out);
   return true;
 }

@@ -178,7 +178,8 @@ CommSlot SegmentWriter::CommSlotAt(uint32_t index) const {
   auto* base = static_cast<char*>(base_);
   auto* slot_header = reinterpret_cast<CommSlotHeader*>(base + geometry_.CommSlotOffset(index));
   auto* ring = reinterpret_cast<RingRecord*>(base + geometry_.RingOffset(index));
-  return CommSlot(slot_header, ring, geometry_.ring_capacity);
+  auto* replays = reinterpret_cast<ReplayRingHeader*>(base + geometry_.ReplayRingOffset(index));
+  return CommSlot(slot_header, ring, geometry_.ring_capacity, replays);
 }
 
 Result<CommSlot> SegmentWriter::ClaimCommSlot() {

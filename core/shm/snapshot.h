@@ -33,6 +33,21 @@ struct RecordView {
   uint64_t complete_ns = 0;  // 0 while not seen complete
 };
 
+// One launch of a CUDA graph that replayed ops of the communicator (layout.h, ReplayRecord).
+struct ReplayView {
+  uint64_t ring_index = 0;
+  uint64_t graph = 0;   // the graph's key on this communicator
+  uint64_t replay = 0;  // 1-based, per (graph, communicator) on this rank
+  uint64_t first_seq = 0;            // #N of the graph's first captured collective here, 0 none
+  uint64_t first_framework_seq = 0;  // its framework seq, 0 unknown
+  uint32_t ops = 0;
+  std::vector<Op> op_codes;  // the first kReplayOpCodes ops, in capture order
+  uint32_t flags = 0;        // kRecord* bits
+  uint64_t stream = 0;
+  uint64_t enqueue_ns = 0;
+  uint64_t complete_ns = 0;  // 0 while not seen complete
+};
+
 struct PeerView {
   int32_t peer = -1;
   uint64_t sends = 0;
@@ -65,6 +80,8 @@ struct CommView {
   uint64_t untracked_ops = 0;  // ops never to be seen complete: unknown, not complete
   std::vector<PeerView> peers;
   std::vector<RecordView> records;  // oldest first, at most ring_capacity
+  uint64_t replays_written = 0;     // graph replays ever published on this communicator
+  std::vector<ReplayView> replays;  // oldest first, at most kReplayRingCapacity
 };
 
 // Whether `comm`'s hash is known and usable to tell communicators (and runs) apart.

@@ -41,8 +41,25 @@ detect::RecordFacts ToRecordView(const shm::RecordView& r) {
   out.enqueue_ns = r.enqueue_ns;
   out.complete_ns = r.complete_ns;
   out.never_completes = shm::OwesNoCompletion(r.flags);
+  out.captured = (r.flags & shm::kRecordCaptured) != 0;
   out.untracked = shm::CompletionUnknown(r.flags);
   out.aborted = (r.flags & shm::kRecordAborted) != 0;
+  return out;
+}
+
+detect::ReplayFacts ToReplayFacts(const shm::ReplayView& r) {
+  detect::ReplayFacts out;
+  out.graph = r.graph;
+  out.replay = r.replay;
+  out.first_seq = r.first_seq;
+  out.framework_seq = r.first_framework_seq;
+  out.ops = r.ops;
+  for (const shm::Op op : r.op_codes) out.op_names.push_back(shm::OpName(op));
+  out.stream = r.stream;
+  out.enqueue_ns = r.enqueue_ns;
+  out.complete_ns = r.complete_ns;
+  out.failed = (r.flags & (shm::kRecordFailed | shm::kRecordNotLaunched)) != 0;
+  out.untracked = shm::CompletionUnknown(r.flags);
   return out;
 }
 
@@ -95,6 +112,8 @@ detect::CommFacts CommFactsFromSnapshot(const shm::CommView& comm, size_t max_re
   out.last_completed_seq = detect::EffectiveLastCompleted(comm.last_completed_seq, out.records);
   KeepNewest(out.records, max_records);
   KeepNewest(out.p2p_records, max_records);
+  for (const shm::ReplayView& r : comm.replays) out.replays.push_back(ToReplayFacts(r));
+  out.replays_dropped = comm.replays_written - std::min<uint64_t>(comm.replays_written, comm.replays.size());
   return out;
 }
 

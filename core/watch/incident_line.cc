@@ -85,16 +85,17 @@ std::string IncidentLine(const LineOrigin& origin, const detect::Verdict& v, con
                               ? " waiting on comm ranks [" + format::FormatRangeList(v.culprits_without_facts) +
                                     "] on other hosts"
                               : " culprit ranks " + CulpritList(v);
-  return LinePrefix(origin, "WARN") + detect::ToString(v.kind) + " comm " + format::CommLabelUnescaped(v.comm_hash, v.comm_name) + " #" +
-         std::to_string(v.seq) + " " + v.op + format::FrameworkSeqNote(v.framework_seq, detect::IsPointToPointKind(v.kind)) +
-         who + DumpsAndNextStep(dump_dir, written, related);
+  return LinePrefix(origin, "WARN") + detect::ToString(v.kind) + " comm " +
+         format::CommLabelUnescaped(v.comm_hash, v.comm_name) + " " +
+         detect::WaitSubject(v.seq, v.op, v.framework_seq, detect::IsPointToPointKind(v.kind), v.graph_label) + who +
+         DumpsAndNextStep(dump_dir, written, related);
 }
 
 std::string ResolvedLine(const LineOrigin& origin, const ResolvedIncident& incident, uint64_t resolved_after_ns) {
   return LinePrefix(origin, "INFO") + "resolved after " + format::FormatDuration(resolved_after_ns) + ": " +
-         incident.kind + " comm " + format::CommLabelUnescaped(incident.comm_hash, incident.comm_name) + " #" +
-         std::to_string(incident.seq) + " " +
-         incident.op + "; noted in " + incident.note_path;
+         incident.kind + " comm " + format::CommLabelUnescaped(incident.comm_hash, incident.comm_name) + " " +
+         detect::WaitSubject(incident.seq, incident.op, 0, false, incident.graph_label) + "; noted in " +
+         incident.note_path;
 }
 
 }  // namespace ncclwatch::watch

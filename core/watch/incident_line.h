@@ -57,6 +57,7 @@ struct ResolvedIncident {
   std::string op;
   std::string note_path;
   std::string comm_name;  // as the incident line showed it; empty when the framework gave none
+  std::string graph_label;  // a replay of a CUDA graph (detect::Verdict::graph_label); else empty
 };
 std::string ResolvedLine(const LineOrigin& origin, const ResolvedIncident& incident, uint64_t resolved_after_ns);
 

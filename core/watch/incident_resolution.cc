@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/detect/replay_state.h"
+#include "core/format/hex.h"
 
 namespace ncclwatch::watch {
 namespace {
@@ -57,6 +59,36 @@ bool CollectiveCompleted(const IncidentKey& key, const detect::JobFacts& facts, 
   return true;
 }
 
+// Replay #seq of the key's graph completed on this process's ranks (replay_state.h).
+bool ReplayCompleted(const IncidentKey& key, const detect::JobFacts& facts, pid_t self) {
+  const std::vector<const detect::CommFacts*> ranks = RanksOf(key.comm_hash, facts, self);
+  if (ranks.empty()) return false;
+  for (const detect::CommFacts* c : ranks) {
+    if (c->aborted() || detect::ProgressOf(*c, key.graph).completed < key.seq) return false;
+  }
+  return true;
+}
+
+// "<kind>-0x<comm>-0x<graph>-<replay>" (core/watch/incident_id.h): the graph's key. A
+// collective's id ("<kind>-0x<comm>-<seq>") has one field fewer.
+bool ParseReplayGraph(const std::string& id, IncidentKey* key) {
+  std::vector<std::string> fields;
+  for (size_t start = 0;;) {
+    const size_t dash = id.find('-', start);
+    fields.push_back(id.substr(start, dash == std::string::npos ? std::string::npos : dash - start));
+    if (dash == std::string::npos) break;
+    start = dash + 1;
+  }
+  if (fields.size() != 4) return false;
+  const std::string& graph = fields[2];
+  if (graph.size() < 3 || graph.size() > 18 || graph.rfind("0x", 0) != 0 ||
+      graph.find_first_not_of("0123456789abcdef", 2) != std::string::npos) {
+    return false;
+  }
+  key->graph = std::strtoull(graph.c_str() + 2, nullptr, 16);
+  return key->graph != 0;
+}
+
 bool InitFinished(const IncidentKey& key, const detect::JobFacts& facts, pid_t self) {
   const std::vector<const detect::CommFacts*> ranks = RanksOf(key.comm_hash, facts, self);
   if (ranks.empty()) return false;
@@ -88,6 +120,7 @@ namespace {
 // IncidentKeyResolved alike.
 enum class EndedBy {
   kCollective,  // collective #seq completed on this process's ranks
+  kReplay,      // replay #seq of the key's graph completed on this process's ranks
   kInit,        // the communicator's init finished
   kSyncReturn,  // the host sync of the onset returned
   // Never tracked to an end: a mismatch is a bug of the job even when NCCL finished the calls;
@@ -95,11 +128,16 @@ enum class EndedBy {
   kNever,
 };
 
-EndedBy EndedByOf(detect::VerdictKind kind) {
+// `in_replay`: the verdict waits in a replay of a CUDA graph (detect::ReplayGraphOf).
+EndedBy EndedByOf(detect::VerdictKind kind, bool in_replay) {
   switch (kind) {
+    case detect::VerdictKind::kReplayStraggler:
+    case detect::VerdictKind::kReplayHang:
+      return EndedBy::kReplay;
+    case detect::VerdictKind::kRankExited:
+      return in_replay ? EndedBy::kReplay : EndedBy::kCollective;
     case detect::VerdictKind::kStraggler:
     case detect::VerdictKind::kCollectiveHang:
-    case detect::VerdictKind::kRankExited:
       return EndedBy::kCollective;
     case detect::VerdictKind::kInitHang:
       return EndedBy::kInit;
@@ -125,9 +163,14 @@ std::optional<IncidentKey> IncidentKeyOf(const detect::Verdict& verdict, const s
   key.kind = verdict.kind;
   key.comm_hash = verdict.comm_hash;
   key.seq = verdict.seq;
-  switch (EndedByOf(key.kind)) {
+  // The id names the graph of a wait in a replay; a collective's id has no fourth field.
+  const bool in_replay = ParseReplayGraph(incident_id, &key);
+  switch (EndedByOf(key.kind, in_replay)) {
     case EndedBy::kCollective:
       if (key.seq == 0) return std::nullopt;
+      return key;
+    case EndedBy::kReplay:
+      if (key.seq == 0 || !in_replay) return std::nullopt;
       return key;
     case EndedBy::kInit:
       return key;
@@ -141,9 +184,11 @@ std::optional<IncidentKey> IncidentKeyOf(const detect::Verdict& verdict, const s
 }
 
 bool IncidentKeyResolved(const IncidentKey& key, const detect::JobFacts& facts, pid_t self) {
-  switch (EndedByOf(key.kind)) {
+  switch (EndedByOf(key.kind, key.graph != 0)) {
     case EndedBy::kCollective:
       return CollectiveCompleted(key, facts, self);
+    case EndedBy::kReplay:
+      return ReplayCompleted(key, facts, self);
     case EndedBy::kInit:
       return InitFinished(key, facts, self);
     case EndedBy::kSyncReturn:

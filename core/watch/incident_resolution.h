@@ -5,6 +5,8 @@
 //
 // The key, by kind:
 //   straggler, collective_hang, rank_exited   #seq of the communicator completed
+//   replay_straggler, replay_hang, and a      replay #seq of the graph named in the incident id
+//   rank_exited in a replay                   completed (core/detect/replay_state.h)
 //   init_hang                                 the communicator's init finished (not failed)
 //   sync_stuck                                the process's host sync that began at the
 //                                             incident's onset returned

@@ -132,6 +132,7 @@ std::string FormatTrigger(const Trigger& t) {
       << "comm=" << format::FormatHex(t.verdict.comm_hash) << "\n"
       << "seq=" << t.verdict.seq << "\n"
       << "op=" << OneLine(t.verdict.op) << "\n"
+      << "graph_label=" << OneLine(t.verdict.graph_label) << "\n"
       << "culprits=" << format::FormatRangeList(t.verdict.culprit_ranks) << "\n"
       << "others=" << format::FormatRangeList(t.verdict.other_ranks) << "\n"
       << "partial=" << (t.verdict.partial ? 1 : 0) << "\n"
@@ -160,6 +161,7 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
     else if (key == "comm") t.verdict.comm_hash = format::ParseHex(value).value_or(0);
     else if (key == "seq") t.verdict.seq = std::strtoull(value.c_str(), nullptr, 10);
     else if (key == "op") t.verdict.op = value;
+    else if (key == "graph_label") t.verdict.graph_label = value;
     else if (key == "culprits") t.verdict.culprit_ranks = ParseRanks(value);
     else if (key == "others") t.verdict.other_ranks = ParseRanks(value);
     else if (key == "partial") t.verdict.partial = value == "1";
@@ -177,7 +179,7 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
 Status WriteTriggerFile(const std::string& dir, const Trigger& trigger) noexcept {
   try {
     return dump::WriteFileAtomically(dir + "/" + trigger.incident_id + kTriggerSuffix, FormatTrigger(trigger));
-  } catch (...) {
+  } catch (const std::exception&) {  // bad_alloc building the text: noexcept, called from the watchdog thread
     return Status::Error("out of memory writing the trigger file", ENOMEM);
   }
 }
@@ -221,7 +223,7 @@ std::vector<Trigger> TriggerWatcher::PollNew() noexcept {
         ++rejected_;
       }
     }
-  } catch (...) {
+  } catch (const std::exception&) {  // bad_alloc listing the directory: the triggers read so far, the rest next poll
   }
   return fresh;
 }

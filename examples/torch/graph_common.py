@@ -16,15 +16,16 @@ def say(text):
     os.write(1, (text + "\n").encode())
 
 
-def init_rank():
-    """Joins the NCCL process group on LOCAL_RANK's GPU; returns (device, rank, world size).
+def init_rank(timeout_sec=600):
+    """Joins the NCCL process group on LOCAL_RANK's GPU, with torch's collective timeout of
+    `timeout_sec`; returns (device, rank, world size).
 
     On SIGTERM (a timeout) the Python stacks are dumped to stderr first, so a hung replay shows
     where the rank waits."""
     faulthandler.register(signal.SIGTERM, chain=True)
     device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
     torch.cuda.set_device(device)
-    dist.init_process_group("nccl", device_id=device, timeout=datetime.timedelta(seconds=600))
+    dist.init_process_group("nccl", device_id=device, timeout=datetime.timedelta(seconds=timeout_sec))
     return device, dist.get_rank(), dist.get_world_size()
 
 

@@ -3,9 +3,10 @@
 //   X(kind, library, result, name, (parameters), (arguments), missing, tracking)
 //
 // kind:     sync (a host sync: hot, the thread is published as blocked), capture (a call
-//           that begins or ends a stream capture, capture_watch.h) or lookup (an entry-point
+//           that begins or ends a stream capture, capture_watch.h), lookup (an entry-point
 //           lookup: cuGetProcAddress and cudaGetDriverEntryPoint*, whose answer for a function
-//           of this table is our hook of it, cuda_hooks.h);
+//           of this table is our hook of it, cuda_hooks.h), graph or graph_launch (the graph
+//           rows at the end);
 // library:  kCudart or kDriver (resolver.h);
 // missing:  what the hook returns when that library lacks the function;
 // tracking: an expression building the tracking from the parameters (cuda_tracking.h).
@@ -105,6 +106,75 @@
   NCCLWATCH_CUDA_RT_ENTRY_POINT(X, cudaGetDriverEntryPoint)                                               \
   NCCLWATCH_CUDA_RT_ENTRY_POINT(X, cudaGetDriverEntryPoint_ptsz)                                          \
   NCCLWATCH_CUDA_RT_ENTRY_POINT_BY_VERSION(X, cudaGetDriverEntryPointByVersion)                           \
-  NCCLWATCH_CUDA_RT_ENTRY_POINT_BY_VERSION(X, cudaGetDriverEntryPointByVersion_ptsz)
+  NCCLWATCH_CUDA_RT_ENTRY_POINT_BY_VERSION(X, cudaGetDriverEntryPointByVersion_ptsz)                      \
+  NCCLWATCH_CUDA_GRAPH_API(X)
+
+// CUDA graphs (graph rows, observe/graph_observer.h): which executable graph replays which
+// captured NCCL ops, and each launch of one. Kinds: graph_launch (on the step's path, like a
+// sync) and graph (instantiation and destruction, rare). Every exported form since CUDA 11.0 of
+// the runtime's and the driver's calls (cuGraphInstantiate and _v2 keep the 11.x ABI; cuda.h maps
+// the plain names of CUDA 12 to WithFlags and ExecUpdate_v2). Two runtime calls changed their
+// arguments in CUDA 12.0 under the same unversioned name, which our export also interposes in a
+// CUDA 11 runtime: cudaGraphInstantiate (error node, log, log size before; flags since) and
+// cudaGraphExecUpdate (error node and result before; a result info since). Their hooks take
+// the wider form and forward every argument register as it came, so either ABI reaches the real
+// function intact; the hook reads only the executable graph and the graph, the first two in
+// both. The instantiation's success code decides; an update re-reads what the executable graph
+// replays.
+#define NCCLWATCH_CUDA_RT_GRAPH_INSTANTIATE(X, name, extra_type)                                           \
+  X(graph, kCudart, cudaError_t, name, (cudaGraphExec_t * exec, cudaGraph_t graph, extra_type extra),      \
+    (exec, graph, extra), kCudartMissing,                                                                  \
+    (cuda_tracking::GraphInstantiate<cudaError_t, cudaGraphExec_t>{exec, graph, cudaSuccess}))
+#define NCCLWATCH_CUDA_DRV_GRAPH_INSTANTIATE(X, name, extra_type)                                          \
+  X(graph, kDriver, CUresult, name, (CUgraphExec * exec, CUgraph graph, extra_type extra), (exec, graph, extra), \
+    kDriverMissing, (cuda_tracking::GraphInstantiate<CUresult, CUgraphExec>{exec, graph, CUDA_SUCCESS}))
+#define NCCLWATCH_CUDA_DRV_GRAPH_INSTANTIATE_WITH_LOG(X, name)                                             \
+  X(graph, kDriver, CUresult, name,                                                                       \
+    (CUgraphExec * exec, CUgraph graph, CUgraphNode * error_node, char* log, size_t log_size),             \
+    (exec, graph, error_node, log, log_size), kDriverMissing,                                             \
+    (cuda_tracking::GraphInstantiate<CUresult, CUgraphExec>{exec, graph, CUDA_SUCCESS}))
+#define NCCLWATCH_CUDA_RT_GRAPH_LAUNCH(X, name, ptsz)                                                      \
+  X(graph_launch, kCudart, cudaError_t, name, (cudaGraphExec_t exec, cudaStream_t stream), (exec, stream), \
+    kCudartMissing, (cuda_tracking::GraphLaunch<cudaError_t>{exec, stream, ptsz, cudaSuccess, {}}))
+#define NCCLWATCH_CUDA_DRV_GRAPH_LAUNCH(X, name, ptsz)                                                     \
+  X(graph_launch, kDriver, CUresult, name, (CUgraphExec exec, CUstream stream), (exec, stream), kDriverMissing, \
+    (cuda_tracking::GraphLaunch<CUresult>{exec, stream, ptsz, CUDA_SUCCESS, {}}))
+
+#define NCCLWATCH_CUDA_GRAPH_API(X)                                                                        \
+  X(graph, kCudart, cudaError_t, cudaGraphInstantiate,                                                    \
+    (cudaGraphExec_t * exec, cudaGraph_t graph, void* flags_or_error_node, char* log, size_t log_size),    \
+    (exec, graph, flags_or_error_node, log, log_size), kCudartMissing,                                    \
+    (cuda_tracking::GraphInstantiate<cudaError_t, cudaGraphExec_t>{exec, graph, cudaSuccess}))             \
+  NCCLWATCH_CUDA_RT_GRAPH_INSTANTIATE(X, cudaGraphInstantiateWithFlags, unsigned long long)                \
+  NCCLWATCH_CUDA_RT_GRAPH_INSTANTIATE(X, cudaGraphInstantiateWithParams, cudaGraphInstantiateParams*)      \
+  NCCLWATCH_CUDA_RT_GRAPH_INSTANTIATE(X, cudaGraphInstantiateWithParams_ptsz, cudaGraphInstantiateParams*) \
+  X(graph, kCudart, cudaError_t, cudaGraphExecUpdate,                                                     \
+    (cudaGraphExec_t exec, cudaGraph_t graph, void* info_or_error_node, void* result),                     \
+    (exec, graph, info_or_error_node, result), kCudartMissing,                                             \
+    (cuda_tracking::GraphInstantiate<cudaError_t, cudaGraphExec_t>{&exec, graph, cudaSuccess}))            \
+  X(graph, kCudart, cudaError_t, cudaGraphExecDestroy, (cudaGraphExec_t exec), (exec), kCudartMissing,    \
+    (cuda_tracking::GraphDestroy<cudaError_t>{exec, true, cudaSuccess}))                                  \
+  X(graph, kCudart, cudaError_t, cudaGraphDestroy, (cudaGraph_t graph), (graph), kCudartMissing,          \
+    (cuda_tracking::GraphDestroy<cudaError_t>{graph, false, cudaSuccess}))                                \
+  NCCLWATCH_CUDA_RT_GRAPH_LAUNCH(X, cudaGraphLaunch, false)                                               \
+  NCCLWATCH_CUDA_RT_GRAPH_LAUNCH(X, cudaGraphLaunch_ptsz, true)                                           \
+  NCCLWATCH_CUDA_DRV_GRAPH_INSTANTIATE_WITH_LOG(X, cuGraphInstantiate)                                    \
+  NCCLWATCH_CUDA_DRV_GRAPH_INSTANTIATE_WITH_LOG(X, cuGraphInstantiate_v2)                                 \
+  NCCLWATCH_CUDA_DRV_GRAPH_INSTANTIATE(X, cuGraphInstantiateWithFlags, unsigned long long)                \
+  NCCLWATCH_CUDA_DRV_GRAPH_INSTANTIATE(X, cuGraphInstantiateWithParams, CUDA_GRAPH_INSTANTIATE_PARAMS*)   \
+  NCCLWATCH_CUDA_DRV_GRAPH_INSTANTIATE(X, cuGraphInstantiateWithParams_ptsz, CUDA_GRAPH_INSTANTIATE_PARAMS*) \
+  X(graph, kDriver, CUresult, cuGraphExecUpdate,                                                          \
+    (CUgraphExec exec, CUgraph graph, CUgraphNode * error_node, CUgraphExecUpdateResult * result),        \
+    (exec, graph, error_node, result), kDriverMissing,                                                    \
+    (cuda_tracking::GraphInstantiate<CUresult, CUgraphExec>{&exec, graph, CUDA_SUCCESS}))                 \
+  X(graph, kDriver, CUresult, cuGraphExecUpdate_v2,                                                       \
+    (CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo * info), (exec, graph, info),           \
+    kDriverMissing, (cuda_tracking::GraphInstantiate<CUresult, CUgraphExec>{&exec, graph, CUDA_SUCCESS})) \
+  X(graph, kDriver, CUresult, cuGraphExecDestroy, (CUgraphExec exec), (exec), kDriverMissing,             \
+    (cuda_tracking::GraphDestroy<CUresult>{exec, true, CUDA_SUCCESS}))                                    \
+  X(graph, kDriver, CUresult, cuGraphDestroy, (CUgraph graph), (graph), kDriverMissing,                   \
+    (cuda_tracking::GraphDestroy<CUresult>{graph, false, CUDA_SUCCESS}))                                  \
+  NCCLWATCH_CUDA_DRV_GRAPH_LAUNCH(X, cuGraphLaunch, false)                                                \
+  NCCLWATCH_CUDA_DRV_GRAPH_LAUNCH(X, cuGraphLaunch_ptsz, true)
 
 #endif  // NCCLWATCH_PRELOAD_HOOKS_CUDA_API_TABLE_H_

@@ -10,6 +10,7 @@
 #include "core/shm/sync_slot.h"
 #include "preload/hooks/cuda_hooks.h"
 #include "preload/observe/capture_watch.h"
+#include "preload/observe/graph_observer.h"
 #include "preload/observe/sync_observer.h"
 
 namespace ncclwatch::preload::cuda_tracking {
@@ -75,6 +76,58 @@ struct EntryPointLookup {
   void End(Result result) noexcept {
     if (result == ok && function != nullptr && *function != nullptr) {
       *function = CudaHookForEntryPoint(symbol, *function);
+    }
+  }
+};
+
+// ---- CUDA graphs (the graph rows of cuda_api_table.h, graph_observer.h).
+
+// A launch of an executable graph on `stream` (as the caller gave it; `per_thread_default`
+// for the _ptsz entry points, where 0 is the per-thread default stream). `ok`: the API's
+// success code.
+template <typename Result>
+struct GraphLaunch {
+  const void* exec;
+  const void* stream;
+  bool per_thread_default;
+  Result ok;
+  GraphLaunchCall call;
+
+  bool Begin() noexcept {
+    auto handle = reinterpret_cast<uint64_t>(stream);
+    if (handle == 0 && per_thread_default) handle = reinterpret_cast<uint64_t>(cudaStreamPerThread);
+    return BeginGraphLaunch(reinterpret_cast<uint64_t>(exec), handle, &call);
+  }
+  void End(Result result) noexcept { EndGraphLaunch(&call, result == ok); }
+};
+
+// An instantiation into `*exec_out` from `graph` (or cudaGraphExecUpdate of `*exec_out`).
+template <typename Result, typename Exec>
+struct GraphInstantiate {
+  Exec* exec_out;
+  const void* graph;
+  Result ok;
+
+  bool Begin() noexcept { return exec_out != nullptr; }
+  void End(Result result) noexcept {
+    if (result == ok) ObserveGraphInstantiated(reinterpret_cast<uint64_t>(*exec_out), reinterpret_cast<uint64_t>(graph));
+  }
+};
+
+// The destruction of a graph (`exec` false) or of an executable graph.
+template <typename Result>
+struct GraphDestroy {
+  const void* handle;
+  bool exec;
+  Result ok;
+
+  bool Begin() noexcept { return true; }
+  void End(Result result) noexcept {
+    if (result != ok) return;
+    if (exec) {
+      ObserveGraphExecDestroyed(reinterpret_cast<uint64_t>(handle));
+    } else {
+      ObserveGraphDestroyed(reinterpret_cast<uint64_t>(handle));
     }
   }
 };

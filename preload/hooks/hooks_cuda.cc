@@ -2,8 +2,16 @@
 // cuda_hook.h around a call of the real function it is given), the exported, unversioned
 // function (the real one: the next definition), and kMaxCudaBindings trampolines that
 // lookups hand out, each bound to the function one lookup found (cuda_hooks.h).
-#include <cuda.h>
+//
+// cudaGraphInstantiate and cudaGraphExecUpdate are defined in their wider CUDA 11 form
+// (cuda_api_table.h says why): the CUDA 12 header's declarations of them are renamed out of
+// the way, here, before anything includes it.
+#define cudaGraphInstantiate ncclwatch_cuda12_header_cudaGraphInstantiate
+#define cudaGraphExecUpdate ncclwatch_cuda12_header_cudaGraphExecUpdate
 #include <cuda_runtime_api.h>
+#undef cudaGraphInstantiate
+#undef cudaGraphExecUpdate
+#include <cuda.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
 
@@ -28,11 +36,19 @@
 #undef cudaStreamBeginCapture
 #undef cudaStreamBeginCaptureToGraph
 #undef cudaStreamEndCapture
+#undef cuGraphInstantiate
+#undef cuGraphInstantiateWithParams
+#undef cuGraphExecUpdate
+#undef cuGraphLaunch
+#undef cudaGraphInstantiateWithParams
+#undef cudaGraphLaunch
 
 // A host sync sits on the step's path with the ops (hot_path.h); captures and lookups are rare.
 #define NCCLWATCH_CUDA_KIND_ATTRIBUTES_sync NCCLWATCH_HOT
 #define NCCLWATCH_CUDA_KIND_ATTRIBUTES_capture
 #define NCCLWATCH_CUDA_KIND_ATTRIBUTES_lookup
+#define NCCLWATCH_CUDA_KIND_ATTRIBUTES_graph
+#define NCCLWATCH_CUDA_KIND_ATTRIBUTES_graph_launch
 
 namespace ncclwatch::preload {
 namespace {
@@ -100,7 +116,7 @@ void WarnBindingsFull(const char* name) {
   try {
     Log(LogLevel::kWarn, std::string("more than ") + std::to_string(kMaxCudaBindings) + " definitions of " + name +
                              " looked up; the extra ones are not watched");
-  } catch (...) {
+  } catch (...) {  // inside a CUDA entry-point lookup (C ABI): a lost line, never the job
   }
 }
 
@@ -110,7 +126,7 @@ void LogNotExported(const char* symbol) {
   try {
     Log(LogLevel::kDebug, std::string("the driver's ") + symbol +
                               " is no exported function of its library; handed out unwatched (logged once)");
-  } catch (...) {
+  } catch (...) {  // as above
   }
 }
 
@@ -197,3 +213,16 @@ static_assert(std::is_same_v<decltype(&cuStreamSynchronize_ptsz), PFN_cuStreamSy
 static_assert(std::is_same_v<decltype(&cuCtxSynchronize), PFN_cuCtxSynchronize_v2000>);
 static_assert(std::is_same_v<decltype(&cuCtxSynchronize_v2), PFN_cuCtxSynchronize_v13000>);
 static_assert(std::is_same_v<decltype(&cuEventSynchronize), PFN_cuEventSynchronize_v2000>);
+// The driver's graph rows (cuda_api_table.h), every exported variant but cuGraphInstantiate and
+// its _v2, whose 11.x typedefs cudaTypedefs.h keeps only for its own internal builds (the rows
+// spell that form: error node, log, log size).
+static_assert(std::is_same_v<decltype(&cuGraphInstantiateWithFlags), PFN_cuGraphInstantiateWithFlags_v11040>);
+static_assert(std::is_same_v<decltype(&cuGraphInstantiateWithParams), PFN_cuGraphInstantiateWithParams_v12000>);
+static_assert(
+    std::is_same_v<decltype(&cuGraphInstantiateWithParams_ptsz), PFN_cuGraphInstantiateWithParams_v12000_ptsz>);
+static_assert(std::is_same_v<decltype(&cuGraphExecUpdate), PFN_cuGraphExecUpdate_v10020>);
+static_assert(std::is_same_v<decltype(&cuGraphExecUpdate_v2), PFN_cuGraphExecUpdate_v12000>);
+static_assert(std::is_same_v<decltype(&cuGraphExecDestroy), PFN_cuGraphExecDestroy_v10000>);
+static_assert(std::is_same_v<decltype(&cuGraphDestroy), PFN_cuGraphDestroy_v10000>);
+static_assert(std::is_same_v<decltype(&cuGraphLaunch), PFN_cuGraphLaunch_v10000>);
+static_assert(std::is_same_v<decltype(&cuGraphLaunch_ptsz), PFN_cuGraphLaunch_v10000_ptsz>);

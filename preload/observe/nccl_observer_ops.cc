@@ -12,6 +12,7 @@
 #include "core/clock/stamp_clock.h"
 #include "core/shm/record_flags.h"
 #include "preload/call_sites/call_sites.h"
+#include "preload/observe/graph_observer.h"
 #include "preload/hooks/hot_path.h"
 #include "preload/observe/nccl_observer.h"
 #include "preload/observe/nccl_observer_internal.h"
@@ -23,7 +24,7 @@ namespace {
 // AddFlags, TrackCompletion and SettleRecords are inlined into EndOp (one op), SettleGroupRange
 // and SettleAll (a group's ranges): as a chain of calls EndOp -> Settle -> TrackCompletion their
 // prologues and epilogues cost about 30 of the 420 instructions of a hooked collective
-// (callgrind; issue 23).
+// (callgrind).
 
 NCCLWATCH_HOT_INLINE void AddFlags(const StreamRange& records, uint32_t flags) {
   if (flags == 0) return;
@@ -40,6 +41,9 @@ NCCLWATCH_HOT_INLINE void TrackCompletion(Runtime* rt, const StreamRange& record
                                           target);
   }
   AddFlags(records, flags);
+  // Captured into a CUDA graph: no framework number, and its replays are the graph's launches
+  // (graph_observer.h).
+  if (flags == shm::kRecordCaptured) [[unlikely]] NoteCapturedRecords(rt, records);
 }
 
 [[gnu::cold]] void Defer(const StreamRange& records) {

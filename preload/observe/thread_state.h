@@ -48,6 +48,8 @@ struct ThreadState {
 //            after the outermost end.
 //   group_work: what the open group's outermost end settles (GroupWork); an end without
 //            work touches nothing else.
+//   in_graph_launch: inside a hooked CUDA graph launch (graph_observer.h), so that a launch
+//            the runtime makes through the driver's hooked entry point (or back) counts once.
 enum class GroupWork : uint8_t {
   kNone,
   kOneRange,  // records on one (communicator, stream): ThreadState::group_range only
@@ -58,10 +60,11 @@ struct HookDepths {
   int group = 0;
   uint64_t group_key = 0;
   GroupWork group_work = GroupWork::kNone;
+  bool in_graph_launch = false;
 };
 
 // Inline, with the variables visible here, so that a hook reads them with one %fs-relative
-// load each instead of a call into thread_state.cc (four such calls per op before; issue 23).
+// load each instead of a call into thread_state.cc (four such calls per op otherwise).
 // __thread rather than thread_local: an extern thread_local is reached through a TLS wrapper
 // function, __thread (constant-initialised, trivially destroyed) never is. Initial-exec: the
 // library's whole static TLS is 112 bytes (readelf -l: PT_TLS), well inside the surplus glibc

@@ -36,7 +36,26 @@ bool DriverApi::Resolve() {
   ok &= Find(driver, "cuEventRecord", &EventRecord);
   ok &= Find(driver, "cuEventQuery", &EventQuery);
   ok &= Find(driver, "cuStreamIsCapturing", &StreamIsCapturing);
+  if (!Find(driver, "cuStreamGetCaptureInfo_v3", &StreamGetCaptureInfoV3)) {
+    Find(driver, "cuStreamGetCaptureInfo_v2", &StreamGetCaptureInfoV2);
+  }
   return ok;
+}
+
+bool DriverApi::CaptureGraph(CUstream stream, uint64_t* capture_id, CUgraph* graph) const {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  cuuint64_t id = 0;
+  CUgraph captured = nullptr;
+  CUresult result = CUDA_ERROR_NOT_FOUND;
+  if (StreamGetCaptureInfoV3 != nullptr) {
+    result = StreamGetCaptureInfoV3(stream, &status, &id, &captured, nullptr, nullptr, nullptr);
+  } else if (StreamGetCaptureInfoV2 != nullptr) {
+    result = StreamGetCaptureInfoV2(stream, &status, &id, &captured, nullptr, nullptr);
+  }
+  if (result != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_ACTIVE || captured == nullptr) return false;
+  *capture_id = id;
+  *graph = captured;
+  return true;
 }
 
 }  // namespace ncclwatch::preload

@@ -28,8 +28,19 @@ struct DriverApi {
   CUresult (*EventQuery)(CUevent) = nullptr;
   CUresult (*StreamIsCapturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
 
-  // True when every function above was found.
+  // Optional (Resolve succeeds without them): which graph a capturing stream records into,
+  // to tell which CUDA graph an NCCL op was captured into (observe/graph_registry.h). _v3
+  // (CUDA 12.3+, edge data besides), else _v2 (CUDA 11.3+).
+  CUresult (*StreamGetCaptureInfoV3)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**,
+                                     const CUgraphEdgeData**, size_t*) = nullptr;
+  CUresult (*StreamGetCaptureInfoV2)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**,
+                                     size_t*) = nullptr;
+
+  // True when every function above was found (the optional ones aside).
   bool Resolve();
+  // The capture `stream` is in: its id and graph; false when it captures nothing, or the
+  // driver cannot tell.
+  bool CaptureGraph(CUstream stream, uint64_t* capture_id, CUgraph* graph) const;
 };
 
 // The driver's name for a runtime stream handle: 0 (the legacy default stream, as NCCL

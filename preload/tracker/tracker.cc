@@ -48,11 +48,6 @@ Tracker::DevicePool* Tracker::NewPool(int device) {
   return pool;
 }
 
-void Tracker::Release(DevicePool* pool, EventSlot* slot) {
-  (void)pool;
-  slot->state.store(kFree, std::memory_order_release);
-}
-
 void Tracker::DisableEvents(cudaError_t error) {
   if (!events_disabled_.exchange(true)) {
     Log(LogLevel::kWarn, "cannot create CUDA events (error " + std::to_string(static_cast<int>(error)) +
@@ -81,6 +76,28 @@ uint32_t Tracker::DriverCaptureFlags(cudaStream_t stream) {
   // A driver without capture queries (the sim's) has no capture to report.
   if (result != CUDA_SUCCESS && result != CUDA_ERROR_NOT_SUPPORTED) return shm::kRecordUntracked;
   return capture != CU_STREAM_CAPTURE_STATUS_NONE ? shm::kRecordCaptured : 0;
+}
+
+// Not on the op path: a graph launch is rare next to ops, and its steps are RecordCompletion's.
+uint32_t Tracker::RecordReplayCompletion(int device, uint64_t stream, const ReplayTargets& targets) {
+  if (const uint32_t flags = NotRecordable(stream); flags != 0) return flags;
+  DevicePool* pool = PoolFor(device);
+  ReplayEventSlot* slot = pool == nullptr ? nullptr : ClaimFrom(pool->replay_cursor, pool->replay_slots);
+  if (slot == nullptr) return shm::kRecordUntracked;
+  if ((slot->event == nullptr && !CreateEvent(device, pool, &slot->event)) || !Record(pool, slot->event, stream)) {
+    Release(slot);
+    return shm::kRecordUntracked;
+  }
+  slot->targets = targets;
+  for (int i = 0; i < targets.count; ++i) {
+    ReplayTarget& t = slot->targets.target[i];
+    t.generation = t.slot->generation();
+    t.slot->EventRecorded();
+  }
+  pool->replays_used.store(true, std::memory_order_relaxed);
+  slot->state.store(kPending, std::memory_order_release);
+  recorded_since_poll_.store(true, std::memory_order_release);
+  return 0;
 }
 
 // The direct record failed: recorded with the context pushed, and so from then on if that works.
@@ -187,29 +204,77 @@ void Tracker::Finish(EventSlot* slot, bool completed, uint64_t now_ns) {
   t.slot->EventReleased();
 }
 
+// The launch's replays complete (or, its event failed, count as untracked) on every
+// communicator whose slot still holds the one that recorded.
+void Tracker::FinishReplays(ReplayEventSlot* slot, bool completed, uint64_t now_ns) {
+  for (int i = 0; i < slot->targets.count; ++i) {
+    const ReplayTarget& t = slot->targets.target[i];
+    if (t.slot->generation() == t.generation) {
+      if (completed) {
+        t.slot->MarkReplayCompleted(t.ring_index, now_ns);
+      } else {
+        t.slot->CountUntracked(1);
+      }
+    }
+    t.slot->EventReleased();
+  }
+}
+
 // Creates the events of every slot that has none yet, a device at a time, so that the job's
 // threads find them made: creating one in the hook costs a context push, the create and a pop
 // (three calls more than the record, and microseconds on a GPU) for each of the first 512 ops.
+// Returns whether every slot of `slots` has its event; a failed create ends it (the hooks
+// create theirs as before).
+template <typename Slot, uint32_t kSlots>
+bool Tracker::CreateMissingEventsIn(int device, DevicePool* pool, Slot (&slots)[kSlots]) {
+  bool all = true;
+  for (Slot& slot : slots) {
+    if (events_disabled_.load(std::memory_order_relaxed)) return false;
+    uint32_t expected = kFree;
+    if (slot.state.load(std::memory_order_acquire) != kFree ||
+        !slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
+      all = false;  // in use: it was claimed by a hook, which created its event if missing
+      continue;
+    }
+    const bool created = slot.event != nullptr || CreateEvent(device, pool, &slot.event);
+    Release(&slot);
+    if (!created) return false;
+  }
+  return all;
+}
+
 void Tracker::CreateMissingEvents() {
   for (int device = 0; device < kMaxDevices; ++device) {
     DevicePool* pool = pools_[device].load(std::memory_order_acquire);
-    if (pool == nullptr || pool->all_created.load(std::memory_order_relaxed)) continue;
-    // Until every slot has its event; a failed create ends it (the hooks create theirs as before).
-    bool all = true;
-    for (EventSlot& slot : pool->slots) {
-      if (events_disabled_.load(std::memory_order_relaxed)) return;
-      uint32_t expected = kFree;
-      if (slot.state.load(std::memory_order_acquire) != kFree ||
-          !slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
-        all = false;  // in use: it was claimed by a hook, which created its event if missing
-        continue;
-      }
-      const bool created = slot.event != nullptr || CreateEvent(device, pool, &slot.event);
-      Release(pool, &slot);
-      if (!created) break;
+    if (pool == nullptr) continue;
+    if (!pool->all_created.load(std::memory_order_relaxed) && CreateMissingEventsIn(device, pool, pool->slots)) {
+      pool->all_created.store(true, std::memory_order_relaxed);
     }
-    if (all) pool->all_created.store(true, std::memory_order_relaxed);
+    // The replay slots once a graph launch used one (a job without graphs makes none of them).
+    if (pool->replays_used.load(std::memory_order_relaxed) && !pool->replays_created.load(std::memory_order_relaxed) &&
+        CreateMissingEventsIn(device, pool, pool->replay_slots)) {
+      pool->replays_created.store(true, std::memory_order_relaxed);
+    }
   }
+}
+
+template <typename Slot, uint32_t kSlots, typename FinishFn>
+int Tracker::PollSlots(int device, DevicePool* pool, Slot (&slots)[kSlots], int* bound_device, FinishFn finish,
+                       uint64_t now_ns) {
+  int still_pending = 0;
+  for (Slot& slot : slots) {
+    if (slot.state.load(std::memory_order_acquire) != kPending) continue;
+    Bind(device, pool, bound_device);
+    const cudaError_t status = Query(slot.event);
+    if (status == cudaErrorNotReady) {
+      ++still_pending;
+      continue;
+    }
+    // Any other status: the event is unusable; its records never complete.
+    finish(&slot, status == cudaSuccess, now_ns);
+    Release(&slot);
+  }
+  return still_pending;
 }
 
 int Tracker::PollOnce(int* bound_device, uint64_t now_ns) {
@@ -221,7 +286,12 @@ int Tracker::PollOnce(int* bound_device, uint64_t now_ns) {
   int still_pending = 0;
   for (int device = 0; device < kMaxDevices; ++device) {
     DevicePool* pool = pools_[device].load(std::memory_order_acquire);
-    if (pool != nullptr) still_pending += PollPool(device, pool, full, bound_device, now_ns);
+    if (pool == nullptr) continue;
+    still_pending += PollPool(device, pool, full, bound_device, now_ns);
+    // Replay slots are few and used by graph jobs only: all of them, every poll.
+    if (pool->replays_used.load(std::memory_order_acquire)) {
+      still_pending += PollSlots(device, pool, pool->replay_slots, bound_device, FinishReplays, now_ns);
+    }
   }
   // Runtime queries leave cudaErrorNotReady as this thread's (the tracker's own) last error.
   if (driver_ == nullptr) cuda_.GetLastError();
@@ -253,7 +323,7 @@ int Tracker::PollPool(int device, DevicePool* pool, bool full, int* bound_device
       if (status != cudaErrorNotReady) {
         // Any other status: the event is unusable; its records never complete.
         Finish(&slot, status == cudaSuccess, now_ns);
-        Release(pool, &slot);
+        Release(&slot);
         continue;
       }
       ++still_pending;

@@ -50,10 +50,31 @@ struct CompletionTarget {
   uint32_t generation = 0;
 };
 
+// One communicator's replay record of a CUDA graph launch (shm::CommSlot::AppendReplay): done
+// when the launch's event completes. `generation` as in CompletionTarget.
+struct ReplayTarget {
+  shm::CommSlot* slot = nullptr;
+  uint64_t ring_index = 0;
+  uint32_t generation = 0;
+};
+
+// The replay records of one launch: one per communicator the graph holds ops of, completed
+// by one event.
+inline constexpr int kReplayTargetsPerEvent = 4;
+struct ReplayTargets {
+  int count = 0;
+  ReplayTarget target[kReplayTargetsPerEvent];
+};
+
 class alignas(64) Tracker {
  public:
   static constexpr int kMaxDevices = 64;
   static constexpr uint32_t kEventsPerDevice = 512;
+  // CUDA graph launches holding NCCL ops, tracked apart from ops (one event completes the
+  // launch's replays on every communicator it touches, ReplayTargets). A training or decode
+  // loop launches a few graphs per step: 256 in flight is far beyond it, and the benchmark's
+  // 128 launches per batch fit with the tracker's polls between batches.
+  static constexpr uint32_t kReplayEventsPerDevice = 256;
   // Completion times are known to within one busy poll. PyTorch's watchdog polls every 100 ms.
   // Each wake costs the thread about 10-30 us of a VM's CPU whatever it finds (the timer, the
   // scheduler, the futex), so the cadence sets the tracker's cost: 0.28 % of a core per rank
@@ -95,6 +116,9 @@ class alignas(64) Tracker {
   // Asks for the line RecordCompletion reads first on `device`'s pool (the claim cursor's), for
   // a hook to call as early as it knows the device: after a pause it arrives meanwhile.
   inline void PrefetchForRecord(int device) const;
+  // The same for a CUDA graph launch on `stream`: one event after it completes every target.
+  // kRecordCaptured when the launch stream is capturing (the launch is captured, not run).
+  uint32_t RecordReplayCompletion(int device, uint64_t stream, const ReplayTargets& targets);
 
  private:
   enum SlotState : uint32_t { kFree = 0, kClaimed = 1, kPending = 2 };
@@ -108,6 +132,13 @@ class alignas(64) Tracker {
     CompletionTarget target;
   };
   static_assert(sizeof(EventSlot) == 64);
+  // Two cache lines: the state and the event in the first, with the first targets.
+  struct alignas(64) ReplayEventSlot {
+    std::atomic<uint32_t> state{kFree};
+    cudaEvent_t event = nullptr;
+    ReplayTargets targets;
+  };
+  static_assert(sizeof(ReplayEventSlot) == 128);
   struct DevicePool {
     // Claims so far, counted past the pool's size (a hint, mod 2^32): the next claim looks first
     // at slot cursor % kEventsPerDevice, and the tracker scans from the oldest slot in use up
@@ -117,28 +148,47 @@ class alignas(64) Tracker {
     std::atomic<bool> direct_record{true};    // created streams recorded without a context push
     std::atomic<bool> all_created{false};     // every slot has its event (CreateMissingEvents)
     uint32_t scan_from = 0;  // the tracker's: the oldest claim it has not seen released
+    std::atomic<uint32_t> replay_cursor{0};  // the same for the replay slots
+    // A graph launch was tracked on this device: from then on the tracker polls and makes the
+    // replay slots' events too (a job without graphs pays for neither).
+    std::atomic<bool> replays_used{false};
+    std::atomic<bool> replays_created{false};  // every replay slot has its event
     EventSlot slots[kEventsPerDevice];
+    ReplayEventSlot replay_slots[kReplayEventsPerDevice];
   };
 
   inline DevicePool* PoolFor(int device);  // inline ones: tracker_record.h
   DevicePool* NewPool(int device);
   inline EventSlot* Claim(DevicePool* pool);
-  static void Release(DevicePool* pool, EventSlot* slot);
+  template <typename Slot, uint32_t kSlots>
+  static inline Slot* ClaimFrom(std::atomic<uint32_t>& cursor, Slot (&slots)[kSlots]);
+  template <typename Slot>
+  static void Release(Slot* slot);
   // Creates a disable-timing event on `device`, restoring the current device / context.
   bool CreateEvent(int device, DevicePool* pool, cudaEvent_t* event);
   bool CreateRuntimeEvent(int device, cudaEvent_t* event);
   bool CreateDriverEvent(int device, DevicePool* pool, cudaEvent_t* event);
   CUcontext DriverContext(int device, DevicePool* pool);
+  // The flags of a record whose event cannot be recorded on `stream` (the tracker is off, an
+  // error is pending without the driver, or the stream captures); 0 when it can be.
+  inline uint32_t NotRecordable(uint64_t stream);
   // kRecordCaptured when `stream` is capturing, 0 when not, kRecordUntracked when unknown.
   uint32_t CaptureFlags(cudaStream_t stream);
   uint32_t DriverCaptureFlags(cudaStream_t stream);
-  inline bool Record(DevicePool* pool, EventSlot* slot, uint64_t stream);
+  inline bool Record(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   inline bool DriverRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   bool PushedRecord(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   bool DirectRecordRefused(DevicePool* pool, cudaEvent_t event, uint64_t stream);
   cudaError_t Query(cudaEvent_t event);
   void Bind(int device, DevicePool* pool, int* bound_device);
   static void Finish(EventSlot* slot, bool completed, uint64_t now_ns);
+  static void FinishReplays(ReplayEventSlot* slot, bool completed, uint64_t now_ns);
+  // Queries every pending slot of `slots`; returns how many are still not ready.
+  template <typename Slot, uint32_t kSlots, typename FinishFn>
+  int PollSlots(int device, DevicePool* pool, Slot (&slots)[kSlots], int* bound_device, FinishFn finish,
+                uint64_t now_ns);
+  template <typename Slot, uint32_t kSlots>
+  bool CreateMissingEventsIn(int device, DevicePool* pool, Slot (&slots)[kSlots]);
   void DisableEvents(cudaError_t error);
   void Run(int device);
   // Returns how many events are still not ready; `now_ns` is the completion time published.

@@ -3,7 +3,7 @@
 //
 // As calls, PoolFor, Claim, Record and DriverRecord cost a fifth of the tracker's 130
 // instructions per op, and RecordCompletion itself, called from the settle, about 30 more
-// (callgrind; issue 23). Their rare paths (a new pool, an event to create, a refused direct
+// (callgrind). Their rare paths (a new pool, an event to create, a refused direct
 // record, a capture query) stay out of line in tracker.cc. Included by tracker.cc and by the
 // settle (nccl_observer_ops.cc) only.
 #ifndef NCCLWATCH_PRELOAD_TRACKER_TRACKER_RECORD_H_
@@ -28,31 +28,39 @@ NCCLWATCH_HOT_INLINE Tracker::DevicePool* Tracker::PoolFor(int device) {
   return NewPool(device);
 }
 
-NCCLWATCH_HOT_INLINE Tracker::EventSlot* Tracker::Claim(DevicePool* pool) {
+template <typename Slot, uint32_t kSlots>
+NCCLWATCH_HOT_INLINE Slot* Tracker::ClaimFrom(std::atomic<uint32_t>& cursor, Slot (&slots)[kSlots]) {
   // Slots are claimed in cursor order and mostly freed in the same order, so the slot at
   // the cursor is usually free. The cursor is a hint (a load and a store, no read-modify-write
   // on the hot path): threads racing for one slot are told apart by the slot's CAS. A full
   // pool costs kClaimProbes relaxed loads.
-  const uint32_t start = pool->cursor.load(std::memory_order_relaxed);
+  const uint32_t start = cursor.load(std::memory_order_relaxed);
   for (uint32_t i = 0; i < kClaimProbes; ++i) {
-    const uint32_t index = (start + i) % kEventsPerDevice;
-    EventSlot& slot = pool->slots[index];
+    const uint32_t index = (start + i) % kSlots;
+    Slot& slot = slots[index];
     uint32_t expected = kFree;
     if (slot.state.load(std::memory_order_relaxed) == kFree &&
         slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
-      pool->cursor.store(start + i + 1, std::memory_order_release);
+      cursor.store(start + i + 1, std::memory_order_release);  // counts claims (PollPool)
       // The slot the next claim looks at first: in a burst of ops its line is then in
-      // cache (its state load was the costliest instruction of the claim; issue 23).
-      __builtin_prefetch(&pool->slots[(index + 1) % kEventsPerDevice], 1);
+      // cache (its state load was the costliest instruction of the claim).
+      __builtin_prefetch(&slots[(index + 1) % kSlots], 1);
       return &slot;
     }
   }
   return nullptr;
 }
 
-NCCLWATCH_HOT_INLINE bool Tracker::Record(DevicePool* pool, EventSlot* slot, uint64_t stream) {
-  if (driver_ != nullptr) return DriverRecord(pool, slot->event, stream);
-  if (cuda_.EventRecord(slot->event, reinterpret_cast<cudaStream_t>(stream)) == cudaSuccess) return true;
+NCCLWATCH_HOT_INLINE Tracker::EventSlot* Tracker::Claim(DevicePool* pool) { return ClaimFrom(pool->cursor, pool->slots); }
+
+template <typename Slot>
+void Tracker::Release(Slot* slot) {
+  slot->state.store(kFree, std::memory_order_release);
+}
+
+NCCLWATCH_HOT_INLINE bool Tracker::Record(DevicePool* pool, cudaEvent_t event, uint64_t stream) {
+  if (driver_ != nullptr) return DriverRecord(pool, event, stream);
+  if (cuda_.EventRecord(event, reinterpret_cast<cudaStream_t>(stream)) == cudaSuccess) return true;
   cuda_.GetLastError();  // only reached with no error pending before
   return false;
 }
@@ -80,22 +88,23 @@ NCCLWATCH_HOT_INLINE void Tracker::PrefetchForRecord(int device) const {
   if (pool != nullptr) __builtin_prefetch(&pool->cursor, 1);
 }
 
-NCCLWATCH_HOT_INLINE uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const CompletionTarget& target) {
+NCCLWATCH_HOT_INLINE uint32_t Tracker::NotRecordable(uint64_t stream) {
   if (events_disabled_.load(std::memory_order_relaxed) || !started_.load(std::memory_order_relaxed)) {
     return shm::kRecordUntracked;
   }
   // The common case, with the driver and no capture in progress: cuEventRecord, nothing else.
   if (driver_ == nullptr && cuda_.PeekAtLastError() != cudaSuccess) return shm::kRecordUntracked;
-  if (CaptureQueryNeeded()) {
-    const uint32_t capture = CaptureFlags(reinterpret_cast<cudaStream_t>(stream));
-    if (capture != 0) return capture;
-  }
+  if (CaptureQueryNeeded()) return CaptureFlags(reinterpret_cast<cudaStream_t>(stream));
+  return 0;
+}
 
+NCCLWATCH_HOT_INLINE uint32_t Tracker::RecordCompletion(int device, uint64_t stream, const CompletionTarget& target) {
+  if (const uint32_t flags = NotRecordable(stream); flags != 0) return flags;
   DevicePool* pool = PoolFor(device);
   EventSlot* slot = pool == nullptr ? nullptr : Claim(pool);
   if (slot == nullptr) return shm::kRecordUntracked;
-  if ((slot->event == nullptr && !CreateEvent(device, pool, &slot->event)) || !Record(pool, slot, stream)) {
-    Release(pool, slot);
+  if ((slot->event == nullptr && !CreateEvent(device, pool, &slot->event)) || !Record(pool, slot->event, stream)) {
+    Release(slot);
     return shm::kRecordUntracked;
   }
   slot->target = target;

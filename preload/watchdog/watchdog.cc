@@ -227,6 +227,7 @@ class Poller {
     const std::string comm = "comm " + format::CommLabelUnescaped(wait.comm->comm_hash, wait.comm->name);
     if (wait.on == On::kInit) return "the init of " + comm;
     if (wait.on == On::kP2P) return wait.op->op + " #" + std::to_string(wait.op->seq) + " on " + comm;
+    if (wait.on == On::kReplay) return "replay " + std::to_string(wait.replay->replay) + " of a CUDA graph on " + comm;
     return "#" + std::to_string(wait.seq) + " " + (wait.op != nullptr ? wait.op->op : std::string("op")) + " on " + comm;
   }
 
@@ -329,7 +330,8 @@ class Poller {
     if (open_.size() >= kMaxOpenIncidents) open_.erase(open_.begin());
     open_.push_back(OpenIncident{*key, dump::ResolutionOf(d),
                                  {detect::ToString(d.verdict.kind), d.verdict.comm_hash, d.verdict.seq, d.verdict.op,
-                                  dump::ResolutionPathFor(d, settings_.dump_dir), CommNameIn(d, d.verdict.comm_hash)}});
+                                  dump::ResolutionPathFor(d, settings_.dump_dir), CommNameIn(d, d.verdict.comm_hash),
+                                  d.verdict.graph_label}});
   }
 
   // The name of the dump's communicator `hash`, as the incident line showed it.

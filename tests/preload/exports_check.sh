@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libncclwatch.so exports exactly the hooked API (capture begin/end, driver syncs and entry-point lookups included), dlsym and _exit, unversioned, and depends on nothing
+# libncclwatch.so exports exactly the hooked API (capture begin/end, driver syncs, entry-point lookups and CUDA graph calls included), dlsym and _exit, unversioned, and depends on nothing
 # but the C runtime (static libstdc++/libgcc, no libunwind, abseil, CUDA or NCCL).
 # usage: exports_check.sh LIBNCCLWATCH
 set -u
@@ -17,7 +17,9 @@ cudaStreamBeginCapture cudaStreamBeginCapture_ptsz cudaStreamBeginCaptureToGraph
 cuStreamBeginCapture cuStreamBeginCapture_ptsz cuStreamBeginCapture_v2 cuStreamBeginCapture_v2_ptsz cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz cuStreamEndCapture cuStreamEndCapture_ptsz
 cuStreamSynchronize cuStreamSynchronize_ptsz cuEventSynchronize cuCtxSynchronize cuCtxSynchronize_v2
 cuGetProcAddress cuGetProcAddress_v2 cudaGetDriverEntryPoint cudaGetDriverEntryPoint_ptsz
-cudaGetDriverEntryPointByVersion cudaGetDriverEntryPointByVersion_ptsz"
+cudaGetDriverEntryPointByVersion cudaGetDriverEntryPointByVersion_ptsz
+cudaGraphInstantiate cudaGraphInstantiateWithFlags cudaGraphInstantiateWithParams cudaGraphInstantiateWithParams_ptsz cudaGraphExecUpdate cudaGraphExecDestroy cudaGraphDestroy cudaGraphLaunch cudaGraphLaunch_ptsz
+cuGraphInstantiate cuGraphInstantiate_v2 cuGraphInstantiateWithFlags cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphExecUpdate cuGraphExecUpdate_v2 cuGraphExecDestroy cuGraphDestroy cuGraphLaunch cuGraphLaunch_ptsz"
 exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
 want=$(echo $expected | tr ' ' '\n' | sort)
 if [ "$exported" != "$want" ]; then

@@ -61,8 +61,9 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_status) {
   cmd->footer(
       "Exit status: 0 verdict none, or every incident resolved (each rank that dumped saw it complete);\n"
       "3 a hang/incident verdict (straggler, mismatch, collective_hang, init_hang, sync_stuck,\n"
-      "rank_exited) not resolved; 2 bad usage or unusable input (missing directory, no dumps,\n"
-      "every dump corrupt, truncated, foreign or of a future version, dumps over --max-input-bytes).");
+      "rank_exited, p2p_*, replay_straggler, replay_hang) not resolved; 2 bad usage or unusable\n"
+      "input (missing directory, no dumps, every dump corrupt, truncated, foreign or of a future\n"
+      "version, dumps over --max-input-bytes).");
   cmd->callback([options, exit_status] { *exit_status = RunAnalyze(*options); });
 }
 

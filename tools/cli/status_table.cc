@@ -12,6 +12,7 @@
 #include "core/detect/evidence.h"
 #include "core/detect/p2p_op.h"
 #include "core/detect/pending.h"
+#include "core/detect/replay_state.h"
 #include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/format/escape.h"
@@ -105,6 +106,7 @@ struct RowProgress {
   uint64_t in_flight_seq = 0;                         // the collective it waits in, 0: none
   const detect::RecordFacts* in_flight = nullptr;     // its record, when kept
   const detect::RecordFacts* p2p = nullptr;           // else the oldest pending P2P op
+  const detect::ReplayFacts* replay = nullptr;        // else the oldest pending replay of a CUDA graph
   uint64_t since_ns = 0;
 };
 
@@ -113,10 +115,13 @@ RowProgress ProgressOf(const detect::CommFacts& c) {
   out.in_flight_seq = detect::InFlightSeq(c);
   out.in_flight = detect::InFlightCollective(c);
   if (out.in_flight_seq == 0) out.p2p = detect::OldestPendingP2P(c);
+  if (out.in_flight_seq == 0 && out.p2p == nullptr) out.replay = detect::OldestPendingReplay(c);
   if (out.in_flight_seq != 0) {
     out.since_ns = detect::EnqueueTimeAtOrAfter(c, out.in_flight_seq).value_or(0);
   } else if (out.p2p != nullptr) {
     out.since_ns = out.p2p->enqueue_ns;
+  } else if (out.replay != nullptr) {
+    out.since_ns = out.replay->enqueue_ns;
   } else {
     const uint64_t last = LastCompletionNs(c);
     out.since_ns = last != 0 ? last : c.init_done_ns != 0 ? c.init_done_ns : c.init_started_ns;
@@ -136,9 +141,26 @@ std::string StateOf(const detect::ProcessFacts& p, const detect::CommFacts& c, c
   if (std::string os = OsStateText(p.os); p.alive && !os.empty()) return os;
   std::string state(detect::ToString(c.lifecycle));
   if (c.lifecycle == detect::CommLifecycle::kReady) {
-    state = progress.in_flight_seq != 0 || progress.p2p != nullptr ? "in-flight" : "idle";
+    state = progress.in_flight_seq != 0 || progress.p2p != nullptr || progress.replay != nullptr ? "in-flight"
+                                                                                                   : "idle";
   }
   return state;
+}
+
+// The newest launch of a CUDA graph that replayed ops of `c` (replay_state.h); nullptr when none.
+const detect::ReplayFacts* NewestReplay(const detect::CommFacts& c) {
+  const detect::ReplayFacts* newest = nullptr;
+  for (const detect::ReplayFacts& r : c.replays) {
+    if (!r.failed && (newest == nullptr || r.enqueue_ns > newest->enqueue_ns)) newest = &r;
+  }
+  return newest;
+}
+
+// The REPLAY column: "30 [AllReduce from #2]", the newest replay's number and its graph; "-".
+std::string ReplayColumn(const detect::CommFacts& c) {
+  const detect::ReplayFacts* newest = NewestReplay(c);
+  if (newest == nullptr) return "-";
+  return std::to_string(newest->replay) + " [" + detect::GraphOpsText(*newest) + "]";
 }
 
 std::string Row(const detect::ProcessFacts& p, const detect::CommFacts& c, uint64_t now_ns, bool job_gone,
@@ -148,6 +170,7 @@ std::string Row(const detect::ProcessFacts& p, const detect::CommFacts& c, uint6
                                                        progress.in_flight->op
                    : progress.in_flight_seq != 0 ? "#" + std::to_string(progress.in_flight_seq) + " ?"
                    : progress.p2p != nullptr     ? P2PLabel(*progress.p2p)
+                   : progress.replay != nullptr  ? "replay " + std::to_string(progress.replay->replay)
                                                  : "-";
   std::string state = StateOf(p, c, progress);
   state += GoneState(p);
@@ -159,10 +182,11 @@ std::string Row(const detect::ProcessFacts& p, const detect::CommFacts& c, uint6
   const std::string age = job_gone ? "-" : Age(now_ns, progress.since_ns);
   const std::string rank_of_n = std::to_string(c.rank) + "/" + std::to_string(c.nranks);
   char line[1024];  // a label is at most 18 + 3 + 4 x kCommNameBytes (escaped) = 277 bytes
-  std::snprintf(line, sizeof line, "%-5d %-8d %-*s %-11s %-7llu %-7llu %-22s %-8s %s\n", p.global_rank, p.pid,
+  std::snprintf(line, sizeof line, "%-5d %-8d %-*s %-11s %-7llu %-7llu %-22s %-8s %-26s %s\n", p.global_rank, p.pid,
                 comm_width, format::CommLabel(c.comm_hash, c.name).c_str(), rank_of_n.c_str(),
                 static_cast<unsigned long long>(c.last_enqueued_seq),
-                static_cast<unsigned long long>(c.last_completed_seq), op.c_str(), age.c_str(), state.c_str());
+                static_cast<unsigned long long>(c.last_completed_seq), op.c_str(), age.c_str(), ReplayColumn(c).c_str(),
+                state.c_str());
   return line;
 }
 
@@ -203,6 +227,15 @@ nlohmann::json CommJson(const detect::ProcessFacts& p, const detect::CommFacts& 
   const std::optional<RowIncident> incident = IncidentOfRow(verdicts, p, c);
   const std::optional<detect::Wait> wait = detect::OldestPendingOp(c);
   const bool in_flight = progress.in_flight_seq != 0;
+  nlohmann::json replay_json = nullptr;  // the newest replay of a CUDA graph on this communicator
+  if (const detect::ReplayFacts* newest = NewestReplay(c)) {
+    const detect::ReplayFacts* pending = detect::OldestPendingReplay(c);
+    replay_json = {{"replay", newest->replay},
+                   {"graph", format::FormatHex(newest->graph)},
+                   {"graph_label", detect::GraphLabel(*newest, c.comm_hash)},
+                   {"framework_seq", OrNull(newest->framework_seq)},
+                   {"in_flight", pending != nullptr ? nlohmann::json(pending->replay) : nlohmann::json(nullptr)}};
+  }
   nlohmann::json p2p_json = nullptr;
   if (p2p != nullptr) {
     p2p_json = {{"op", p2p->op},
@@ -233,6 +266,7 @@ nlohmann::json CommJson(const detect::ProcessFacts& p, const detect::CommFacts& 
                                  : nlohmann::json(nullptr)},
           {"async_error", c.async_error},
           {"untracked_ops", c.untracked_ops},
+          {"replay", std::move(replay_json)},
           {"incident", incident ? nlohmann::json{{"role", incident->role}, {"kind", incident->kind}}
                                 : nlohmann::json(nullptr)}};
 }
@@ -260,8 +294,8 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
                     Plural(facts.processes.size(), "process", "processes") + " on this host\n";
   const int comm_width = CommColumnWidth(facts);
   char header[512];
-  std::snprintf(header, sizeof header, "%-5s %-8s %-*s %-11s %-7s %-7s %-22s %-8s %s\n", "RANK", "PID", comm_width, "COMM",
-                "RANK/N", "ENQ", "DONE", "CURRENT", "AGE", "STATE");
+  std::snprintf(header, sizeof header, "%-5s %-8s %-*s %-11s %-7s %-7s %-22s %-8s %-26s %s\n", "RANK", "PID", comm_width,
+                "COMM", "RANK/N", "ENQ", "DONE", "CURRENT", "AGE", "REPLAY", "STATE");
   out += header;
   const bool gone = AllGone(facts);
   for (const auto& p : facts.processes) {
@@ -319,6 +353,8 @@ nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
                          {"seq", v.seq},
                          {"framework_seq", OrNull(v.framework_seq)},
                          {"op", v.op},
+                         {"graph", v.graph ? nlohmann::json(format::FormatHex(v.graph)) : nlohmann::json(nullptr)},
+                         {"graph_label", v.graph_label.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.graph_label)},
                          {"culprit_ranks", v.culprit_ranks},
                          {"other_ranks", v.other_ranks},
                          {"since_ns", v.since_ns},

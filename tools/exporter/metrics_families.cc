@@ -12,6 +12,7 @@
 #include "core/format/escape.h"
 #include "core/format/hex.h"
 #include "core/detect/pending.h"
+#include "core/detect/replay_state.h"
 #include "core/watch/facts_from_snapshot.h"
 
 namespace ncclwatch::tools {
@@ -73,6 +74,15 @@ struct CommFamilies {
   MetricFamily untracked = Family("ncclwatch_comm_untracked_ops",
                                   "Ops whose completion could not be tracked (never counted complete)",
                                   MetricType::Gauge);
+  // CUDA graphs that replay the communicator's captured ops, one series per graph (its key,
+  // shared by the ranks that captured the same ops) among the replays the ring keeps (32).
+  MetricFamily replays_launched = Family("ncclwatch_graph_last_launched_replay",
+                                         "Number of the last replay of the CUDA graph this rank launched (1-based)",
+                                         MetricType::Gauge);
+  MetricFamily replays_completed = Family("ncclwatch_graph_last_completed_replay",
+                                          "Number of the last replay of the CUDA graph seen complete on this rank, in "
+                                          "order (0: none)",
+                                          MetricType::Gauge);
 };
 
 struct ProcessFamilies {
@@ -90,6 +100,18 @@ struct ProcessFamilies {
 // The identity of one comm series; two segments claiming the same one (a forged copy, a
 // recycled pid) make it ambiguous, and then neither is served.
 using SeriesKey = std::vector<ClientMetric::Label>;
+
+// One pair of series per graph the communicator replayed (replay_state.h).
+void AddReplays(const detect::CommFacts& c, const SeriesKey& labels, CommFamilies* out) {
+  for (const uint64_t graph : detect::GraphsOf(c)) {
+    const detect::ReplayProgress progress = detect::ProgressOf(c, graph);
+    SeriesKey with_graph = labels;
+    with_graph.push_back({"graph", format::FormatHex(graph)});
+    std::sort(with_graph.begin(), with_graph.end());
+    Add(&out->replays_launched, with_graph, static_cast<double>(progress.launched));
+    Add(&out->replays_completed, with_graph, static_cast<double>(progress.completed));
+  }
+}
 
 void AddComms(const std::string& job_id, const detect::JobFacts& facts, uint64_t now_ns, CommFamilies* out,
               uint64_t* dropped) {
@@ -136,6 +158,7 @@ void AddComms(const std::string& job_id, const detect::JobFacts& facts, uint64_t
     Add(&out->completed, s.labels, static_cast<double>(s.comm->last_completed_seq));
     Add(&out->pending, s.labels, pending);
     Add(&out->untracked, s.labels, static_cast<double>(s.comm->untracked_ops));
+    AddReplays(*s.comm, s.labels, out);
   }
 }
 
@@ -215,7 +238,8 @@ MetricsOutput BuildMetricFamilies(const MetricsInput& input) {
           static_cast<double>(n));
     }
   }
-  for (MetricFamily* f : {&comms.issued, &comms.completed, &comms.pending, &comms.untracked, &threshold,
+  for (MetricFamily* f : {&comms.issued, &comms.completed, &comms.pending, &comms.untracked, &comms.replays_launched,
+                          &comms.replays_completed, &threshold,
                           &processes.up, &processes.exited, &processes.exit_code, &incidents, &dumps}) {
     out.families.push_back(std::move(*f));
   }

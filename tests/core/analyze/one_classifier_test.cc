@@ -6,6 +6,7 @@
 // rules, not from a run), and agree on the communicator and the waiters too.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,29 @@ void RequireSameVerdict(const detect::JobFacts& facts, const Expected& expected)
   CHECK(offline.verdict.op == v.op);
   CHECK(detect::AllCulpritRanks(offline.verdict) == v.culprit_ranks);
   CHECK(offline.verdict.other_ranks == v.other_ranks);
+  CHECK(offline.verdict.graph == v.graph);
+  CHECK(offline.verdict.graph_label == v.graph_label);
+}
+
+// Rank `rank` captured #10 into a graph (key 0x9a) and launched replays 1..`launched` of it,
+// the first `completed` of them complete.
+void Replays(detect::JobFacts& job, int rank, uint64_t launched, uint64_t completed) {
+  detect::CommFacts& comm = job.processes.at(rank).comms.at(0);
+  Issue(comm, 10, 100 * kSec);
+  comm.records.back().captured = true;
+  comm.records.back().never_completes = true;
+  comm.last_completed_seq = 10;
+  for (uint64_t k = 1; k <= launched; ++k) {
+    detect::ReplayFacts r;
+    r.graph = 0x9a;
+    r.replay = k;
+    r.first_seq = 10;
+    r.ops = 1;
+    r.op_names = {"AllReduce"};
+    r.enqueue_ns = (110 + k) * kSec;
+    r.complete_ns = k <= completed ? r.enqueue_ns + kSec / 100 : 0;
+    comm.replays.push_back(r);
+  }
 }
 
 // `n` ranks of kHash, each with #1..#9 done (one per second from 10 s).
@@ -163,6 +187,66 @@ TEST_CASE("stale_unique_id (a torchrun restart): identical verdict live and offl
   }
   // Rank 1 initialises kHash again, from the id the group before left; rank 0 a new one.
   RequireSameVerdict(job, {detect::VerdictKind::kStaleUniqueId, 0, "init", {1}});
+}
+
+TEST_CASE("replay_straggler: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(3);
+  Replays(job, 0, 7, 6);
+  Replays(job, 1, 6, 6);
+  Replays(job, 2, 7, 6);
+  // Ranks 0 and 2 launched replay 7 of the graph; rank 1 stopped after 6.
+  RequireSameVerdict(job, {detect::VerdictKind::kReplayStraggler, 7, "AllReduce", {1}});
+}
+
+TEST_CASE("replay_hang: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(2);
+  Replays(job, 0, 5, 4);
+  Replays(job, 1, 5, 4);
+  // Both launched replay 5; neither saw it complete.
+  RequireSameVerdict(job, {detect::VerdictKind::kReplayHang, 5, "AllReduce", {0, 1}});
+}
+
+TEST_CASE("rank_exited in a replay: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(2);
+  Replays(job, 0, 3, 2);
+  Replays(job, 1, 2, 2);
+  job.processes[1].alive = false;
+  // Rank 0 waits in replay 3, which rank 1 never launched before it died.
+  RequireSameVerdict(job, {detect::VerdictKind::kRankExited, 3, "AllReduce", {1}});
+}
+
+TEST_CASE("mismatch at capture: identical facts, identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(2);
+  Replays(job, 0, 2, 2);
+  Replays(job, 1, 2, 2);
+  CommOf(job, 1).records.back().count = 7;
+  // The records captured at #10 differ in count: two ranks, no majority.
+  RequireSameVerdict(job, {detect::VerdictKind::kMismatch, 10, "AllReduce", {0, 1}});
+}
+
+TEST_CASE("a replay stuck behind an eager op: identical verdict live and offline", "[one_classifier]") {
+  detect::JobFacts job = Job(2);
+  for (int rank : {0, 1}) {
+    Replays(job, rank, 2, 2);
+    Issue(CommOf(job, rank), 11, 150 * kSec);  // eager #11, never completes
+    detect::ReplayFacts third = CommOf(job, rank).replays.back();
+    third.replay = 3;
+    third.enqueue_ns = 155 * kSec;  // launched after #11: it runs behind it
+    third.complete_ns = 0;
+    CommOf(job, rank).replays.push_back(third);
+  }
+  // The eager op is the verdict (ops of a communicator run in issue order), the replay a note.
+  RequireSameVerdict(job, {detect::VerdictKind::kCollectiveHang, 11, "AllReduce", {0, 1}});
+  const std::string note =
+      "replay 3 of graph [AllReduce from #10 on comm 0xabcdef0123456789] waits behind #11 AllReduce: ranks 0-1 "
+      "launched the replay after issuing #11";
+  const std::vector<detect::Verdict> live = detect::Classify(job, detect::DetectConfig{}, kNow);
+  REQUIRE_FALSE(live.empty());
+  CHECK(std::find(live.front().notes.begin(), live.front().notes.end(), note) != live.front().notes.end());
+  std::vector<dump::RankDump> dumps;
+  for (const detect::ProcessFacts& p : job.processes) dumps.push_back(DumpOf(p));
+  const analyze::Analysis offline = testing::AnalyzeDumps(dumps);
+  CHECK(std::find(offline.notes.begin(), offline.notes.end(), note) != offline.notes.end());
 }
 
 TEST_CASE("a healthy job: no verdict live, none offline", "[one_classifier]") {

@@ -18,6 +18,8 @@ TEST_CASE("every verdict kind has a stable lowercase name that parses back", "[k
       {VerdictKind::kP2PStraggler, "p2p_straggler"},
       {VerdictKind::kP2PHang, "p2p_hang"},
       {VerdictKind::kStaleUniqueId, "stale_unique_id"},
+      {VerdictKind::kReplayStraggler, "replay_straggler"},
+      {VerdictKind::kReplayHang, "replay_hang"},
       {VerdictKind::kNone, "none"},
       {VerdictKind::kUnknown, "unknown"},
   };
@@ -26,6 +28,16 @@ TEST_CASE("every verdict kind has a stable lowercase name that parses back", "[k
     REQUIRE(ParseVerdictKind(name).has_value());
     CHECK(*ParseVerdictKind(name) == kind);
   }
+}
+
+TEST_CASE("a graph's replays are judged after their collective twins", "[kind]") {
+  CHECK(Priority(VerdictKind::kStraggler) < Priority(VerdictKind::kReplayStraggler));
+  CHECK(Priority(VerdictKind::kReplayStraggler) < Priority(VerdictKind::kCollectiveHang));
+  CHECK(Priority(VerdictKind::kCollectiveHang) < Priority(VerdictKind::kReplayHang));
+  CHECK(Priority(VerdictKind::kReplayHang) < Priority(VerdictKind::kSyncStuck));
+  CHECK(IsReplayKind(VerdictKind::kReplayStraggler));
+  CHECK(IsReplayKind(VerdictKind::kReplayHang));
+  CHECK_FALSE(IsReplayKind(VerdictKind::kStraggler));
 }
 
 TEST_CASE("unknown verdict names do not parse", "[kind]") {

@@ -5,6 +5,7 @@
 #include "core/dump/dump_json.h"
 #include "core/dump/dump_reader.h"
 #include "core/dump/dump_writer.h"
+#include "core/dump/replay_json.h"
 #include "tests/core/analyze/crafted_job.h"
 #include "tests/core/dump/temp_dir.h"
 
@@ -98,4 +99,47 @@ TEST_CASE("a missing directory or a file given as directory is a directory-level
   testing::TempDir dir;
   dir.Write("f.json", "{}");
   CHECK(dump::ReadDumpDir(dir.File("f.json")).error().why == dir.File("f.json") + ": not a directory");
+}
+
+TEST_CASE("replays, captured records and a replay verdict read back; the newest 256 replays are kept",
+          "[dump][reader][replays]") {
+  testing::TempDir dir;
+  dump::RankDump d = testing::MakeRankDump(0, 2);
+  REQUIRE_FALSE(d.comms.empty());
+  d.verdict.kind = detect::VerdictKind::kReplayHang;
+  d.verdict.graph_label = "graph [AllReduce from #2 on comm 0xc0ffee]";
+  detect::RecordFacts captured;
+  captured.seq = 2;
+  captured.op = "AllReduce";
+  captured.captured = true;
+  d.comms[0].records.push_back(captured);
+  d.comms[0].replays_dropped = 3;
+  // 600 replays: the reader drops the oldest 344 (kMaxReplaysPerComm is 256), counting them.
+  for (uint64_t n = 1; n <= 600; ++n) {
+    detect::ReplayFacts r;
+    r.graph = 0xabc;
+    r.replay = n;
+    r.first_seq = 2;
+    r.ops = 9;
+    r.op_names = {"AllReduce", "AllReduce", "AllReduce", "AllReduce", "AllReduce", "AllReduce", "AllReduce",
+                  "AllReduce", "AllReduce"};  // one more than the writer keeps
+    r.complete_ns = n < 600 ? 1000 + n : 0;
+    d.comms[0].replays.push_back(r);
+  }
+  dir.Write("replays.json", dump::ToJson(d).dump());
+  const Result<dump::RankDump> read = dump::ReadDumpFile(dir.File("replays.json"));
+  REQUIRE(read.ok());
+  const detect::CommFacts& c = read.value().comms[0];
+  CHECK(read.value().verdict.kind == detect::VerdictKind::kReplayHang);
+  CHECK(read.value().verdict.graph_label == "graph [AllReduce from #2 on comm 0xc0ffee]");
+  REQUIRE(c.records.size() == 1);
+  CHECK(c.records[0].captured);
+  REQUIRE(c.replays.size() == dump::kMaxReplaysPerComm);
+  CHECK(c.replays.front().replay == 600 - dump::kMaxReplaysPerComm + 1);
+  CHECK(c.replays.back().replay == 600);
+  CHECK(c.replays.back().complete_ns == 0);
+  CHECK(c.replays.back().graph == 0xabc);
+  CHECK(c.replays.back().ops == 9);
+  CHECK(c.replays.back().op_names.size() == 8);
+  CHECK(c.replays_dropped == 3 + 600 - dump::kMaxReplaysPerComm);
 }

@@ -1,4 +1,4 @@
-// Framework sequence numbers (layout 6): each record's launch number, counted by Append as
+// Framework sequence numbers: each record's launch number, counted by Append as
 // torch counts its collectives (one per ungrouped collective, one per group of collectives on
 // the communicator) and its P2P ops, packed beside the count and restored by the reader.
 #include <catch2/catch.hpp>
@@ -119,6 +119,28 @@ TEST_CASE("the reader restores launch numbers across the 2^24 wrap of their low 
   REQUIRE(seqs.size() == 16);  // the ring keeps 16: collectives 3*2^24-4 .. 3*2^24+10 and the send
   for (size_t i = 0; i + 1 < seqs.size(); ++i) CHECK(seqs[i] == 3 * wrap - 4 + i);
   CHECK(seqs.back() == wrap);
+}
+
+TEST_CASE("ops captured into a CUDA graph take no framework number, as torch counts none", "[framework_seq]") {
+  const std::string job = UniqueJobId("fwseq_captured");
+  ScopedSegment segment(job, 64);
+  CommSlot slot = segment->ClaimCommSlot().value();
+  slot.BeginInit(0xa, 1);
+  slot.Append(Collective(1), 0, 10);                       // 1
+  const RecordRef captured = slot.Append(Collective(2), 0, 11);  // captured: gives its 2 back
+  slot.WithdrawLaunches(captured.ring_index, captured.ring_index);
+  // A captured group of two collectives and a send: one collective launch and one P2P launch back.
+  const RecordRef first = slot.Append(Collective(3), kGrouped, 12, 7);
+  slot.Append(Collective(4), kGrouped, 12, 7);
+  const RecordRef last = slot.Append(P2P(Op::kSend, 1), kGrouped, 12, 7);
+  slot.WithdrawLaunches(first.ring_index, last.ring_index);
+  slot.Append(Collective(5), 0, 13);  // the next eager collective: 2, as the Flight Recorder numbers it
+  slot.Append(P2P(Op::kRecv, 1), 0, 14);
+  CHECK(FrameworkSeqs(job) == std::vector<uint64_t>{1, 0, 0, 0, 0, 2, 1});
+  const JobSnapshot snap = ReadJobSnapshot(job);
+  CHECK(snap.processes[0].comms[0].collective_launches == 2);
+  CHECK(snap.processes[0].comms[0].p2p_launches == 1);
+  CHECK(snap.processes[0].comms[0].records[1].seq == 2);  // its collective #N stays: every rank counts it
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ namespace {
 using testing::ScopedSegment;
 using testing::UniqueJobId;
 
-// 256 slots of a 64 KiB ring each: 17 MiB of address space, of which /dev/shm holds only the
+// 256 slots of a 64 KiB ring and a 2 KiB replay ring each: 17 MiB of address space, of which /dev/shm holds only the
 // pages written (the slots and ring entries actually used).
 TEST_CASE("default geometry: 256 comm slots in at most 17 MiB per process", "[segment]") {
   const SegmentGeometry g = ComputeGeometry(kDefaultRingCapacity);
@@ -47,7 +47,10 @@ TEST_CASE("layout: the parts of a segment are aligned, in order and never overla
       CHECK(g.CommSlotOffset(i) % 64 == 0);
       CHECK(g.RingOffset(i) % 64 == 0);
       CHECK(g.RingOffset(i) >= g.CommSlotOffset(i) + sizeof(CommSlotHeader));
-      CHECK(g.RingOffset(i) + uint64_t{g.ring_capacity} * sizeof(RingRecord) == g.CommSlotOffset(i) + g.comm_slot_bytes);
+      // The replay ring (layout 8) follows the ring and ends the slot.
+      CHECK(g.RingOffset(i) + uint64_t{g.ring_capacity} * sizeof(RingRecord) == g.ReplayRingOffset(i));
+      CHECK(g.ReplayRingOffset(i) % 64 == 0);
+      CHECK(g.ReplayRingOffset(i) + SegmentGeometry::kReplayRingBytes == g.CommSlotOffset(i) + g.comm_slot_bytes);
     }
     CHECK(g.CommSlotOffset(kMaxComms - 1) + g.comm_slot_bytes <= g.segment_bytes);
   }

@@ -118,7 +118,7 @@ TEST_CASE("a dump that failed says so and offers nothing to analyze", "[incident
 }
 
 TEST_CASE("the resolved line is preload/README.md's example", "[incident_line]") {
-  const watch::ResolvedIncident incident{"collective_hang", 0x8f4b89fcab170a79, 4, "AllReduce", "/d/x.resolved.json", ""};
+  const watch::ResolvedIncident incident{"collective_hang", 0x8f4b89fcab170a79, 4, "AllReduce", "/d/x.resolved.json", "", ""};
   CHECK(watch::ResolvedLine(kOrigin, incident, 3900 * kSec / 1000) ==
         "vm:11510:11512 [rank 1] NCCLWATCH INFO resolved after 3.9s: collective_hang comm 0x8f4b89fcab170a79 #4 "
         "AllReduce; noted in /d/x.resolved.json");
