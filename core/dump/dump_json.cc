@@ -45,7 +45,8 @@ json ToJson(const detect::RecordFacts& r) {
            {"peer", r.peer},       {"stream", FormatHex(r.stream)}, {"group", r.group},
            {"enqueue_ns", r.enqueue_ns}, {"complete_ns", r.complete_ns},
            {"never_completes", r.never_completes},
-           {"untracked", r.untracked}};
+           {"untracked", r.untracked},
+           {"aborted", r.aborted}};
   if (!r.call_site.empty()) out["call_site"] = r.call_site;  // only with NCCLWATCH_CALL_SITES=1
   return out;
 }
@@ -104,6 +105,14 @@ json ToJson(const PythonStacks& p) {
 // ---- reading: the schema as the checked reader's specs (checked_reader.h), in the order
 // of README.md's tables, which is the order fields are checked in ----
 
+const ObjectSpec& TeardownSpec() {
+  static const ObjectSpec spec({
+      StringField<&Teardown::cause>("cause", kRequired),
+      U64Field<&Teardown::began_mono_ns>("began_mono_ns"),
+  });
+  return spec;
+}
+
 const ObjectSpec& IncidentSpec() {
   static const ObjectSpec spec({
       StringField<&Incident::id>("id", kRequired),
@@ -112,6 +121,8 @@ const ObjectSpec& IncidentSpec() {
       U64Field<&Incident::detected_mono_ns>("detected_mono_ns"),
       U64Field<&Incident::detected_unix_ns>("detected_unix_ns"),
       StringField<&Incident::detected_iso>("detected_iso"),
+      HexField<&Incident::run_key>("run_key"),  // absent before 2026-12: unknown (0)
+      ObjectField<&Incident::teardown>("teardown", &TeardownSpec()),  // last gasps only
   });
   return spec;
 }
@@ -246,6 +257,7 @@ const ObjectSpec& RecordSpec() {
         U64Field<&detect::RecordFacts::complete_ns>("complete_ns"),
         BoolField<&detect::RecordFacts::never_completes>("never_completes"),  // absent before 2026-11: false
         BoolField<&detect::RecordFacts::untracked>("untracked"),  // absent before schema 2's untracked: false
+        BoolField<&detect::RecordFacts::aborted>("aborted"),  // absent before 2026-12: false
         StringField<&detect::RecordFacts::call_site>("call_site"),  // absent unless NCCLWATCH_CALL_SITES=1
     };
   }());
@@ -446,13 +458,18 @@ nlohmann::json ToJson(const RankDump& d) {
   }
   // nlohmann::ordered_json is not used: key order does not matter to readers, and the
   // default json sorts keys, which keeps files diffable.
+  json incident = {{"id", d.incident.id}, {"trigger", d.incident.trigger}, {"job_id", d.incident.job_id},
+                   {"detected_mono_ns", d.incident.detected_mono_ns},
+                   {"detected_unix_ns", d.incident.detected_unix_ns},
+                   {"detected_iso", d.incident.detected_iso}};
+  if (d.incident.run_key != 0) incident["run_key"] = FormatHex(d.incident.run_key);
+  if (!d.incident.teardown.cause.empty()) {
+    incident["teardown"] = {{"cause", d.incident.teardown.cause}, {"began_mono_ns", d.incident.teardown.began_mono_ns}};
+  }
   json doc = json{
       {"schema", kSchemaName},
       {"version", kSchemaVersion},
-      {"incident", {{"id", d.incident.id}, {"trigger", d.incident.trigger}, {"job_id", d.incident.job_id},
-                    {"detected_mono_ns", d.incident.detected_mono_ns},
-                    {"detected_unix_ns", d.incident.detected_unix_ns},
-                    {"detected_iso", d.incident.detected_iso}}},
+      {"incident", std::move(incident)},
       {"verdict", {{"kind", detect::ToString(v.kind)}, {"comm", FormatHex(v.comm_hash)}, {"seq", v.seq},
                    {"framework_seq", v.framework_seq}, {"op", v.op}, {"culprit_ranks", v.culprit_ranks},
                    {"other_ranks", v.other_ranks}, {"since_mono_ns", v.since_ns}, {"summary", v.summary}, {"partial", v.partial}}},
