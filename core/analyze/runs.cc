@@ -93,17 +93,13 @@ std::vector<RunDumps> GroupRuns(const dump::DumpSet& set) {
   KeyJoiner joiner(&components);
   for (size_t i = 0; i < dumps.size(); ++i) {
     const dump::RankDump& d = dumps[i]->dump;
-    bool keyed = false;
-    if (d.incident.run_key != 0) {
-      joiner.Add("launcher " + d.process.host + " " + format::FormatHex(d.incident.run_key), i);
-      keyed = true;
-    }
+    if (d.incident.run_key != 0) joiner.Add("launcher " + d.process.host + " " + format::FormatHex(d.incident.run_key), i);
     for (const detect::CommFacts& c : d.comms) {
-      if (c.comm_hash == 0) continue;
-      joiner.Add("comm " + format::FormatHex(c.comm_hash), i);
-      keyed = true;
+      if (c.comm_hash != 0) joiner.Add("comm " + format::FormatHex(c.comm_hash), i);
     }
-    if (!keyed) joiner.Add("incident " + d.process.host + " " + d.incident.id, i);
+    // An incident id names a communicator hash or a pid and nanosecond onset
+    // (core/watch/incident_id.h): only one launch's ranks dump under it.
+    if (!d.incident.id.empty()) joiner.Add("incident " + d.incident.id, i);
   }
   JoinRequeues(dumps, &components);
 
