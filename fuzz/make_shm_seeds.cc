@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   const std::vector<char> full = Image(*segment);
   ok = Save(dir + "/two_comms_wrapped_ring", full, SIZE_MAX) && ok;
   ok = Save(dir + "/header_only", full, kHeaderBytes) && ok;
-  segment->RecordExit(ExitHow::kSignal, 6);  // exit evidence (layout 3): kept, marked exited
+  segment->RecordExit(ExitHow::kSignal, 6);  // exit evidence: kept, marked exited
   ok = Save(dir + "/exited_two_comms", Image(*segment), SIZE_MAX) && ok;
   segment->CloseAndUnlink();
   ok = Save(dir + "/closed_two_comms", Image(*segment), SIZE_MAX) && ok;

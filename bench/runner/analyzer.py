@@ -12,10 +12,10 @@ QUICK_SIZES = (64, 256, 1024, 4096)
 # A person waits for it after an incident: the largest job must take seconds, not minutes, and
 # fit on a login node; cost per rank must stay flat (linear growth). Jobs of 16384 GPUs run today.
 GOALS = {  # ranks: (seconds, MiB peak RSS)
-    4096: (2.0, 1024.0),    # issue 33 (5 s in issue 5); 1 GiB: issue 5
-    16384: (5.0, 2048.0),   # issue 33
+    4096: (2.0, 1024.0),
+    16384: (5.0, 2048.0),
 }
-GOAL_GROWTH = 1.5  # issue 33: time per rank at 16384 against 1024
+GOAL_GROWTH = 1.5  # time per rank at 16384 against 1024
 GROWTH_FROM = 1024
 
 LINE = re.compile(r"(\d+) ranks\s+([\d.]+) s \(read ([\d.]+) s, cpu ([\d.]+) s\)\s+([\d.]+) MiB peak RSS")

@@ -33,7 +33,7 @@ SCENARIOS = {
     "rank SIGKILLed": ([], {"NCCLSIM_FAULT": "die:rank=1,comm=0,seq=8"}, NRANKS - 1),
     "split comm hang": ([], {"NCCLSIM_FAULT": "hang:comm=1,seq=5"}, NRANKS),
 }
-# Point-to-point (issue 19): examples/p2p_loop, 4 ranks, flags replacing JOB.
+# Point-to-point: examples/p2p_loop, 4 ranks, flags replacing JOB.
 P2P_JOB = ["--steps", "100000", "--step-ms", "20", "--quiet"]
 P2P_SCENARIOS = {
     "p2p: pipeline stage stalls": (["--pattern", "pipeline", "--bug-step", "5", "--stall-rank", "0"], {}, NRANKS),

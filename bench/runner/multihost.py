@@ -18,7 +18,7 @@ SECTION = "multihost"
 STALL_SEC = 2
 POLL_MS = 200
 PER_HOST = 2
-GOAL_ALL_DUMPS = STALL_SEC + 3  # issue 21: every rank on every host within the threshold + 3 s
+GOAL_ALL_DUMPS = STALL_SEC + 3  # every rank on every host within the threshold + 3 s
 
 
 def run_hosts(ctx, hosts):

@@ -19,7 +19,7 @@ import ranks
 from stats import median, spread
 
 SECTION = "shm + teardown"
-GOAL_RESERVED = 2 << 20  # per rank with 16 communicators (issue 18)
+GOAL_RESERVED = 2 << 20  # per rank with 16 communicators
 
 
 class BlockSampler:

@@ -48,6 +48,8 @@ RankEvidence DescribeRank(const CommMember& member, uint64_t seq, uint64_t* fram
   evidence.comm_rank = member.rank();
   evidence.global_rank = member.process->global_rank;
   evidence.pid = member.process->pid;
+  evidence.host = member.process->host;
+  evidence.device = member.comm->device;
   evidence.alive = member.alive();
   evidence.last_enqueued_seq = member.comm->last_enqueued_seq;
   evidence.last_completed_seq = member.comm->last_completed_seq;

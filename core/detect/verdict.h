@@ -76,6 +76,8 @@ struct RankEvidence {
   int comm_rank = -1;     // -1 for sync_stuck of a process without communicators
   int global_rank = -1;
   int32_t pid = 0;
+  std::string host;       // of the process; one process may hold several comm ranks (InitAll)
+  int device = -1;        // the communicator's device on this rank; -1 unknown
   bool alive = true;
   uint64_t last_enqueued_seq = 0;
   uint64_t last_completed_seq = 0;

@@ -105,6 +105,10 @@ struct NativeThread {
   std::vector<NativeFrame> frames;  // innermost first
 };
 
+// ncclwatch's own threads, by the names it gives them (preload/tracker "ncclwatch", the
+// watchdog "ncclwatch-wd"): reports show the job's threads and count these.
+inline bool IsOwnThread(const NativeThread& t) { return t.name == "ncclwatch" || t.name.rfind("ncclwatch-", 0) == 0; }
+
 // Python frames and threads are core/stacks' own types (process_stacks.h): the dump keeps
 // exactly what the capture produced.
 struct PythonStacks {

@@ -34,7 +34,7 @@ detect::SyncTarget SyncTargetNamed(const std::string& name) {
 }
 
 // ---- writing ----
-// Each NCCL number goes out with its name beside it (issue 20: names, not numbers): `datatype` and
+// Each NCCL number goes out with its name beside it (a reader should not need nccl.h): `datatype` and
 // `datatype_name`. The numbers stay the schema (readers and tools depend on them); the names are
 // for a person reading the file and are never read back, so a dump without them still reads.
 

@@ -2,7 +2,9 @@
 
 #include "core/detect/comm_lifecycle.h"
 
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "core/format/comm_label.h"
 #include "core/format/duration.h"
@@ -53,17 +55,46 @@ std::string ExitText(const RankDump& d) {
   return "exited with status " + std::to_string(e.status) + when;
 }
 
+// " device 3", or, for a process holding several communicator ranks on several devices (one
+// process driving several GPUs), " devices 0-1".
+std::string DevicesText(const RankDump& d) {
+  std::set<int> devices;
+  for (const auto& c : d.comms) {
+    if (c.device >= 0) devices.insert(c.device);
+  }
+  if (devices.size() > 1) return " devices " + FormatRangeList(std::vector<int>(devices.begin(), devices.end()));
+  return " device " + std::to_string(d.process.device);
+}
+
+// "STOPPED (state T: SIGSTOP or a debugger)", "in the kernel (state D) in nv_wait..., kernel
+// stack: ...": why a peer wrote this dump for it.
+std::string OsStateText(const detect::OsFacts& os) {
+  std::string text = os.state == 'D' ? "in the kernel (state D, uninterruptible)"
+                                     : std::string("STOPPED (state ") + os.state + ": SIGSTOP or a debugger)";
+  if (!os.wchan.empty()) text += " in " + Esc(os.wchan);
+  if (!os.kernel_stack.empty()) {
+    text += "; kernel stack:";
+    for (const std::string& frame : os.kernel_stack) text += " " + Esc(frame) + " <-";
+    text.resize(text.size() - 3);
+  }
+  return text;
+}
+
 void RenderHeader(const RankDump& d, std::ostringstream& out) {
   const auto& p = d.process;
   out << "ncclwatch dump (schema " << kSchemaName << " v" << kSchemaVersion << ")\n"
       << "incident " << Esc(d.incident.id) << " trigger=" << Esc(d.incident.trigger) << " job=" << Esc(d.incident.job_id)
       << " at " << Esc(d.incident.detected_iso) << " (times below are ages at this moment)\n"
-      << "rank " << p.global_rank << " local " << p.local_rank << " of " << p.world_size << " on " << Esc(p.host)
-      << " pid " << p.pid << " device " << p.device << "\n"
+      << "rank " << p.global_rank
+      << (p.local_rank >= 0 && p.world_size > 0
+              ? " (local rank " + std::to_string(p.local_rank) + ", world size " + std::to_string(p.world_size) + ")"
+              : "")
+      << " on " << Esc(p.host) << " pid " << p.pid << DevicesText(d) << "\n"
       << "exe " << Esc(p.exe) << "\ncmdline";
   for (const auto& arg : p.cmdline) out << ' ' << Esc(arg);
   out << '\n';
   if (!p.alive) out << "process GONE: " << ExitText(d) << '\n';
+  if (p.alive && p.os.cannot_answer()) out << "process " << OsStateText(p.os) << '\n';
   if (d.written_by.pid != 0) {
     out << "written on its behalf by rank " << d.written_by.global_rank << " pid " << d.written_by.pid << " on "
         << Esc(d.written_by.host) << '\n';
@@ -122,8 +153,29 @@ void RenderComms(const RankDump& d, std::ostringstream& out) {
   out << '\n';
 }
 
-void RenderStacks(const RankDump& d, std::ostringstream& out) {
+// Where the job's Python code stands comes first: a reader of a Python rank's dump looks for
+// their own line of code, then for the native frames under it.
+void RenderPythonStacks(const RankDump& d, std::ostringstream& out) {
+  if (!d.python.available) {
+    out << "python stacks unavailable: " << Esc(d.python.reason) << "\n\n";
+    return;
+  }
+  for (const auto& t : d.python.threads) {
+    out << "python thread " << FormatHex(t.thread_id) << (t.current ? " (current)" : "") << '\n';
+    for (const auto& f : t.frames) out << "  " << Esc(f.function) << " at " << Esc(f.file) << ':' << f.line << '\n';
+  }
+  out << '\n';
+}
+
+// The job's native threads; ncclwatch's own (IsOwnThread) are counted, not shown: the JSON
+// keeps every thread.
+void RenderNativeStacks(const RankDump& d, std::ostringstream& out) {
+  size_t own = 0;
   for (const auto& t : d.threads) {
+    if (IsOwnThread(t)) {
+      ++own;
+      continue;
+    }
     out << "thread " << t.tid << " \"" << Esc(t.name) << "\" state " << Esc(t.state)
         << (t.answered ? "" : " (did not answer)") << '\n';
     for (const auto& f : t.frames) {
@@ -131,15 +183,8 @@ void RenderStacks(const RankDump& d, std::ostringstream& out) {
           << (f.function.empty() ? "??" : Esc(f.function)) << " (" << Esc(f.module) << '+' << FormatHex(f.offset) << ")\n";
     }
   }
+  if (own != 0) out << "(" << own << " thread" << (own == 1 ? "" : "s") << " of ncclwatch not shown; the .json has every thread)\n";
   for (const auto& e : d.stack_errors) out << "stack capture: " << Esc(e) << '\n';
-  if (!d.python.available) {
-    out << "python stacks unavailable: " << Esc(d.python.reason) << '\n';
-    return;
-  }
-  for (const auto& t : d.python.threads) {
-    out << "python thread " << FormatHex(t.thread_id) << (t.current ? " (current)" : "") << '\n';
-    for (const auto& f : t.frames) out << "  " << Esc(f.function) << " at " << Esc(f.file) << ':' << f.line << '\n';
-  }
 }
 
 }  // namespace
@@ -148,7 +193,8 @@ std::string RenderDumpText(const RankDump& dump) {
   std::ostringstream out;
   RenderHeader(dump, out);
   RenderComms(dump, out);
-  RenderStacks(dump, out);
+  RenderPythonStacks(dump, out);
+  RenderNativeStacks(dump, out);
   return out.str();
 }
 

@@ -1,4 +1,4 @@
-// How the framework's number for an op is shown beside ncclwatch's #N (issue 20). ncclwatch
+// How the framework's number for an op is shown beside ncclwatch's #N. ncclwatch
 // numbers every NCCL call on a communicator; a framework numbers its own collectives, and
 // issues some as a group of several NCCL calls (torch's all_gather into a list: one broadcast
 // per rank). The framework number counts such a group once, as torch's SeqNum and Flight

@@ -14,9 +14,13 @@ constexpr uint64_t RoundUp(uint64_t value, uint64_t alignment) {
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 // The reservation figures in layout.h ("4 x 66 KiB", 17 MiB for 256 slots) assume this.
 static_assert(sizeof(CommSlotHeader) == 1792);
-// The appending thread writes these per op: one cache line (layout 6 put its counters there).
+// The appending thread writes these per op: one cache line.
 static_assert(offsetof(CommSlotHeader, last_enqueued_seq) / 64 == offsetof(CommSlotHeader, p2p_launches) / 64);
 static_assert(offsetof(CommSlotHeader, records_written) / 64 == offsetof(CommSlotHeader, collective_launches) / 64);
+// tests/tools/exporter/exporter_test.py forges segments at these byte offsets.
+static_assert(offsetof(SegmentHeader, comm_slots_offset) == 56 && offsetof(SegmentHeader, pid) == 64 &&
+              offsetof(SegmentHeader, process_start_ticks) == 80);
+static_assert(offsetof(CommSlotHeader, last_enqueued_seq) == 144 && offsetof(CommSlotHeader, last_completed_seq) == 152);
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free);
 
 uint32_t NormalizeRingCapacity(uint64_t requested) {

@@ -85,7 +85,7 @@ inline constexpr size_t kBootIdBytes = 40;  // /proc/sys/kernel/random/boot_id: 
 inline constexpr size_t kCommNameWords = 8;
 inline constexpr size_t kCommNameBytes = kCommNameWords * 8;
 
-// kClosed: unlinked by its owner (layout 2 writers did so at every clean exit).
+// kClosed: unlinked by its owner (a reader may still hold it open).
 // kExited: the owner left the process (exit() or a fatal signal it could catch); the segment
 // stays as evidence, with SegmentHeader::exit_* saying how and when.
 enum class SegmentState : uint32_t { kLive = 1, kClosed = 2, kExited = 3 };
@@ -127,7 +127,7 @@ struct SegmentHeader {
   std::atomic<uint32_t> state;        // SegmentState
   std::atomic<uint32_t> comms_claimed;  // comm slots [0, comms_claimed) have been used
   std::atomic<uint32_t> comms_unwatched;  // communicators created while all slots were in use
-  // Exit evidence (layout 3). Written once, by the exiting process (an async-signal-safe
+  // Exit evidence. Written once, by the exiting process (an async-signal-safe
   // handler on the fatal-signal path), before `state` becomes kExited (release): a reader
   // that sees kExited (acquire) sees them.
   std::atomic<uint32_t> exit_how;    // ExitHow
@@ -135,7 +135,7 @@ struct SegmentHeader {
   std::atomic<int32_t> exit_signal;  // when kSignal
   uint32_t reserved1;
   std::atomic<uint64_t> exit_ns;     // CLOCK_MONOTONIC when it recorded the exit
-  // Reservation (layout 4): comm slots [0, comms_reserved) are backed by /dev/shm; always
+  // Reservation: comm slots [0, comms_reserved) are backed by /dev/shm; always
   // >= comms_claimed. Raised (release) only after posix_fallocate succeeded.
   std::atomic<uint32_t> comms_reserved;
   // The launcher's attempt, plain fields set at creation: TORCHELASTIC_RESTART_COUNT and
@@ -298,7 +298,7 @@ struct alignas(64) CommSlotHeader {
   std::atomic<int32_t> device;
   std::atomic<uint32_t> flags;
   // ncclConfig_t.commName as the caller gave it, truncated to kCommNameBytes, NUL-padded;
-  // all zero when none. Under `version` with the rest of the identity (layout 5). Written
+  // all zero when none. Under `version` with the rest of the identity. Written
   // and read only through Store/LoadCommName and Pack/UnpackCommName.
   std::atomic<uint64_t> name[kCommNameWords];
   // Lifecycle.
@@ -312,7 +312,7 @@ struct alignas(64) CommSlotHeader {
   std::atomic<uint64_t> last_completed_seq;
   std::atomic<uint64_t> last_completed_ns;
   std::atomic<uint64_t> records_written;  // ring head (absolute)
-  // Framework sequence numbers (layout 6), written by the appending thread next to the two
+  // Framework sequence numbers, written by the appending thread next to the two
   // above (one cache line): `collective_launches` counts collective launches, each ungrouped
   // collective one and each outermost group with collectives on this communicator one (torch's
   // SeqNum / Flight Recorder collective_seq_id, tools/README.md "Matching Flight Recorder");

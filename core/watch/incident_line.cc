@@ -1,5 +1,9 @@
 #include "core/watch/incident_line.h"
 
+#include <map>
+#include <set>
+#include <vector>
+
 #include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/format/framework_seq.h"
@@ -10,19 +14,48 @@
 namespace ncclwatch::watch {
 namespace {
 
+const detect::RankEvidence* EvidenceOf(const detect::Verdict& v, int comm_rank) {
+  for (const detect::RankEvidence& e : v.rank_evidence) {
+    if (e.comm_rank == comm_rank) return &e;
+  }
+  return nullptr;
+}
+
 // Culprits by global rank, which is what a person searches logs for; the communicator rank
-// follows when it differs (split communicators).
+// follows when it differs (split communicators). A process holding several culprit ranks of
+// the communicator (ncclCommInitAll, one process driving several GPUs) is named once, as the
+// process with its communicator ranks and devices.
 std::string CulpritList(const detect::Verdict& v) {
+  std::map<int32_t, std::vector<int>> ranks_of_pid;  // culprits by the process holding them
+  for (const int comm_rank : v.culprit_ranks) {
+    const detect::RankEvidence* e = EvidenceOf(v, comm_rank);
+    if (e != nullptr && e->pid != 0 && v.kind != detect::VerdictKind::kSyncStuck) ranks_of_pid[e->pid].push_back(comm_rank);
+  }
+  std::set<int32_t> named;
   std::string out = "[";
-  for (size_t i = 0; i < v.culprit_ranks.size(); ++i) {
-    const int comm_rank = v.culprit_ranks[i];
-    int global = v.kind == detect::VerdictKind::kSyncStuck ? comm_rank : -1;
-    for (const detect::RankEvidence& e : v.rank_evidence) {
-      if (e.comm_rank == comm_rank && e.global_rank >= 0) global = e.global_rank;
+  for (const int comm_rank : v.culprit_ranks) {
+    const detect::RankEvidence* e = EvidenceOf(v, comm_rank);
+    std::string item;
+    if (e != nullptr && ranks_of_pid.count(e->pid) != 0 && ranks_of_pid[e->pid].size() > 1) {
+      if (!named.insert(e->pid).second) continue;
+      std::vector<int> devices;
+      for (const int r : ranks_of_pid[e->pid]) {
+        if (const detect::RankEvidence* other = EvidenceOf(v, r); other != nullptr && other->device >= 0) {
+          devices.push_back(other->device);
+        }
+      }
+      item = "process " + e->host + ":" + std::to_string(e->pid) +
+             (e->global_rank >= 0 ? " (rank " + std::to_string(e->global_rank) + ")" : "") + " driving comm ranks " +
+             format::FormatRangeList(ranks_of_pid[e->pid]) +
+             (devices.empty() ? "" : ", devices " + format::FormatRangeList(devices));
+    } else {
+      int global = v.kind == detect::VerdictKind::kSyncStuck ? comm_rank : -1;
+      if (e != nullptr && e->global_rank >= 0) global = e->global_rank;
+      item = global < 0 ? "comm rank " + std::to_string(comm_rank)
+                        : std::to_string(global) +
+                              (global == comm_rank ? "" : " (comm rank " + std::to_string(comm_rank) + ")");
     }
-    out += i ? "," : "";
-    out += global < 0 ? "comm rank " + std::to_string(comm_rank)
-                      : std::to_string(global) + (global == comm_rank ? "" : " (comm rank " + std::to_string(comm_rank) + ")");
+    out += (out.size() > 1 ? "," : "") + item;
   }
   return out + "]";
 }

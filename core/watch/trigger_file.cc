@@ -177,7 +177,7 @@ std::optional<Trigger> ParseTrigger(const std::string& text) {
 Status WriteTriggerFile(const std::string& dir, const Trigger& trigger) noexcept {
   try {
     return dump::WriteFileAtomically(dir + "/" + trigger.incident_id + kTriggerSuffix, FormatTrigger(trigger));
-  } catch (...) {
+  } catch (const std::exception&) {  // bad_alloc building the text: noexcept, called from the watchdog thread
     return Status::Error("out of memory writing the trigger file", ENOMEM);
   }
 }
@@ -221,7 +221,7 @@ std::vector<Trigger> TriggerWatcher::PollNew() noexcept {
         ++rejected_;
       }
     }
-  } catch (...) {
+  } catch (const std::exception&) {  // bad_alloc listing the directory: the triggers read so far, the rest next poll
   }
   return fresh;
 }

@@ -1,4 +1,4 @@
-// NCCLWATCH_CALL_SITES=1: the Python call site of each op (issue 20), "train.py:88 in step",
+// NCCLWATCH_CALL_SITES=1: the Python call site of each op, "train.py:88 in step",
 // the innermost user frame (core/stacks/python_call_site.h) of the thread that issued it.
 //
 // How: the calling thread's own frame chain, read without the GIL (python_frames_311.h, which

@@ -37,7 +37,7 @@ void WarnLibrariesFull() {
   try {
     Log(LogLevel::kWarn, "more than " + std::to_string(kMaxNcclLibraries - 1) +
                              " NCCL libraries reached through dlsym; the extra ones are not watched");
-  } catch (...) {
+  } catch (...) {  // inside the job's dlsym (C ABI): a lost line, never the job
   }
 }
 
@@ -107,7 +107,7 @@ NCCLWATCH_EXPORT void* dlsym(void* handle, const char* name) {
   if (__builtin_expect(api < 0, 1)) return real_dlsym(handle, name);  // tail call
   try {
     return ResolveNcclName(real_dlsym, handle, name, api);
-  } catch (...) {
+  } catch (...) {  // the job's dlsym (C ABI): on any failure of ours, its answer unwatched
     return real_dlsym(handle, name);
   }
 }

@@ -5,7 +5,7 @@
 // Inline and call-free in the common case: a group costs three hooked calls (start, op, end).
 // Out of line, the start's two calls, the runtime load and the TLS reloads were about 40 of a
 // group's 620 instructions (callgrind), and the end's calls and thread-state lookups about
-// 30 ns with nothing to settle (issue 23). The depth is counted even while ncclwatch is
+// 30 ns with nothing to settle. The depth is counted even while ncclwatch is
 // inert, so that a group opened before the first communicator is known.
 #ifndef NCCLWATCH_PRELOAD_HOOKS_GROUP_DEPTH_H_
 #define NCCLWATCH_PRELOAD_HOOKS_GROUP_DEPTH_H_

@@ -100,7 +100,7 @@ void WarnBindingsFull(const char* name) {
   try {
     Log(LogLevel::kWarn, std::string("more than ") + std::to_string(kMaxCudaBindings) + " definitions of " + name +
                              " looked up; the extra ones are not watched");
-  } catch (...) {
+  } catch (...) {  // inside a CUDA entry-point lookup (C ABI): a lost line, never the job
   }
 }
 
@@ -110,7 +110,7 @@ void LogNotExported(const char* symbol) {
   try {
     Log(LogLevel::kDebug, std::string("the driver's ") + symbol +
                               " is no exported function of its library; handed out unwatched (logged once)");
-  } catch (...) {
+  } catch (...) {  // as above
   }
 }
 

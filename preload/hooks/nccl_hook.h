@@ -17,7 +17,7 @@ namespace ncclwatch::preload {
 // A tracking whose Begin and End leave errno alone by themselves (the group ends' depth
 // count: TLS counters, with errno kept inside the rare calls that do more) declares
 // `static constexpr bool kKeepsErrno = true`, and its hook skips the two saves and restores:
-// about 2 ns of each group's two extra hooks (issue 23).
+// about 2 ns of each group's two extra hooks.
 template <typename Tracking>
 inline constexpr bool kTrackingKeepsErrno = requires { requires Tracking::kKeepsErrno; };
 

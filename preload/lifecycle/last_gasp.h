@@ -54,7 +54,7 @@ uint64_t LastGaspRequestNs() noexcept;
 void AnswerLastGasp() noexcept;
 
 // The watchdog's wake-up, so that it sleeps a whole poll interval yet answers a request at once
-// (it used to look every 50 ms: 20 wakeups a second, 0.16 % of a core instead of 0.08 %).
+// (looking every 50 ms instead would be 20 wakeups a second, 0.16 % of a core against 0.08 %).
 // An eventfd made once per process by the watchdog thread (again in a forked child), and never
 // closed: a handler may write to it at any moment, and a closed number could be reused by the
 // job's next open(). -1 when none could be made; the watchdog then looks every 50 ms.

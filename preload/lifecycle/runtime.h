@@ -39,11 +39,11 @@ struct Runtime {
   std::unique_ptr<Tracker> tracker;  // null when the CUDA runtime was not found
   std::unique_ptr<Watchdog> watchdog;  // started with the first communicator
   // Last: its 16 KB of buckets would otherwise put the fields above, which every op reads
-  // (generation, tracker, the driver's cuEventRecord), on two pages (issue 23).
+  // (generation, tracker, the driver's cuEventRecord), on two pages.
   CommRegistry comms;
 };
 
-// Read by every hook: inline, so that each is one load rather than a call (issue 23).
+// Read by every hook: inline, so that each is one load rather than a call.
 namespace runtime_detail {
 enum class Mode : int { kUnknown = 0, kInert = 1, kActive = 2, kPassThrough = 3 };
 extern std::atomic<int> mode;

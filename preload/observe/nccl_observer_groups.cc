@@ -9,13 +9,10 @@
 // (CommSlot::Retract): their seqs go to the next ops, as if never issued. The group's ends
 // themselves only count depth (group_depth.h) unless the group has work.
 //
-// History (scripts/bench --only hooks, our own time per group of one op; issue 23):
-//  - before 2026-11-26 the ops were buffered and published by the outermost GroupEnd: 117 ns
-//    against 67 for the same op ungrouped, the end alone about 30 ns with nothing to publish;
-//  - then each op published its record after NCCL queued it, from its own hook, and the end
-//    settled a vector of ranges: 112-116 ns;
-//  - now the record is appended before the call, like any op's, and a group on one
-//    communicator and stream keeps its one range beside the vector, settled without it.
+// Each op's record is appended before the call, like any op's, and a group on one
+// communicator and stream keeps its one range beside the vector, settled without it: our own
+// time per group of one op is within a few ns of the ungrouped op's (scripts/bench --only hooks),
+// where buffering the ops until the outermost GroupEnd cost 117 ns against 67.
 // A rank stopped inside a grouped call, or between queueing its ops and the group's end,
 // shows them as joined, as a rank stopped inside an ungrouped call always did.
 #include <algorithm>

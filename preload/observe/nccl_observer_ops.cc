@@ -23,7 +23,7 @@ namespace {
 // AddFlags, TrackCompletion and SettleRecords are inlined into EndOp (one op), SettleGroupRange
 // and SettleAll (a group's ranges): as a chain of calls EndOp -> Settle -> TrackCompletion their
 // prologues and epilogues cost about 30 of the 420 instructions of a hooked collective
-// (callgrind; issue 23).
+// (callgrind).
 
 NCCLWATCH_HOT_INLINE void AddFlags(const StreamRange& records, uint32_t flags) {
   if (flags == 0) return;

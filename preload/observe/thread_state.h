@@ -61,7 +61,7 @@ struct HookDepths {
 };
 
 // Inline, with the variables visible here, so that a hook reads them with one %fs-relative
-// load each instead of a call into thread_state.cc (four such calls per op before; issue 23).
+// load each instead of a call into thread_state.cc (four such calls per op otherwise).
 // __thread rather than thread_local: an extern thread_local is reached through a TLS wrapper
 // function, __thread (constant-initialised, trivially destroyed) never is. Initial-exec: the
 // library's whole static TLS is 112 bytes (readelf -l: PT_TLS), well inside the surplus glibc

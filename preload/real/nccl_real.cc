@@ -149,7 +149,7 @@ int NcclLibrarySlot(const void* real_symbol) noexcept {
   if (const int slot = FindSlot(info.dli_fbase); slot > 0) return slot;
   try {
     return RegisterLibrary(info);
-  } catch (...) {
+  } catch (...) {  // inside an NCCL hook (C ABI): the library stays unregistered, its calls unwatched
     return -1;
   }
 }

@@ -46,7 +46,7 @@ void* RealNcclSlowPath(NcclApi api, int slot, ncclComm_t comm, const void* calle
 
 // The real function; nullptr when that library lacks it (logged once per name). Inline, for
 // the common case of a job with one NCCL whose function was already resolved: two loads
-// instead of a call that made 21 instructions, three times per group (issue 23).
+// instead of a call of 21 instructions, three times per group.
 inline void* RealNccl(NcclApi api, int slot, ncclComm_t comm, const void* caller) noexcept {
   if (slot == 0 && (comm == nullptr || nccl_real_detail::g_libraries_used.load(std::memory_order_relaxed) == 1)) {
     void* fn = nccl_real_detail::global_functions[static_cast<int>(api)].load(std::memory_order_acquire);

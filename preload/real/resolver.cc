@@ -64,8 +64,8 @@ void* ResolveNextOrThrow(Library library, const char* name, const void* caller) 
 void* ResolveNext(Library library, const char* name, const void* caller) noexcept {
   try {
     return ResolveNextOrThrow(library, name, caller);
-  } catch (...) {
-    return nullptr;  // e.g. bad_alloc: treated as not found
+  } catch (...) {  // called from hooks (C ABI); bad_alloc and the like: treated as not found
+    return nullptr;
   }
 }
 
@@ -73,7 +73,7 @@ void ReportMissingFunction(const char* name, std::atomic<bool>* reported) {
   if (reported->exchange(true)) return;
   try {
     Log(LogLevel::kError, std::string("cannot find the real ") + name + "; returning its error code");
-  } catch (...) {
+  } catch (...) {  // inside a hook (C ABI): a lost line, never the job
   }
 }
 

@@ -3,7 +3,7 @@
 //
 // As calls, PoolFor, Claim, Record and DriverRecord cost a fifth of the tracker's 130
 // instructions per op, and RecordCompletion itself, called from the settle, about 30 more
-// (callgrind; issue 23). Their rare paths (a new pool, an event to create, a refused direct
+// (callgrind). Their rare paths (a new pool, an event to create, a refused direct
 // record, a capture query) stay out of line in tracker.cc. Included by tracker.cc and by the
 // settle (nccl_observer_ops.cc) only.
 #ifndef NCCLWATCH_PRELOAD_TRACKER_TRACKER_RECORD_H_
@@ -42,7 +42,7 @@ NCCLWATCH_HOT_INLINE Tracker::EventSlot* Tracker::Claim(DevicePool* pool) {
         slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
       pool->cursor.store(index + 1, std::memory_order_relaxed);
       // The slot the next claim looks at first: in a burst of ops its line is then in
-      // cache (its state load was the costliest instruction of the claim; issue 23).
+      // cache (its state load was the costliest instruction of the claim).
       __builtin_prefetch(&pool->slots[(index + 1) % kEventsPerDevice], 1);
       return &slot;
     }

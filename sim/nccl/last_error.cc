@@ -38,7 +38,7 @@ namespace {
 // NCCL_DEBUG and NCCL_DEBUG_SUBSYS, read once as real NCCL does (ncclDebugInit), and again
 // after ncclResetDebugInit: the sim asks on every op, and a getenv per op scanned the whole
 // environment, whose length then set part of every op's cost (one more variable, such as
-// LD_PRELOAD, cost a group of one op about 4 ns: scripts/bench --only hooks, issue 23).
+// LD_PRELOAD, cost a group of one op about 4 ns: scripts/bench --only hooks).
 // Unlike NCCL, a forked child reads them afresh: the tests set NCCL_DEBUG in a forked child
 // before its first call, or in the parent just before forking its ranks.
 struct DebugConfig {

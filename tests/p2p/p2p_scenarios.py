@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""P2P scenarios over the sim (issue 19): pytest p2p_scenarios.py::test_scenario[NAME].
+"""P2P scenarios over the sim: pytest p2p_scenarios.py::test_scenario[NAME].
 
 Each runs examples/p2p_loop under LD_PRELOAD=libncclwatch.so through scripts/launch (the
 watchdog scenarios' Job: a private job id and dump directory, a 2 s threshold, a 200 ms poll),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hook's hot path stays compact (issue 23, preload/hooks/hot_path.h): the functions every
+# The hook's hot path stays compact (preload/hooks/hot_path.h): the functions every
 # collective, group, P2P call and host sync (the runtime's, and the driver's that a static
 # runtime calls) runs through lie in one span of at most 16 KB
 # (four pages; spread over the library they were ~10 pages, each a cold miss after a compute

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real PyTorch pipelines (dist.send / dist.recv) on the sim, under the watcher (issue 19):
+"""Real PyTorch pipelines (dist.send / dist.recv) on the sim, under the watcher:
 pytest pipeline_scenarios.py::test_scenario[NAME].
 
 Each runs examples/torch/pipeline.py (two stages) with torchrun through `sim-exec ncclwatch run`

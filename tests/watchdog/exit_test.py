@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 import shutil
+import signal
 
 import pytest
 
@@ -180,6 +181,56 @@ def init_all_4():
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def pid_of_rank(job, rank):
+    """The rank process of `job` whose RANK is `rank` (scripts/launch sets it)."""
+    for pid in job.rank_pids():
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if f"RANK={rank}".encode() in f.read().split(b"\0"):
+                    return pid
+        except OSError:
+            pass
+    return None
+
+
+def frozen():
+    """Rank 1 is stopped (SIGSTOP: the twin of a rank stuck in a driver, in D state). Its peers
+    wait on it: their dumps name it the straggler, and the rank 0 or 2 watchdog writes its dump
+    on its behalf with what the kernel says (process.os.state T, written_by), since its own
+    threads cannot answer. `ncclwatch status` shows it STOPPED, never idle."""
+    # Rank 1 is stopped while it restores its data loader at step 20 (between two collectives),
+    # so its peers wait on it whatever instant the stop lands.
+    cmd = [wd.DDP_LOOP, "--quiet", "--steps", "100000", "--step-ms", "20", "--tp", "1",
+           "--straggler-rank", "1", "--straggler-step", "20", "--straggler-sec", "600"]
+    job = wd.Job("frozen", 3, cmd)
+    try:
+        assert job.wait(lambda: len(wd.init_lines(job)) >= 3, 20), "the 3 ranks initialised"
+        time.sleep(1.0)  # step 20 is 0.4 s in: rank 1 restores its data loader, 2 s before the verdict
+        victim = pid_of_rank(job, 1)
+        assert victim is not None, f"rank 1's pid among {job.rank_pids()}"
+        os.kill(victim, signal.SIGSTOP)
+        assert job.wait(lambda: any(d["process"]["pid"] == victim for d in wd.load_dumps(job)), 25), \
+            f"a dump of the stopped rank 1 (pid {victim}), written by a peer:\n{job.output()[-2000:]}"
+        on_behalf = [d for d in wd.load_dumps(job) if d["process"]["pid"] == victim]
+        assert len(on_behalf) == 1, f"one dump of pid {victim}: {[d['incident']['id'] for d in on_behalf]}"
+        d = on_behalf[0]
+        assert d["process"]["alive"] is True, "the stopped rank is alive"
+        assert d["process"].get("os", {}).get("state") == "T", f"its state from /proc: {d['process'].get('os')}"
+        assert d.get("written_by", {}).get("pid") not in (None, 0, victim), f"written by a peer: {d.get('written_by')}"
+        assert d["verdict"]["kind"] == "straggler" and d["verdict"]["culprit_ranks"] == [1], \
+            f"the incident names rank 1 the straggler: {d['verdict']}"
+        status = subprocess.run([wd.CLI, "status", "--job", job.job_id], capture_output=True, text=True, timeout=30)
+        rows = [line for line in status.stdout.splitlines() if line.split()[:2] == ["1", str(victim)]]
+        assert rows and all("STOPPED" in row for row in rows), f"status shows rank 1 STOPPED:\n{status.stdout}"
+        doc = json.loads(subprocess.run([wd.CLI, "status", "--job", job.job_id, "--json"], capture_output=True,
+                                        text=True, timeout=30).stdout)
+        states = {p["pid"]: p["os_state"] for job_doc in doc["jobs"] for p in job_doc["processes"]}
+        assert states.get(victim) == "T", f"status --json: os_state of pid {victim}: {states}"
+    finally:
+        job.stop()
+        job.cleanup()
+
+
 SCENARIOS = {
     "clean_exit": clean_exit,
     "abort": abort,
@@ -187,6 +238,7 @@ SCENARIOS = {
     "os_exit": os_exit,
     "healthy_no_leftovers": healthy_no_leftovers,
     "init_all_4": init_all_4,
+    "frozen": frozen,
 }
 
 

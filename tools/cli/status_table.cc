@@ -1,6 +1,8 @@
 #include "tools/cli/status_table.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -14,6 +16,7 @@
 #include "core/format/duration.h"
 #include "core/format/escape.h"
 #include "core/format/hex.h"
+#include "core/format/rank_list.h"
 #include "core/watch/facts_from_snapshot.h"
 
 namespace ncclwatch::tools {
@@ -167,6 +170,30 @@ std::string Plural(size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// "process vm:28891 (rank 0) drives comm ranks 0-1 of 0xabc, devices 0-1": one line per process
+// holding several ranks of one communicator (ncclCommInitAll, one process driving several
+// GPUs), whose rows above repeat its pid.
+std::string ProcessesDrivingSeveralRanks(const detect::JobFacts& facts) {
+  std::string out;
+  for (const auto& p : facts.processes) {
+    std::map<uint64_t, std::pair<std::vector<int>, std::set<int>>> by_comm;  // comm -> (ranks, devices)
+    for (const auto& c : p.comms) {
+      auto& [ranks, devices] = by_comm[c.comm_hash];
+      ranks.push_back(c.rank);
+      if (c.device >= 0) devices.insert(c.device);
+    }
+    for (const auto& [hash, held] : by_comm) {
+      if (held.first.size() < 2) continue;
+      out += "process " + format::EscapeForTerminal(p.host) + ":" + std::to_string(p.pid) + " (rank " +
+             std::to_string(p.global_rank) + ") drives comm ranks " + format::FormatRangeList(held.first) + " of " +
+             format::FormatHex(hash) +
+             (held.second.empty() ? "" : ", devices " + format::FormatRangeList(std::vector<int>(held.second.begin(), held.second.end()))) +
+             "\n";
+    }
+  }
+  return out;
+}
+
 nlohmann::json OrNull(uint64_t value) { return value != 0 ? nlohmann::json(value) : nlohmann::json(nullptr); }
 
 nlohmann::json CommJson(const detect::ProcessFacts& p, const detect::CommFacts& c, uint64_t now_ns,
@@ -188,6 +215,7 @@ nlohmann::json CommJson(const detect::ProcessFacts& p, const detect::CommFacts& 
           {"comm_name", c.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.name)},
           {"rank", c.rank},
           {"nranks", c.nranks},
+          {"device", c.device},
           {"state", std::string(detect::ToString(c.lifecycle))},
           {"last_enqueued_seq", c.last_enqueued_seq},
           {"last_completed_seq", c.last_completed_seq},
@@ -246,6 +274,7 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
     }
     for (const auto& c : p.comms) out += Row(p, c, now_ns, gone, verdicts, comm_width);
   }
+  out += ProcessesDrivingSeveralRanks(facts);
   if (!verdicts.empty()) {
     out += "incidents, as the watchdog judges them (threshold " + format::FormatDuration(threshold) + "):\n";
     // Summaries name ops and ranks; the op name comes from shared memory.

@@ -113,6 +113,7 @@ void AddComms(const std::string& job_id, const detect::JobFacts& facts, uint64_t
       SeriesKey labels{{"comm", format::FormatHex(c.comm_hash)},
                        {"comm_name", Clean(c.name)},
                        {"comm_rank", std::to_string(c.rank)},
+                       {"device", c.device >= 0 ? std::to_string(c.device) : "unknown"},
                        {"host", host},
                        {"job", job_label},
                        {"nranks", std::to_string(c.nranks)},

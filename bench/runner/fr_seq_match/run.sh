@@ -2,7 +2,7 @@
 # run.sh NAME SCRIPT ARGS...: one 2-rank torchrun job on the sim under `ncclwatch run --stall 3`, with
 # Flight Recorder on; sitecustomize.py plants a straggler on a marker AllReduce before the job's
 # destroy_process_group and writes FR's trace; show.py DIR prints both side by side.
-# Experiment for issue 20 (torch seq vs ncclwatch #N); see tools/README.md "Matching Flight Recorder".
+# Experiment: torch seq vs ncclwatch #N; see tools/README.md "Matching Flight Recorder".
 set -euo pipefail
 name=$1; shift
 W=$(cd "$(dirname "$0")/../../.." && pwd); V=$("$W/scripts/setup" --print-torch-venv)

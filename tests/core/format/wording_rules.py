@@ -1,4 +1,4 @@
-"""Grammar and format rules for every text ncclwatch generates (issue 20, "Output a person reads").
+"""Grammar and format rules for every text ncclwatch generates (output a person reads).
 
 Golden-free: each rule is a pattern that no correct output contains, so the rules hold for any
 job, crafted or real. problems(text) returns one line per violation; hex_forms(texts) finds a

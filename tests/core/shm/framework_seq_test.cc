@@ -1,4 +1,4 @@
-// Framework sequence numbers (layout 6): each record's launch number, counted by Append as
+// Framework sequence numbers: each record's launch number, counted by Append as
 // torch counts its collectives (one per ungrouped collective, one per group of collectives on
 // the communicator) and its P2P ops, packed beside the count and restored by the reader.
 #include <catch2/catch.hpp>

@@ -68,6 +68,21 @@ TEST_CASE("culprits are global ranks, with the communicator rank when it differs
         "[5 (comm rank 1),comm rank 3]; dumps in /d; next: ncclwatch analyze /d");
 }
 
+TEST_CASE("one process driving several culprit ranks is named once, with its ranks and devices", "[incident_line]") {
+  detect::Verdict v = MakeVerdict(detect::VerdictKind::kStraggler, 0xabc, 7, "AllReduce");
+  v.culprit_ranks = {0, 1, 3};
+  for (int r = 0; r < 4; ++r) {
+    detect::RankEvidence e = Rank(r, r < 2 ? 0 : r);  // ranks 0-1: one process, global rank 0
+    e.pid = r < 2 ? 28891 : 30000 + r;
+    e.host = "vm";
+    e.device = r;
+    v.rank_evidence.push_back(e);
+  }
+  const std::string line = watch::IncidentLine({"vm", 1, 2, 2}, v, "", "/d", true);
+  CHECK(line.find("culprit ranks [process vm:28891 (rank 0) driving comm ranks 0-1, devices 0-1,3]") !=
+        std::string::npos);
+}
+
 TEST_CASE("the framework's sequence number follows the op when known", "[incident_line]") {
   detect::Verdict v = MakeVerdict(detect::VerdictKind::kStraggler, 0xab, 26, "AllReduce");
   v.framework_seq = 25;

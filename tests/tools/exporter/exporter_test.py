@@ -237,7 +237,7 @@ def metrics():
             comm, (l0, v0), (l1, v1) = found
             print(f"comm {comm}: rank 0 issued #{v0:.0f} and waits, rank 1 issued #{v1:.0f}")
             assert v0 == v1 + 1, f"rank 0 issued one more collective than rank 1 ({v0} vs {v1})"
-            assert set(l0) == {"job", "host", "comm", "comm_name", "comm_rank", "rank", "nranks"}, \
+            assert set(l0) == {"job", "host", "comm", "comm_name", "comm_rank", "device", "rank", "nranks"}, \
                 f"comm labels: {sorted(l0)}"
             assert l0["job"] == job.job_id and l0["nranks"] == "2" and l1["comm_rank"] == "1", f"labels {l0} {l1}"
             assert l0["host"] == socket.gethostname(), f"host label {l0['host']}"
@@ -457,11 +457,20 @@ def plant(job, source, pid, ticks, data=None, mode=0o600, owner=None, truncate=N
     return path
 
 
+# Maps the segment path read from stdin read-only, says so, and holds it.
+MAP_AND_SLEEP = ("import mmap, sys, time\n"
+                 "f = open(sys.stdin.readline().strip(), 'rb')\n"
+                 "m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n"
+                 "print('mapped', flush=True)\n"
+                 "time.sleep(120)\n")
+
+
 def complete_beyond_issued(raw):
     """Comm slot 0: last_completed_seq = last_enqueued_seq + 1000 (impossible)."""
     comm_slots = int.from_bytes(raw[56:64], "little")      # SegmentHeader::comm_slots_offset
-    enq = int.from_bytes(raw[comm_slots + 80:comm_slots + 88], "little")  # CommSlotHeader::last_enqueued_seq
-    raw[comm_slots + 88:comm_slots + 96] = (enq + 1000).to_bytes(8, "little")  # last_completed_seq
+    # Offsets pinned by static_asserts in core/shm/layout.cc.
+    enq = int.from_bytes(raw[comm_slots + 144:comm_slots + 152], "little")  # CommSlotHeader::last_enqueued_seq
+    raw[comm_slots + 152:comm_slots + 160] = (enq + 1000).to_bytes(8, "little")  # last_completed_seq
 
 
 def hostile_segments():
@@ -478,8 +487,14 @@ def hostile_segments():
         assert len(segments) == 2, f"two segments {segments}"
         source = "/dev/shm/" + segments[0]
         # Live processes to stamp the forgeries with (a dead owner's segment would read as stale).
-        for _ in range(5):
-            helpers.append(subprocess.Popen(["sleep", "120"]))
+        # A segment is trusted only while its process maps it, so helper 3 maps its forgery
+        # as a writer would; helper 5's is an unmapped copy of a good segment.
+        for i in range(6):
+            if i == 3:
+                helpers.append(subprocess.Popen(
+                    [sys.executable, "-c", MAP_AND_SLEEP], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+            else:
+                helpers.append(subprocess.Popen(["sleep", "120"]))
         time.sleep(0.2)
         ticks = [procs.start_ticks(h.pid) for h in helpers]
         planted.append(plant(job, source, helpers[0].pid, ticks[0], data=os.urandom(1 << 16)))
@@ -487,6 +502,10 @@ def hostile_segments():
         planted.append(plant(job, source, helpers[2].pid, ticks[2], mode=0o644))
         planted.append(plant(job, source, helpers[3].pid, ticks[3], mutate=complete_beyond_issued))
         planted.append(plant(job, source, helpers[4].pid, ticks[4], owner=65534))
+        planted.append(plant(job, source, helpers[5].pid, ticks[5]))
+        helpers[3].stdin.write(planted[3] + "\n")
+        helpers[3].stdin.flush()
+        assert helpers[3].stdout.readline().strip() == "mapped", "helper 3 maps its forgery"
         time.sleep(0.5)
         for _ in range(5):
             text = exporter.scrape()
@@ -497,10 +516,13 @@ def hostile_segments():
                 done = samples(parsed, "ncclwatch_comm_last_completed_seq", **labels)
                 assert done and done[0][1] <= issued, f"never completed > issued: {labels} {issued} {done}"
             pids = {l["pid"] for l, _ in samples(parsed, "ncclwatch_process_up")}
-            for bad in (0, 1, 2, 4):
+            for bad in (0, 1, 2, 4, 5):
                 assert str(helpers[bad].pid) not in pids, f"forgery {bad} not served as a process"
             dropped = samples(parsed, "ncclwatch_exporter_dropped_series_total")
             assert dropped and dropped[0][1] >= 1, f"the impossible series counted as dropped: {dropped}"
+            # Dropped for its impossible value, not as a duplicate: the genuine rank it copies stays served.
+            served = samples(parsed, "ncclwatch_comm_last_issued_seq")
+            assert len(served) == 2, f"both genuine ranks still served: {served}"
             time.sleep(0.3)
         assert exporter.alive(), "exporter alive"
     finally:

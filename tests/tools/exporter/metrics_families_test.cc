@@ -32,6 +32,7 @@ shm::CommView Comm(uint64_t hash, int rank, int nranks, uint64_t issued, uint64_
   c.comm_hash = hash;
   c.rank = rank;
   c.nranks = nranks;
+  c.device = rank;
   c.flags = shm::kCommHashKnown;
   c.last_enqueued_seq = issued;
   c.last_completed_seq = completed;
@@ -105,7 +106,8 @@ TEST_CASE("each rank's communicator is one series with the documented labels and
   CHECK(Label(m0, "comm_rank") == "0");
   CHECK(Label(m0, "rank") == "0");
   CHECK(Label(m0, "nranks") == "2");
-  CHECK(m0.label.size() == 7);
+  CHECK(Label(m0, "device") == "0");
+  CHECK(m0.label.size() == 8);
   CHECK(Value(m0) == 7);
   CHECK(Value(issued.metric[1]) == 6);
   CHECK(Value(FamilyNamed(out, "ncclwatch_comm_last_completed_seq").metric[0]) == 6);
