@@ -113,9 +113,11 @@ std::string ProcessLabel(const CulpritProcess& p) {
   if (p.state == ProcessState::kNoDump) return FormatRanks(p.ranks);
   const std::string where = p.host + ":" + std::to_string(p.pid);
   if (p.comm_ranks.size() > 1) {
-    std::string label = "process " + where + " (comm ranks " + FormatRangeList(p.comm_ranks);
+    std::string label = "process " + where + (p.global_rank >= 0 ? " (rank " + std::to_string(p.global_rank) + ")" : "") +
+                        " drives comm ranks " + FormatRangeList(p.comm_ranks);
     if (!p.devices.empty()) label += ", " + std::string(p.devices.size() > 1 ? "devices " : "device ") + FormatRangeList(p.devices);
-    return label + ")";
+    if (p.ranks != p.comm_ranks) label += "; culprit " + FormatRanks(p.ranks);
+    return label;
   }
   const int rank = p.ranks.empty() ? p.global_rank : p.ranks.front();
   return "rank " + std::to_string(rank) + " (" + where + ")";

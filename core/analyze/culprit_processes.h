@@ -30,7 +30,7 @@ std::vector<CulpritProcess> DescribeCulprits(const std::vector<std::pair<int, co
                                              const std::vector<int>& without, const CommTable* table,
                                              const std::vector<AfterEvent>& then);
 
-// "rank 1 (vm:27590)", "process vm:28891 (comm ranks 0-1, devices 0-1)", "ranks 4-5".
+// "rank 1 (vm:27590)", "process vm:28891 (rank 0) drives comm ranks 0-1, devices 0-1", "ranks 4-5".
 std::string ProcessLabel(const CulpritProcess& p);
 
 // One line of what is known of it: "in load_batch (/app/data.py:40)", "stopped (state T, in

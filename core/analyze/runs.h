@@ -9,8 +9,8 @@
 // How, from what each dump says (core/dump/README.md):
 //  * dumps of one run share a launcher on each host (incident.run_key: its identity hashed,
 //    core/shm/run_identity.h) and communicators across hosts (a commHash is drawn from a unique
-//    id's random bytes: no two launches share one), transitively. Dumps without a run key
-//    (older writers) are joined by communicators alone, and one with neither by its incident;
+//    id's random bytes: no two launches share one) and incident ids (each names a comm hash, or
+//    a pid and its onset in ns: core/watch/incident_id.h), transitively;
 //  * runs with one job id whose SLURM requeue counts differ are one run (a requeue starts the
 //    job step anew, with a new launcher and new communicators, under the same SLURM_JOB_ID);
 //  * within a run, the attempt is the dump's process.attempt (requeue, then restart), -1
