@@ -110,10 +110,12 @@ void CulpritLines(const Analysis& a, std::ostringstream& out) {
   }
 }
 
-// "then: ncclCommAbort on rank 0 at +8.1s, SIGTERM to rank 1 at +8.4s".
+// "then torn down: ncclCommAbort on rank 0 at +8.1s, SIGTERM to rank 1 at +8.4s".
 void ThenLine(const Analysis& a, std::ostringstream& out) {
   if (a.then.empty()) return;
-  out << "  then:";
+  const bool torn_down =
+      std::any_of(a.then.begin(), a.then.end(), [](const AfterEvent& e) { return e.kind == AfterEvent::Kind::kTeardown; });
+  out << (torn_down ? "  then torn down:" : "  then:");
   for (size_t i = 0; i < a.then.size() && i < kMaxEventsShown; ++i) {
     const AfterEvent& e = a.then[i];
     out << (i ? ", " : " ") << Esc(e.text);
