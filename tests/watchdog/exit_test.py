@@ -193,11 +193,30 @@ def pid_of_rank(job, rank):
     return None
 
 
+def check_frozen_analysis(job, victim):
+    """analyze, as the WARN line tells the user to run it: the culprit is the stopped process,
+    with its pid, its state and the command that lets it run again."""
+    report = wd.analyze(job)  # exit 3
+    procs = report.get("culprit_processes", [])
+    assert procs and procs[0].get("pid") == victim and procs[0].get("state") == "stopped", \
+        f"the culprit process is pid {victim}, stopped: {procs}"
+    r = subprocess.run([wd.CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60)
+    print(r.stdout)
+    head = r.stdout.split("\n\n", 1)[0].splitlines()
+    said = "\n".join(head)
+    assert r.returncode == 3 and head[:1] == ["VERDICT: straggler"], f"exit {r.returncode}:\n{said}"
+    who = [line for line in head if line.strip().startswith(f"rank 1 (") and f":{victim})" in line]
+    assert who and "stopped" in who[0], f"a first line gives rank 1's pid {victim} and 'stopped':\n{said}"
+    nxt = [line for line in head if line.strip().startswith("next:")]
+    assert nxt and f"kill -CONT {victim} on host " in nxt[0], f"the next command lets it run again:\n{said}"
+
+
 def frozen():
     """Rank 1 is stopped (SIGSTOP: the twin of a rank stuck in a driver, in D state). Its peers
     wait on it: their dumps name it the straggler, and the rank 0 or 2 watchdog writes its dump
     on its behalf with what the kernel says (process.os.state T, written_by), since its own
-    threads cannot answer. `ncclwatch status` shows it STOPPED, never idle."""
+    threads cannot answer. `ncclwatch status` shows it STOPPED, never idle; `ncclwatch analyze`
+    gives its pid, "stopped" and `kill -CONT <pid>` in its first lines."""
     # Rank 1 is stopped while it restores its data loader at step 20 (between two collectives),
     # so its peers wait on it whatever instant the stop lands.
     cmd = [wd.DDP_LOOP, "--quiet", "--steps", "100000", "--step-ms", "20", "--tp", "1",
@@ -226,6 +245,7 @@ def frozen():
                                         text=True, timeout=30).stdout)
         states = {p["pid"]: p["os_state"] for job_doc in doc["jobs"] for p in job_doc["processes"]}
         assert states.get(victim) == "T", f"status --json: os_state of pid {victim}: {states}"
+        check_frozen_analysis(job, victim)
     finally:
         job.stop()
         job.cleanup()
