@@ -18,6 +18,7 @@ import tempfile
 import time
 import shutil
 import signal
+import socket
 
 import pytest
 
@@ -126,6 +127,48 @@ def healthy_no_leftovers():
         finally:
             job.stop()
             job.cleanup()
+
+
+def init_all_4_pair():
+    """One process drives 4 ranks (ncclCommInitAll) and the threads of ranks 2 and 3 straggle:
+    analyze (run while it hangs, as the WARN line says) names the process once in its first
+    lines, with the comm ranks and devices it drives and its culprit ranks, never "and others
+    with the same stacks" nor a "= global" mapping."""
+    tmp = tempfile.mkdtemp(prefix="ncclwatch-wd-initall4pair-")
+    dump_dir = os.path.join(tmp, "dumps")
+    env = dict(os.environ, LD_PRELOAD=wd.PRELOAD, NCCLWATCH_JOB_ID=f"wdtest-initall4pair-{os.getpid()}",
+               NCCLWATCH_DUMP_DIR=dump_dir, NCCLWATCH_STALL_SEC=str(wd.STALL_SEC),
+               NCCLWATCH_POLL_MS=str(wd.POLL_MS), LD_LIBRARY_PATH=wd.SIM_LIB, NCCLSIM_DEVICES="4")
+    for var in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"):
+        env.pop(var, None)
+    log = open(os.path.join(tmp, "rank.log"), "w")
+    proc = subprocess.Popen([RANK_BIN, "initall4_pair"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                            env=env, text=True)
+    try:
+        assert any(line.strip() == "READY" for line in iter(proc.stdout.readline, "")), "the 4-rank process is ready"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not glob.glob(os.path.join(dump_dir, "*.json")):
+            time.sleep(0.2)
+        r = subprocess.run([wd.CLI, "analyze", dump_dir], capture_output=True, text=True, timeout=60)
+        print(r.stdout)
+        head = r.stdout.split("\n\n", 1)[0].splitlines()
+        said = "\n".join(head)
+        assert r.returncode == 3 and head[:1] == ["VERDICT: straggler"], f"exit {r.returncode}:\n{said}"
+        named = [line for line in head if f":{proc.pid}" in line]
+        assert len(named) == 1 and named[0].strip().startswith(
+            f"process {socket.gethostname()}:{proc.pid} drives comm ranks 0-3, devices 0-3; culprit ranks 2-3"), \
+            f"one line names the process, its comm ranks, devices and culprits:\n{said}"
+        assert "  culprits: ranks 2-3" in head, f"the culprits line maps to no global rank:\n{said}"
+        assert "others with the same stacks" not in r.stdout, "one process is not 'others'"
+    finally:
+        proc.stdin.close()  # releases the stragglers
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def init_all_4():
@@ -258,6 +301,7 @@ SCENARIOS = {
     "os_exit": os_exit,
     "healthy_no_leftovers": healthy_no_leftovers,
     "init_all_4": init_all_4,
+    "init_all_4_pair": init_all_4_pair,
     "frozen": frozen,
 }
 
