@@ -129,74 +129,78 @@ def healthy_no_leftovers():
             job.cleanup()
 
 
+class InitAllProcess:
+    """One process driving 4 ranks (preload_rank MODE: ncclCommInitAll over 4 devices, one thread
+    per rank), under the preload with its own job id and dump directory. Leaving the with-block
+    releases its stragglers and waits for it to exit."""
+
+    def __init__(self, mode):
+        self.tmp = tempfile.mkdtemp(prefix=f"ncclwatch-wd-{mode}-")
+        self.job_id = f"wdtest-{mode}-{os.getpid()}"
+        self.dump_dir = os.path.join(self.tmp, "dumps")
+        env = dict(os.environ, LD_PRELOAD=wd.PRELOAD, NCCLWATCH_JOB_ID=self.job_id, NCCLWATCH_DUMP_DIR=self.dump_dir,
+                   NCCLWATCH_STALL_SEC=str(wd.STALL_SEC), NCCLWATCH_POLL_MS=str(wd.POLL_MS),
+                   LD_LIBRARY_PATH=wd.SIM_LIB, NCCLSIM_DEVICES="4")
+        for var in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"):
+            env.pop(var, None)
+        self.log = open(os.path.join(self.tmp, "rank.log"), "w")
+        self.proc = subprocess.Popen([RANK_BIN, mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                     env=env, text=True)
+
+    def __enter__(self):
+        return self
+
+    def wait_for_dump(self):
+        lines = iter(self.proc.stdout.readline, "")  # STREAM lines, then READY
+        assert any(line.strip() == "READY" for line in lines), "the 4-rank process is ready"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not glob.glob(os.path.join(self.dump_dir, "*.json")):
+            time.sleep(0.2)
+
+    def __exit__(self, *exc):
+        self.proc.stdin.close()  # releases the stragglers
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        return False
+
+
 def init_all_4_pair():
     """One process drives 4 ranks (ncclCommInitAll) and the threads of ranks 2 and 3 straggle:
     analyze (run while it hangs, as the WARN line says) names the process once in its first
     lines, with the comm ranks and devices it drives and its culprit ranks, never "and others
     with the same stacks" nor a "= global" mapping."""
-    tmp = tempfile.mkdtemp(prefix="ncclwatch-wd-initall4pair-")
-    dump_dir = os.path.join(tmp, "dumps")
-    env = dict(os.environ, LD_PRELOAD=wd.PRELOAD, NCCLWATCH_JOB_ID=f"wdtest-initall4pair-{os.getpid()}",
-               NCCLWATCH_DUMP_DIR=dump_dir, NCCLWATCH_STALL_SEC=str(wd.STALL_SEC),
-               NCCLWATCH_POLL_MS=str(wd.POLL_MS), LD_LIBRARY_PATH=wd.SIM_LIB, NCCLSIM_DEVICES="4")
-    for var in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"):
-        env.pop(var, None)
-    log = open(os.path.join(tmp, "rank.log"), "w")
-    proc = subprocess.Popen([RANK_BIN, "initall4_pair"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                            env=env, text=True)
-    try:
-        assert any(line.strip() == "READY" for line in iter(proc.stdout.readline, "")), "the 4-rank process is ready"
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not glob.glob(os.path.join(dump_dir, "*.json")):
-            time.sleep(0.2)
-        r = subprocess.run([wd.CLI, "analyze", dump_dir], capture_output=True, text=True, timeout=60)
+    with InitAllProcess("initall4_pair") as p:
+        p.wait_for_dump()
+        r = subprocess.run([wd.CLI, "analyze", p.dump_dir], capture_output=True, text=True, timeout=60)
         print(r.stdout)
         head = r.stdout.split("\n\n", 1)[0].splitlines()
         said = "\n".join(head)
         assert r.returncode == 3 and head[:1] == ["VERDICT: straggler"], f"exit {r.returncode}:\n{said}"
-        named = [line for line in head if f":{proc.pid}" in line]
+        named = [line for line in head if f":{p.proc.pid}" in line]
         assert len(named) == 1 and named[0].strip().startswith(
-            f"process {socket.gethostname()}:{proc.pid} drives comm ranks 0-3, devices 0-3; culprit ranks 2-3"), \
+            f"process {socket.gethostname()}:{p.proc.pid} drives comm ranks 0-3, devices 0-3; culprit ranks 2-3"), \
             f"one line names the process, its comm ranks, devices and culprits:\n{said}"
         assert "  culprits: ranks 2-3" in head, f"the culprits line maps to no global rank:\n{said}"
         assert "others with the same stacks" not in r.stdout, "one process is not 'others'"
-    finally:
-        proc.stdin.close()  # releases the stragglers
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(p.tmp, ignore_errors=True)
 
 
 def init_all_4():
     # One process drives 4 ranks (ncclCommInitAll, one thread per rank); the thread of rank 3
     # straggles before AllReduce #2. The watchdog names communicator rank 3; the one dump of the
     # process lists 4 ranks; `ncclwatch status` shows 4 distinct ranks.
-    tmp = tempfile.mkdtemp(prefix="ncclwatch-wd-initall4-")
-    job_id = f"wdtest-initall4-{os.getpid()}"
-    dump_dir = os.path.join(tmp, "dumps")
-    env = dict(os.environ, LD_PRELOAD=wd.PRELOAD, NCCLWATCH_JOB_ID=job_id, NCCLWATCH_DUMP_DIR=dump_dir,
-               NCCLWATCH_STALL_SEC=str(wd.STALL_SEC), NCCLWATCH_POLL_MS=str(wd.POLL_MS),
-               LD_LIBRARY_PATH=wd.SIM_LIB, NCCLSIM_DEVICES="4")
-    for var in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"):
-        env.pop(var, None)
-    log = open(os.path.join(tmp, "rank.log"), "w")
-    proc = subprocess.Popen([RANK_BIN, "initall4"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                            env=env, text=True)
-    try:
-        lines = iter(proc.stdout.readline, "")  # STREAM lines, then READY
-        assert any(line.strip() == "READY" for line in lines), "the 4-rank process is ready"
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not glob.glob(os.path.join(dump_dir, "*.json")):
-            time.sleep(0.2)
+    with InitAllProcess("initall4") as p:
+        p.wait_for_dump()
+        proc, job_id, dump_dir = p.proc, p.job_id, p.dump_dir
         status = subprocess.run([wd.CLI, "status", "--job", job_id], capture_output=True, text=True, timeout=30)
         rows = [line.split() for line in status.stdout.splitlines() if line.split()[:2] == ["-1", str(proc.pid)]]
         assert sorted(r[3] for r in rows) == ["0/4", "1/4", "2/4", "3/4"], \
             f"status shows 4 distinct ranks of one process: {status.stdout}"
-        dumps = [json.load(open(p)) for p in glob.glob(os.path.join(dump_dir, "*.json"))]
+        dumps = [json.load(open(f)) for f in glob.glob(os.path.join(dump_dir, "*.json"))]
         assert len(dumps) == 1, f"one dump for the one process, got {len(dumps)}"
         d = dumps[0]
         v = d["verdict"]
@@ -211,17 +215,9 @@ def init_all_4():
             a = {}
         assert a.get("kind") == "straggler" and a.get("culprit_ranks") == [3] and a.get("seq") == 2, \
             f"analyze names the straggler rank 3 at #2: {a}"
-    finally:
-        proc.stdin.close()  # releases the straggler
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
     assert proc.returncode == 0, f"the 4-rank process exits 0 once released ({proc.returncode})"
     assert not shm_entries(job_id), "no shared memory left after the process ended"
-    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(p.tmp, ignore_errors=True)
 
 
 def pid_of_rank(job, rank):
