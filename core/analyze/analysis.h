@@ -128,7 +128,8 @@ struct CulpritProcess {
   ProcessState state = ProcessState::kNoDump;
   detect::OsFacts os;           // kStopped, kInKernel, kZombie: what the kernel said
   detect::ExitFacts exit;       // kGone
-  std::string described_by;     // "host:pid (rank R)" of the peer that wrote its dump; empty: itself
+  std::string described_by;     // "host:pid (rank R)" of the peer that wrote its dump; empty: itself;
+                                // kNoDump: the hosts and ranks that waited on it, "host0 (ranks 0-1)"
   bool python = false;          // a Python process (its stacks, or its executable, say so)
   std::string where;            // its innermost user frame, "in load_batch (/app/data.py:40)"; "" unknown
   std::string next;             // the command to run next about it, or what to look at

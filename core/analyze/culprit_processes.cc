@@ -146,7 +146,8 @@ std::string ProcessStateText(const CulpritProcess& p) {
       return "gone: " + ExitText(p.exit) + by;
     case ProcessState::kNoDump:
       return std::string("no dump, and no process on the hosts that dumped held ") + (p.ranks.size() == 1 ? "it" : "them") +
-             ": not known to have started";
+             ": not known to have started" + (p.described_by.empty() ? "" : "; " + p.described_by + " waited on " +
+                                                                                  (p.ranks.size() == 1 ? "it" : "them"));
   }
   return "";
 }
@@ -199,6 +200,14 @@ std::vector<CulpritProcess> DescribeCulprits(const std::vector<std::pair<int, co
     CulpritProcess p;
     p.ranks = without;
     p.state = ProcessState::kNoDump;
+    // What is known of ranks on another host comes from the ranks that waited on them.
+    if (table) {
+      std::map<std::string, std::vector<int>> by_host;
+      for (const auto& [rank, entry] : table->ranks) by_host[entry.dump->process.host].push_back(rank);
+      for (const auto& [host, ranks] : by_host) {
+        p.described_by += (p.described_by.empty() ? "" : ", ") + host + " (" + FormatRanks(ranks) + ")";
+      }
+    }
     p.next = NextFor(p, false, false);
     out.push_back(std::move(p));
   }

@@ -369,6 +369,9 @@ def case_watch_host_killed_in_init():
         assert not [e for e in evidence if "unset" in e], f"no unset variable as evidence: {evidence}"
         text = subprocess.run([cli, "analyze", dumps], capture_output=True, text=True).stdout
         print(text)
+        head = text.split("\n\n", 1)[0]
+        assert "  ranks 2-3: no dump" in head and "host0 (ranks 0-1) waited on them" in head, \
+            f"the first lines say what is known of ranks 2-3, and from whom:\n{head}"
         tried = [line for line in text.splitlines() if line.startswith("  [")]
         assert tried[:1] and tried[0].startswith("  [absent_ranks] Start with the host of ranks 2-3"), \
             f"WHAT TO TRY starts with ranks 2-3's host: {tried[:2]}"
