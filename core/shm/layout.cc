@@ -17,10 +17,14 @@ static_assert(sizeof(CommSlotHeader) == 1792);
 // The appending thread writes these per op: one cache line.
 static_assert(offsetof(CommSlotHeader, last_enqueued_seq) / 64 == offsetof(CommSlotHeader, p2p_launches) / 64);
 static_assert(offsetof(CommSlotHeader, records_written) / 64 == offsetof(CommSlotHeader, collective_launches) / 64);
-// tests/tools/exporter/exporter_test.py forges segments at these byte offsets.
-static_assert(offsetof(SegmentHeader, comm_slots_offset) == 56 && offsetof(SegmentHeader, pid) == 64 &&
-              offsetof(SegmentHeader, process_start_ticks) == 80);
-static_assert(offsetof(CommSlotHeader, last_enqueued_seq) == 144 && offsetof(CommSlotHeader, last_completed_seq) == 152);
+// tests/tools/exporter/exporter_test.py and tests/watchdog/hostile_test.py forge segments at
+// these byte offsets.
+static_assert(offsetof(SegmentHeader, ring_capacity) == 24 && offsetof(SegmentHeader, comm_slot_bytes) == 40 &&
+              offsetof(SegmentHeader, comm_slots_offset) == 56 && offsetof(SegmentHeader, pid) == 64 &&
+              offsetof(SegmentHeader, process_start_ticks) == 80 && offsetof(SegmentHeader, global_rank) == 304);
+static_assert(offsetof(CommSlotHeader, comm_hash) == 8 && offsetof(CommSlotHeader, last_enqueued_seq) == 144 && offsetof(CommSlotHeader, last_completed_seq) == 152);
+static_assert(SegmentGeometry::kRingOffsetInCommSlot == 1792 && offsetof(RingRecord, seq) == 16 &&
+              offsetof(RingRecord, complete_ns) == 56);
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free);
 
 uint32_t NormalizeRingCapacity(uint64_t requested) {

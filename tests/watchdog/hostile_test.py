@@ -2,10 +2,13 @@
 """Jobs over the sim under the preload, facing what other users and crashed jobs leave behind:
 pytest hostile_test.py::test_scenario[NAME].
 
-  foreign_segment    a copy of a live rank's segment, renamed for another (live) process, is
-                     put under the job's name. Owned by us it shows in `ncclwatch status`
+  foreign_segment    a copy of a live rank's segment, renamed for another live process that maps
+                     it, is put under the job's name. Owned by us it shows in `ncclwatch status`
                      (the control); owned by uid 65534 it does not, each rank warns once,
                      nothing is dumped. Needs root (skipped otherwise).
+  frozen_copy        a copy of a live rank's segment with an op pending forever, renamed for a
+                     live process of the same user that does not map it: every rank warns once,
+                     status leaves it out, the job exits 0 and analyze finds nothing to report.
   truncated_segment  the same forgery owned by us but cut to 8 KiB while its header declares
                      the full size: every rank warns and exits 0, status still works.
   forged_triggers    1000 valid-looking triggers of the job (and 50 of another job) dropped
@@ -28,18 +31,56 @@ import ncclwatch_test.sim_job as st  # Job, the build paths
 from ncclwatch_test import procs
 
 OTHER_UID = 65534
-PID_OFFSET, TICKS_OFFSET, GLOBAL_RANK_OFFSET = 64, 80, 256  # core/shm/layout.h SegmentHeader
+# Byte offsets pinned by static_asserts in core/shm/layout.cc.
+PID_OFFSET, TICKS_OFFSET, GLOBAL_RANK_OFFSET = 64, 80, 304  # SegmentHeader
+RING_CAPACITY_OFFSET, COMM_SLOTS_OFFSET, COMM_SLOT_BYTES_OFFSET = 24, 56, 40  # SegmentHeader
+COMM_HASH_OFFSET, LAST_ENQUEUED_OFFSET, LAST_COMPLETED_OFFSET = 8, 144, 152  # CommSlotHeader
+RING_OFFSET_IN_SLOT, RECORD_BYTES, RECORD_SEQ_OFFSET, RECORD_COMPLETE_OFFSET = 1792, 64, 16, 56  # RingRecord
+
+# Maps the segment path it reads from stdin, read-only, says so, and holds it: the process a
+# segment names must map it for any reader to trust it.
+MAP_AND_SLEEP = ("import mmap, sys, time\n"
+                 "f = open(sys.stdin.readline().strip(), 'rb')\n"
+                 "m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n"
+                 "print('mapped', flush=True)\n"
+                 "time.sleep(60)\n")
 
 
 def segments_of(job):
     return sorted(glob.glob(f"/dev/shm/ncclwatch.{os.getuid()}.{job.job_id}.*"))
 
 
-def forge_from(source, job, owner_uid, truncate_to=None):
-    """A copy of `source` claiming to be a live `sleep` process; returns (path, sleeper)."""
-    sleeper = subprocess.Popen(["sleep", "60"], start_new_session=True)
+def leave_last_op_pending(data):
+    """Comm slot 0 of a segment image: a communicator of its own (its hash changed), whose last
+    op issued is pending forever, with no peer to complete it: a hang to whoever trusts it."""
+    slots = struct.unpack_from("<Q", data, COMM_SLOTS_OFFSET)[0]
+    comm_hash = struct.unpack_from("<Q", data, slots + COMM_HASH_OFFSET)[0]
+    struct.pack_into("<Q", data, slots + COMM_HASH_OFFSET, comm_hash ^ 0x5A5A)
+    capacity = struct.unpack_from("<I", data, RING_CAPACITY_OFFSET)[0]
+    last = struct.unpack_from("<Q", data, slots + LAST_ENQUEUED_OFFSET)[0]
+    assert last > 0, "the copied communicator issued ops"
+    struct.pack_into("<Q", data, slots + LAST_COMPLETED_OFFSET, last - 1)
+    cleared = 0
+    for i in range(capacity):
+        record = slots + RING_OFFSET_IN_SLOT + i * RECORD_BYTES
+        if struct.unpack_from("<Q", data, record + RECORD_SEQ_OFFSET)[0] == last:
+            struct.pack_into("<Q", data, record + RECORD_COMPLETE_OFFSET, 0)
+            cleared += 1
+    assert cleared >= 1, f"the record of #{last} is in the copied ring"
+
+
+def forge_from(source, job, owner_uid, truncate_to=None, mapped=False, mutate=None):
+    """A copy of `source` claiming to be a live process; returns (path, that process). With
+    `mapped`, the process maps the copy as a writer would; else it is a plain `sleep`."""
+    if mapped:
+        sleeper = subprocess.Popen([sys.executable, "-c", MAP_AND_SLEEP], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, text=True, start_new_session=True)
+    else:
+        sleeper = subprocess.Popen(["sleep", "60"], start_new_session=True)
     with open(source, "rb") as f:
         data = bytearray(f.read())
+    if mutate:
+        mutate(data)
     struct.pack_into("<i", data, PID_OFFSET, sleeper.pid)
     ticks = procs.start_ticks(sleeper.pid)
     struct.pack_into("<Q", data, TICKS_OFFSET, ticks)
@@ -57,6 +98,10 @@ def forge_from(source, job, owner_uid, truncate_to=None):
     os.fchown(fd, owner_uid, owner_uid)
     os.close(fd)
     os.rename(staging, path)
+    if mapped:
+        sleeper.stdin.write(path + "\n")
+        sleeper.stdin.flush()
+        assert sleeper.stdout.readline().strip() == "mapped", f"pid {sleeper.pid} maps {path}"
     return path, sleeper
 
 
@@ -96,14 +141,14 @@ def foreign_segment():
         assert wait_for_segments(job, 2), "both ranks published a segment"
         time.sleep(1.0)  # communicators initialised and running
         source = segments_of(job)[0]
-        path, sleeper = forge_from(source, job, os.getuid())
+        path, sleeper = forge_from(source, job, os.getuid(), mapped=True)
         forged.append((path, sleeper))
         time.sleep(0.5)
         rc, out, _ = status(job)
         assert rc == 0 and str(sleeper.pid) in out, "control: the copy owned by us shows in status"
         remove(path, sleeper)
         forged.clear()
-        path, sleeper = forge_from(source, job, OTHER_UID)
+        path, sleeper = forge_from(source, job, OTHER_UID, mapped=True)
         forged.append((path, sleeper))
         # Until both ranks' watchdogs have polled and warned (ten polls take 2 s in a release
         # build; instrumented builds run the ranks several times slower), then two more seconds
@@ -144,6 +189,33 @@ def truncated_segment():
     assert rc == 0, f"every rank exits 0 (launcher rc {rc})"
     warned = [line for line in job.output().splitlines() if "header declares" in line]
     assert len(warned) == 2, f"each rank warns once about the truncated segment (got {len(warned)})"
+    job.cleanup()
+
+
+def frozen_copy():
+    job = ddp_job("frozen_copy", 350)  # 20 ms steps: about 7 s, past the 2 s threshold
+    forged = []
+    try:
+        assert wait_for_segments(job, 2), "both ranks published a segment"
+        time.sleep(1.0)  # communicators initialised and running
+        path, sleeper = forge_from(segments_of(job)[0], job, os.getuid(), mutate=leave_last_op_pending)
+        forged.append((path, sleeper))
+        rc, out, warnings = status(job)
+        assert rc == 0 and str(sleeper.pid) not in out, f"status leaves the copy out:\n{out}"
+        assert "does not map it" in warnings, f"status says why: {warnings}"
+        assert job.wait(lambda: job.proc.poll() is not None, 60), "the job ends on its own"
+        rc = job.proc.returncode
+    finally:
+        job.stop()
+        for p, s in forged:
+            remove(p, s)
+    assert rc == 0, f"every rank exits 0 (launcher rc {rc})"
+    warned = [line for line in job.output().splitlines() if path in line and "does not map it" in line]
+    assert len(warned) == 2, f"each of the 2 ranks warns once about {path} (got {len(warned)})"
+    assert not job.dump_files(), f"nothing dumped: {job.dump_files()}"
+    report = subprocess.run([st.CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60)
+    assert report.returncode != 3 and "VERDICT" not in report.stdout, \
+        f"analyze reports no hang (rc {report.returncode}):\n{report.stdout}{report.stderr}"
     job.cleanup()
 
 
@@ -204,6 +276,7 @@ def stack_signal_sigterm():
 SCENARIOS = {
     "foreign_segment": foreign_segment,
     "truncated_segment": truncated_segment,
+    "frozen_copy": frozen_copy,
     "forged_triggers": forged_triggers,
     "stack_signal_sigterm": stack_signal_sigterm,
 }
