@@ -1,20 +1,19 @@
 // Every string that came from a dump, a file name or a summary built from them goes through
 // Esc(): a dump must not be able to move the cursor or start a line of its own ("\nVERDICT:").
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <tuple>
 #include <unordered_map>
 
-#include <algorithm>
-
 #include "core/analyze/culprit_processes.h"
 #include "core/analyze/report.h"
 #include "core/analyze/runs.h"
 #include "core/analyze/thread_views.h"
-#include "core/dump/process_facts.h"
 #include "core/detect/p2p_op.h"
 #include "core/detect/verdict.h"
+#include "core/dump/process_facts.h"
 #include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/format/escape.h"
