@@ -68,8 +68,12 @@ void AddThreads(dump::RankDump& d) {
 dump::RankDump SyntheticRankDump(int rank, int nranks, int straggler) {
   dump::RankDump d;
   int host = rank / kRanksPerHost;
-  d.incident = {"bench", "local", "bench-job", 50'000'000'000ull, 1'700'000'000'000'000'000ull,
-                "2023-11-14T22:13:20Z"};
+  d.incident.id = "bench";
+  d.incident.trigger = "local";
+  d.incident.job_id = "bench-job";
+  d.incident.detected_mono_ns = 50'000'000'000ull;
+  d.incident.detected_unix_ns = 1'700'000'000'000'000'000ull;
+  d.incident.detected_iso = "2023-11-14T22:13:20Z";
   d.process.global_rank = rank;
   d.process.local_rank = rank % kRanksPerHost;
   d.process.world_size = nranks;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/detect/facts.h"
 #include "core/detect/verdict.h"
 
 namespace ncclwatch::analyze {
@@ -103,14 +104,83 @@ struct ThreadStackView {
 struct StackGroup {
   std::vector<int> ranks;
   std::string where;                 // "host:pid" of the first rank of the group
+  size_t processes = 1;              // distinct processes behind `ranks` (one drives several ranks)
   std::vector<ThreadStackView> threads;
   size_t threads_total = 0;          // threads of the first rank's process
   size_t threads_not_shown = 0;      // of those, in no view
   std::string python_unavailable;    // reason, when Python stacks were not captured
 };
 
+// A process behind culprit ranks, and what is known of it: from its own dump, from the dump a
+// peer wrote on its behalf (stopped, in the kernel, gone), or nothing (no dump at all).
+enum class ProcessState {
+  kDumped,     // it wrote its own dump: its stacks are in the report
+  kStopped,    // alive but stopped (state T/t: SIGSTOP, a debugger): described by a peer
+  kInKernel,   // alive in uninterruptible sleep (state D: a driver): described by a peer
+  kZombie,     // exited, not yet reaped by its parent (state Z)
+  kGone,       // exited or killed: its exit evidence is known
+  kNoDump,     // no dump of it, by itself or any peer: not known to have started
+};
+
+struct CulpritProcess {
+  std::vector<int> ranks;       // its culprit ranks: communicator ranks (global ranks for sync_stuck)
+  std::vector<int> comm_ranks;  // every rank of the verdict's communicator it drives (one: most jobs)
+  std::vector<int> devices;     // the devices of those ranks, when known
+  int global_rank = -1;
+  std::string host;             // empty for kNoDump
+  int32_t pid = 0;              // 0 for kNoDump
+  ProcessState state = ProcessState::kNoDump;
+  detect::OsFacts os;           // kStopped, kInKernel, kZombie: what the kernel said
+  detect::ExitFacts exit;       // kGone
+  std::string described_by;     // "host:pid (rank R)" of the peer that wrote its dump; empty: itself;
+                                // kNoDump: the hosts and ranks that waited on it, "host0 (ranks 0-1)"
+  bool python = false;          // a Python process (its stacks, or its executable, say so)
+  std::string where;            // its innermost user frame, "in load_batch (/app/data.py:40)"; "" unknown
+  std::string next;             // the command to run next about it, or what to look at
+};
+
+// Something that happened after the incident the analysis is about (Analysis::then).
+struct AfterEvent {
+  enum class Kind { kTeardown, kExit, kIncident };
+  Kind kind = Kind::kTeardown;
+  std::string who;              // "rank 1", "process vm:28891"
+  std::string host;
+  int32_t pid = 0;
+  std::string what;             // "SIGTERM", "ncclCommAbort", "exited with status 1", "rank_exited"
+  std::string text;             // "SIGTERM to rank 1", "rank 1 exited with status 1"
+  std::optional<uint64_t> after_ns;  // since the stall began on its host (that host's clock); nullopt unknown
+  uint64_t unix_ns = 0;         // when its dump was written, wall clock: the order of events
+};
+
+// Another attempt of the same run (torchrun restart, SLURM requeue), one line each.
+struct AttemptLine {
+  detect::Attempt attempt;
+  detect::VerdictKind kind = detect::VerdictKind::kNone;
+  std::vector<int> culprit_ranks;
+  bool resolved = false;
+  size_t dumps = 0;
+  std::string line;             // "attempt 0: rank_exited: rank 1 at #6 AllReduce, exited with status 1"
+};
+
+// What the set of dumps says about the whole read: exit status 0, 3 or 4 of `analyze`.
+enum class Outcome {
+  kNoHang,        // no attempt of any run has a verdict
+  kHang,          // some verdict did not resolve
+  kResolvedHang,  // verdicts, every one resolved: slow, not hung
+};
+
+// The launch the analysis is about (runs.h).
+struct RunInfo {
+  std::vector<std::string> hosts;
+  std::vector<std::string> job_ids;
+  size_t attempts = 1;
+  size_t dumps = 0;               // every dump of the run, judged or not
+  uint64_t first_unix_ns = 0;     // its first and last dump, wall clock
+  uint64_t last_unix_ns = 0;
+};
+
 struct Hint {
-  std::string id;      // stable: p2p_transport, data_loading, broadcast_divergence, collective_divergence,
+  std::string id;      // stable: absent_ranks, p2p_transport, data_loading, broadcast_divergence, collective_divergence,
                        // init_transport, old_kernel, crash, uneven_inputs, partial_collective
   std::string advice;
   std::vector<std::string> evidence;
@@ -133,7 +203,23 @@ struct Analysis {
   size_t culprits_without_stacks = 0;
   std::vector<Hint> hints;
   std::vector<std::string> notes;
+
+  // The answer first: the culprits' processes (one entry per process, however many ranks it
+  // drives) and the next step; then what happened after the incident, the run's other
+  // attempts, and the other runs found in the same directories.
+  std::vector<CulpritProcess> culprit_processes;
+  std::string next_step;                 // "" when nothing better than the hints is known
+  std::vector<AfterEvent> then;          // by time
+  size_t dumps_after = 0;                // dumps of what followed (teardown, later incidents)
+  detect::Attempt attempt;               // the attempt this analysis is about
+  std::vector<AttemptLine> other_attempts;  // the run's other attempts, earliest first
+  RunInfo run;
+  Outcome outcome = Outcome::kNoHang;    // of this run, every attempt
+  std::vector<Analysis> other_runs;      // unrelated runs in the same directories, most recent first
 };
+
+// The outcome of everything read: the worst of `a` and its other runs.
+Outcome OverallOutcome(const Analysis& a);
 
 }  // namespace ncclwatch::analyze
 

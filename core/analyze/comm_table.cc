@@ -41,18 +41,6 @@ const detect::RecordFacts* CommTable::Record(int rank, uint64_t seq) const {
   return nullptr;
 }
 
-std::vector<const dump::RankDump*> LatestPerProcess(const std::vector<const dump::RankDump*>& dumps) {
-  std::map<std::pair<std::string, int32_t>, const dump::RankDump*> latest;
-  for (const auto* d : dumps) {
-    auto& slot = latest[{d->process.host, d->process.pid}];
-    if (!slot || d->incident.detected_unix_ns > slot->incident.detected_unix_ns) slot = d;
-  }
-  std::vector<const dump::RankDump*> out;
-  out.reserve(latest.size());
-  for (const auto& [key, d] : latest) out.push_back(d);
-  return out;
-}
-
 std::vector<CommTable> BuildCommTables(const std::vector<const dump::RankDump*>& dumps, const detect::JobFacts& facts) {
   std::unordered_map<uint64_t, CommTable> by_hash;
   for (size_t i = 0; i < dumps.size() && i < facts.processes.size(); ++i) {

@@ -40,10 +40,6 @@ struct CommTable {
   const detect::RecordFacts* Record(int rank, uint64_t seq) const;
 };
 
-// When one process wrote dumps for several incidents, only its latest (by wall clock of
-// its own host) is kept: the analysis is about the current state of the job.
-std::vector<const dump::RankDump*> LatestPerProcess(const std::vector<const dump::RankDump*>& dumps);
-
 // One table per communicator hash, sorted by descending nranks then hash. `facts` is
 // FactsFromDumps(dumps) (facts.processes[i] from dumps[i]); the tables point into both, which
 // must outlive them.

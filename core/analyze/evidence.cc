@@ -162,6 +162,7 @@ std::vector<StackGroup> BuildStackGroups(const std::vector<std::pair<int, const 
   // One process may hold many culprit ranks (up to 2^20 comm entries in one dump): its
   // stacks are read once.
   std::unordered_map<const dump::RankDump*, std::string> signature_of;
+  std::set<std::pair<size_t, const dump::RankDump*>> members;  // (group, process): processes counted once
   for (const auto& [rank, d] : culprits) {
     ThreadViews views;
     auto known = signature_of.find(d);
@@ -173,6 +174,7 @@ std::vector<StackGroup> BuildStackGroups(const std::vector<std::pair<int, const 
     auto it = by_signature.find(sig);
     if (it != by_signature.end()) {
       groups[it->second].ranks.push_back(rank);
+      if (members.emplace(it->second, d).second) ++groups[it->second].processes;
       continue;
     }
     if (groups.size() == max_groups) continue;
@@ -184,6 +186,7 @@ std::vector<StackGroup> BuildStackGroups(const std::vector<std::pair<int, const 
     group.threads_not_shown = views.threads_not_shown;
     if (!d->python.available) group.python_unavailable = d->python.reason;
     by_signature.emplace(sig, groups.size());
+    members.emplace(groups.size(), d);
     groups.push_back(std::move(group));
   }
   return groups;

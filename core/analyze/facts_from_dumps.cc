@@ -7,6 +7,7 @@
 
 #include "core/detect/completion.h"
 #include "core/detect/p2p_op.h"
+#include "core/detect/pending.h"
 
 namespace ncclwatch::analyze {
 namespace {
@@ -56,8 +57,11 @@ detect::ProcessFacts ToProcessFacts(const dump::RankDump& d) {
   out.alive = d.process.alive;
   out.host = d.process.host;
   out.global_rank = d.process.global_rank;
+  out.local_rank = d.process.local_rank;
+  out.world_size = d.process.world_size;
   out.attempt = d.process.attempt;
   out.exit = d.process.exit;
+  out.os = d.process.os;
   for (const detect::SyncFacts& sync : d.host_syncs) {
     if (sync.blocked_since_ns == 0) continue;
     out.syncs.push_back(sync);
@@ -70,11 +74,15 @@ detect::ProcessFacts ToProcessFacts(const dump::RankDump& d) {
 
 }  // namespace
 
-detect::JobFacts FactsFromDumps(const std::vector<const dump::RankDump*>& dumps) {
+detect::JobFacts FactsFromDumps(const std::vector<const dump::RankDump*>& dumps, const std::vector<bool>& as_at_abort) {
   detect::JobFacts facts;
   facts.scope = detect::Scope::kJob;
   facts.processes.reserve(dumps.size());
-  for (const dump::RankDump* d : dumps) facts.processes.push_back(ToProcessFacts(*d));
+  for (size_t i = 0; i < dumps.size(); ++i) {
+    detect::ProcessFacts process = ToProcessFacts(*dumps[i]);
+    if (i < as_at_abort.size() && as_at_abort[i]) process = detect::AsAtAbort(std::move(process));
+    facts.processes.push_back(std::move(process));
+  }
   return facts;
 }
 

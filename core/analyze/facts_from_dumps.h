@@ -19,7 +19,11 @@ namespace ncclwatch::analyze {
 // idle host-sync slots are dropped. Completion is detect::EffectiveLastCompleted over the
 // dump's counter and records, as live: the one place analyze computes it (the evidence reads
 // it from these facts).
-detect::JobFacts FactsFromDumps(const std::vector<const dump::RankDump*>& dumps);
+// `as_at_abort[i]` (when given) judges processes[i] as its communicators stood when they were
+// aborted or revoked (detect::AsAtAbort): a teardown snapshot (attempt_snapshot.h), in which
+// the ops an abort ended were stuck, not done.
+detect::JobFacts FactsFromDumps(const std::vector<const dump::RankDump*>& dumps,
+                                const std::vector<bool>& as_at_abort = {});
 
 }  // namespace ncclwatch::analyze
 

@@ -25,27 +25,27 @@ std::string HostList(const std::set<std::string>& hosts) {
   return out;
 }
 
-// "NCCL_P2P_DISABLE=1 on h1; unset on h2".
+// "NCCL_P2P_DISABLE=1 on h1" for the hosts that set it; "" when none did: a variable nobody set
+// is no evidence of anything.
 std::string EnvEvidence(const std::vector<const dump::RankDump*>& dumps, const std::string& name) {
   std::map<std::string, std::set<std::string>> hosts_by_value;
   for (const auto* d : dumps) {
     auto it = d->environment.nccl_env.find(name);
-    hosts_by_value[it == d->environment.nccl_env.end() ? "" : it->second].insert(d->process.host);
+    if (it != d->environment.nccl_env.end()) hosts_by_value[it->second].insert(d->process.host);
   }
   std::string out;
   for (const auto& [value, hosts] : hosts_by_value) {
     if (!out.empty()) out += "; ";
-    out += value.empty() ? name + " unset" : name + "=" + value;
-    out += " on " + HostList(hosts);
+    out += name + "=" + value + " on " + HostList(hosts);
   }
   return out;
 }
 
+// The drivers the dumps name (an unknown one says nothing), 545.x flagged; "" when none is known.
 std::string DriverEvidence(const std::vector<const dump::RankDump*>& dumps) {
   std::map<std::string, std::set<std::string>> hosts_by_driver;
   for (const auto* d : dumps) {
-    hosts_by_driver[d->environment.nvidia_driver.empty() ? "unknown" : d->environment.nvidia_driver].insert(
-        d->process.host);
+    if (!d->environment.nvidia_driver.empty()) hosts_by_driver[d->environment.nvidia_driver].insert(d->process.host);
   }
   std::string out;
   for (const auto& [driver, hosts] : hosts_by_driver) {
@@ -54,6 +54,33 @@ std::string DriverEvidence(const std::vector<const dump::RankDump*>& dumps) {
     if (driver.rfind("545.", 0) == 0) out += " (545.x has reports of exactly this hang)";
   }
   return out;
+}
+
+void AddIfAny(std::string evidence, Hint* h) {
+  if (!evidence.empty()) h->evidence.push_back(std::move(evidence));
+}
+
+// Ranks the verdict blames that left no dump, when no process of the hosts that dumped held
+// them: their host stopped or never started them. Said before any setting: no NCCL variable
+// explains a rank that is not there.
+void AbsentRanks(const HintInput& in, std::vector<Hint>* hints) {
+  if (in.verdict->culprits_without_facts.empty()) return;
+  std::map<std::string, std::vector<int>> ranks_by_host;
+  if (in.table) {
+    for (const auto& [rank, entry] : in.table->ranks) ranks_by_host[entry.dump->process.host].push_back(rank);
+  }
+  Hint h;
+  h.id = "absent_ranks";
+  const std::string absent = FormatRanks(in.verdict->culprits_without_facts);
+  h.advice = "Start with the host of " + absent + ": no dump came from " +
+             (format::CountRanks(in.verdict->culprits_without_facts) == 1 ? "it" : "them") +
+             " or from any peer on that host, so the host stopped (killed, rebooted, unreachable) or its launcher never "
+             "started them. Check that it is up, the launcher's log and dmesg there, before any NCCL setting.";
+  std::string seen;
+  for (const auto& [host, ranks] : ranks_by_host) seen += (seen.empty() ? "" : ", ") + host + " (" + FormatRanks(ranks) + ")";
+  h.evidence.push_back(absent + " left no dump" + (seen.empty() ? "" : "; dumps came from " + seen));
+  h.evidence.push_back(in.verdict->summary);
+  hints->push_back(std::move(h));
 }
 
 void P2PTransport(const HintInput& in, std::vector<Hint>* hints) {
@@ -66,9 +93,9 @@ void P2PTransport(const HintInput& in, std::vector<Hint>* hints) {
       "NCCL_P2P_DISABLE=1, check the driver version (545.x has such reports), set NCCL_P2P_LEVEL=NVL on "
       "NVLink machines, and rerun with NCCL_DEBUG=INFO.";
   h.evidence.push_back(in.verdict->summary);
-  h.evidence.push_back(DriverEvidence(in.dumps));
-  h.evidence.push_back(EnvEvidence(in.dumps, "NCCL_P2P_DISABLE"));
-  h.evidence.push_back(EnvEvidence(in.dumps, "NCCL_P2P_LEVEL"));
+  AddIfAny(DriverEvidence(in.dumps), &h);
+  AddIfAny(EnvEvidence(in.dumps, "NCCL_P2P_DISABLE"), &h);
+  AddIfAny(EnvEvidence(in.dumps, "NCCL_P2P_LEVEL"), &h);
   hints->push_back(std::move(h));
 }
 
@@ -153,9 +180,7 @@ void InitTransport(const HintInput& in, std::vector<Hint>* hints) {
       "(the interface the ranks can reach each other on), NCCL_IB_DISABLE=1 on machines without "
       "InfiniBand, and the P2P level (NCCL_P2P_LEVEL); rerun with NCCL_DEBUG=INFO.";
   h.evidence.push_back(in.verdict->summary);
-  for (const char* name : {"NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE", "NCCL_P2P_LEVEL"}) {
-    h.evidence.push_back(EnvEvidence(in.dumps, name));
-  }
+  for (const char* name : {"NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE", "NCCL_P2P_LEVEL"}) AddIfAny(EnvEvidence(in.dumps, name), &h);
   hints->push_back(std::move(h));
 }
 
@@ -299,6 +324,7 @@ std::vector<Hint> BuildHints(const HintInput& in) {
   std::vector<Hint> hints;
   using detect::VerdictKind;
   const VerdictKind kind = in.verdict->kind;
+  AbsentRanks(in, &hints);  // first: a rank that is not there comes before any setting
   if (kind == VerdictKind::kCollectiveHang || kind == VerdictKind::kP2PHang) P2PTransport(in, &hints);
   if (kind == VerdictKind::kStraggler || kind == VerdictKind::kP2PStraggler) DataLoading(in, &hints);
   if (kind == VerdictKind::kMismatch && in.fingerprints && !in.fingerprints->empty()) Divergence(in, &hints);

@@ -1,5 +1,9 @@
 // Remediation hints for the known field causes of NCCL hangs. A hint is emitted only with
-// evidence from the dumps that ties it to this incident; each hint lists that evidence.
+// evidence from the dumps that ties it to this incident; each hint lists that evidence, and
+// the absence of something (a variable nobody set, a driver no dump names) is never evidence.
+//   absent_ranks           any verdict blaming ranks that left no dump (no dump of them from any
+//                          peer either): their host stopped or never started them. First: no
+//                          setting explains a rank that is not there
 //   p2p_transport          collective_hang (every rank in #S, none completes), p2p_hang (both
 //                          sides of a pair posted, neither completes)
 //   data_loading           straggler or p2p_straggler whose innermost user frames are in data loading

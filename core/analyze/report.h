@@ -18,7 +18,12 @@ inline constexpr char kAnalysisSchemaName[] = "ncclwatch.analysis";
 // and redop_name, p2p[].datatype_name) and ages (ranks[].waiting_ns, ranks[].last_progress_ns).
 // 3: verdict.ranks is verdict.culprit_ranks, the name the culprits have in the dump, the
 //    trigger file and detect::Verdict; `ranks` names every rank's state only (ranks[]).
-inline constexpr int kAnalysisSchemaVersion = 3;
+// 4: the analysis is of one run's attempt (the most recent run, its latest attempt with a
+//    verdict, judged by its first incident): dumps_read counts the dumps judged; added
+//    outcome, run_outcome, culprit_processes, next_step, then, dumps_after, attempt,
+//    other_attempts, run, other_runs, stacks[].processes. verdict.resolved no longer means
+//    exit 0 (tools/README.md, "Exit status").
+inline constexpr int kAnalysisSchemaVersion = 4;
 
 std::string RenderTextReport(const Analysis& analysis);
 nlohmann::json RenderJsonReport(const Analysis& analysis);

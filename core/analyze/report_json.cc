@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/analyze/culprit_processes.h"
 #include "core/analyze/report.h"
 #include "core/analyze/thread_views.h"
 #include "core/format/hex.h"
@@ -121,6 +122,7 @@ json StacksJson(const Analysis& a) {
     }
     groups.push_back(json{{"ranks", g.ranks},
                           {"where", g.where},
+                          {"processes", g.processes},
                           {"threads", std::move(threads)},
                           {"threads_total", g.threads_total},
                           {"threads_not_shown", g.threads_not_shown},
@@ -129,16 +131,95 @@ json StacksJson(const Analysis& a) {
   return groups;
 }
 
-}  // namespace
+json AttemptJson(const detect::Attempt& attempt) {
+  if (!attempt.known()) return nullptr;
+  return json{{"restart", attempt.restart}, {"requeue", attempt.requeue}};
+}
 
-nlohmann::json RenderJsonReport(const Analysis& a) {
+json CulpritProcessesJson(const Analysis& a) {
+  json out = json::array();
+  for (const CulpritProcess& p : a.culprit_processes) {
+    const bool known = p.state != ProcessState::kNoDump;
+    json os = nullptr;
+    if (p.os.state != 0) os = json{{"state", std::string(1, p.os.state)}, {"wchan", p.os.wchan}, {"kernel_stack", p.os.kernel_stack}};
+    json exit = nullptr;
+    if (p.state == ProcessState::kGone) {
+      exit = json{{"recorded", p.exit.recorded}, {"status", p.exit.status}, {"signal", p.exit.signal}, {"text", ExitText(p.exit)}};
+    }
+    out.push_back(json{{"label", ProcessLabel(p)},
+                       {"ranks", p.ranks},
+                       {"comm_ranks", p.comm_ranks},
+                       {"devices", p.devices},
+                       {"global_rank", known && p.global_rank >= 0 ? json(p.global_rank) : json(nullptr)},
+                       {"host", known ? json(p.host) : json(nullptr)},
+                       {"pid", known ? json(p.pid) : json(nullptr)},
+                       {"state", ProcessStateName(p.state)},
+                       {"state_text", ProcessStateText(p)},
+                       {"os", std::move(os)},
+                       {"exit", std::move(exit)},
+                       {"described_by", p.described_by.empty() ? json(nullptr) : json(p.described_by)},
+                       {"python", p.python},
+                       {"where", p.where.empty() ? json(nullptr) : json(p.where)},
+                       {"next", p.next}});
+  }
+  return out;
+}
+
+const char* EventKindName(AfterEvent::Kind kind) {
+  switch (kind) {
+    case AfterEvent::Kind::kTeardown: return "teardown";
+    case AfterEvent::Kind::kExit: return "exit";
+    case AfterEvent::Kind::kIncident: return "incident";
+  }
+  return "teardown";
+}
+
+json ThenJson(const Analysis& a) {
+  json out = json::array();
+  for (const AfterEvent& e : a.then) {
+    out.push_back(json{{"kind", EventKindName(e.kind)}, {"who", e.who}, {"host", e.host}, {"pid", e.pid}, {"what", e.what},
+                       {"text", e.text}, {"after_ns", OptionalNs(e.after_ns)}});
+  }
+  return out;
+}
+
+json OtherAttemptsJson(const Analysis& a) {
+  json out = json::array();
+  for (const AttemptLine& l : a.other_attempts) {
+    out.push_back(json{{"attempt", AttemptJson(l.attempt)}, {"kind", detect::ToString(l.kind)}, {"culprit_ranks", l.culprit_ranks},
+                       {"resolved", l.resolved}, {"dumps_read", l.dumps}, {"line", l.line}});
+  }
+  return out;
+}
+
+const char* OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kNoHang: return "no_hang";
+    case Outcome::kHang: return "hang";
+    case Outcome::kResolvedHang: return "resolved_hang";
+  }
+  return "hang";
+}
+
+// One run's analysis: the top level of the report, and each of other_runs[].
+json RunJson(const Analysis& a) {
   json hints = json::array();
   for (const auto& h : a.hints) hints.push_back(json{{"id", h.id}, {"advice", h.advice}, {"evidence", h.evidence}});
-  return json{{"schema", kAnalysisSchemaName},
-              {"version", kAnalysisSchemaVersion},
-              {"verdict", VerdictJson(a.verdict, a.resolution)},
+  return json{{"verdict", VerdictJson(a.verdict, a.resolution)},
+              {"outcome", OutcomeName(a.outcome)},
+              {"culprit_processes", CulpritProcessesJson(a)},
+              {"next_step", a.next_step.empty() ? json(nullptr) : json(a.next_step)},
+              {"then", ThenJson(a)},
+              {"attempt", AttemptJson(a.attempt)},
+              {"other_attempts", OtherAttemptsJson(a)},
+              {"run", json{{"hosts", a.run.hosts},
+                           {"job_ids", a.run.job_ids},
+                           {"attempts", a.run.attempts},
+                           {"dumps", a.run.dumps},
+                           {"first_unix_ns", a.run.first_unix_ns},
+                           {"last_unix_ns", a.run.last_unix_ns}}},
               {"dumps_read", a.dumps_read},
-              {"rejected", a.rejected},
+              {"dumps_after", a.dumps_after},
               {"hosts", a.hosts},
               {"missing_ranks", a.missing_ranks},
               {"ranks", RanksJson(a)},
@@ -148,6 +229,21 @@ nlohmann::json RenderJsonReport(const Analysis& a) {
               {"culprits_without_stacks", a.culprits_without_stacks},
               {"hints", std::move(hints)},
               {"notes", a.notes}};
+}
+
+}  // namespace
+
+nlohmann::json RenderJsonReport(const Analysis& a) {
+  json out = RunJson(a);
+  out["schema"] = kAnalysisSchemaName;
+  out["version"] = kAnalysisSchemaVersion;
+  out["outcome"] = OutcomeName(OverallOutcome(a));
+  out["run_outcome"] = OutcomeName(a.outcome);
+  out["rejected"] = a.rejected;
+  json others = json::array();
+  for (const Analysis& other : a.other_runs) others.push_back(RunJson(other));
+  out["other_runs"] = std::move(others);
+  return out;
 }
 
 }  // namespace ncclwatch::analyze

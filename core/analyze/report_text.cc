@@ -1,15 +1,19 @@
 // Every string that came from a dump, a file name or a summary built from them goes through
 // Esc(): a dump must not be able to move the cursor or start a line of its own ("\nVERDICT:").
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <tuple>
 #include <unordered_map>
 
+#include "core/analyze/culprit_processes.h"
 #include "core/analyze/report.h"
+#include "core/analyze/runs.h"
 #include "core/analyze/thread_views.h"
 #include "core/detect/p2p_op.h"
 #include "core/detect/verdict.h"
+#include "core/dump/process_facts.h"
 #include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/format/escape.h"
@@ -33,9 +37,14 @@ std::string Esc(const std::string& text) { return format::EscapeForTerminal(text
 constexpr size_t kMaxStateLines = 32;
 
 // On a split communicator the culprits' communicator ranks are not the ranks a person finds
-// in the job's logs: name their global ranks too. Linear in ranks: 2^20 culprits of a 2^20
-// rank communicator is a legitimate collective hang.
+// in the job's logs: name their global ranks too. A process that drives several of them
+// (ncclCommInitAll, nccl-tests -g 2) has one global rank, if any: it is named as a process by
+// the lines above, so its ranks are not "= global" anything. Linear in ranks: 2^20 culprits of
+// a 2^20 rank communicator is a legitimate collective hang.
 std::string GlobalRanksNote(const Analysis& a) {
+  for (const CulpritProcess& p : a.culprit_processes) {
+    if (p.comm_ranks.size() > 1) return "";
+  }
   std::unordered_map<int, int> global_of;
   for (const auto& r : a.ranks) {
     if (r.global_rank >= 0) global_of.emplace(r.rank, r.global_rank);
@@ -87,9 +96,61 @@ void WaitTimes(const Analysis& a, std::ostringstream& out) {
       << " in it (ages at each rank's dump)\n";
 }
 
+// At most this many culprit processes and events are named in the first lines; --json has them all.
+constexpr size_t kMaxProcessLines = 4;
+constexpr size_t kMaxEventsShown = 6;
+
+// Who and where: one line per culprit process, however many ranks it drives.
+void CulpritLines(const Analysis& a, std::ostringstream& out) {
+  for (size_t i = 0; i < a.culprit_processes.size() && i < kMaxProcessLines; ++i) {
+    const CulpritProcess& p = a.culprit_processes[i];
+    out << "  " << Esc(ProcessLabel(p)) << ": " << Esc(ProcessStateText(p)) << '\n';
+  }
+  if (a.culprit_processes.size() > kMaxProcessLines) {
+    out << "  ... and " << CountOf(a.culprit_processes.size() - kMaxProcessLines, "more process", "more processes")
+        << " (see --json)\n";
+  }
+}
+
+// "then torn down: ncclCommAbort on rank 0 at +8.1s, SIGTERM to rank 1 at +8.4s".
+void ThenLine(const Analysis& a, std::ostringstream& out) {
+  if (a.then.empty()) return;
+  const bool torn_down =
+      std::any_of(a.then.begin(), a.then.end(), [](const AfterEvent& e) { return e.kind == AfterEvent::Kind::kTeardown; });
+  out << (torn_down ? "  then torn down:" : "  then:");
+  for (size_t i = 0; i < a.then.size() && i < kMaxEventsShown; ++i) {
+    const AfterEvent& e = a.then[i];
+    out << (i ? ", " : " ") << Esc(e.text);
+    if (e.after_ns) out << " at +" << format::FormatDuration(*e.after_ns);
+  }
+  if (a.then.size() > kMaxEventsShown) out << ", and " << CountOf(a.then.size() - kMaxEventsShown, "more event", "more events");
+  const bool timed = std::any_of(a.then.begin(), a.then.end(), [](const AfterEvent& e) { return e.after_ns.has_value(); });
+  out << (timed ? " (from when the stall began on each host)" : "") << '\n';
+}
+
+void AttemptLines(const Analysis& a, std::ostringstream& out) {
+  if (a.other_attempts.empty()) return;
+  const std::string label = AttemptLabel(a.attempt);
+  out << "  " << (label.empty() ? std::string("this attempt") : Esc(label)) << " of " << CountOf(a.run.attempts, "attempt", "attempts")
+      << " in this run; the others:\n";
+  for (const AttemptLine& line : a.other_attempts) out << "    " << Esc(line.line) << '\n';
+}
+
 void Verdict(const Analysis& a, std::ostringstream& out) {
   const auto& v = a.verdict;
   out << "VERDICT: " << detect::ToString(v.kind) << '\n';
+  // The answer first: what, since when, who and where, the next step, what happened then.
+  out << "  " << Esc(v.summary) << '\n';
+  WaitTimes(a, out);
+  CulpritLines(a, out);
+  if (!a.next_step.empty()) out << "  next: " << Esc(a.next_step) << '\n';
+  ThenLine(a, out);
+  AttemptLines(a, out);
+  if (a.resolution.resolved) {
+    out << "  resolved after " << format::FormatDuration(a.resolution.resolved_after_ns)
+        << ": every rank that dumped saw the incident complete (slow, not hung)\n";
+  }
+  // The details.
   if (v.kind != detect::VerdictKind::kNone) {
     if (v.comm_hash) {
       out << "  communicator " << format::CommLabel(v.comm_hash, v.comm_name) << " (" << CountOf(v.nranks, "rank", "ranks") << ")\n";
@@ -110,19 +171,15 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
     out << "  " << format::Agree(culprits.size(), "culprit", "culprits") << ": " << FormatRanks(culprits)
         << (v.kind == detect::VerdictKind::kSyncStuck ? " (global)" : GlobalRanksNote(a)) << '\n';
   }
-  out << "  " << Esc(v.summary) << '\n';
-  WaitTimes(a, out);
-  if (a.resolution.resolved) {
-    out << "  resolved after " << format::FormatDuration(a.resolution.resolved_after_ns)
-        << ": every rank that dumped saw the incident complete (slow, not hung)\n";
-  }
   out << "  read " << CountOf(a.dumps_read, "dump", "dumps") << " from " << CountOf(a.hosts.size(), "host", "hosts");
   if (!a.hosts.empty()) {
     out << ":";
     for (size_t i = 0; i < a.hosts.size() && i < 8; ++i) out << ' ' << Esc(a.hosts[i]);
     if (a.hosts.size() > 8) out << " ...";
   }
-  out << "; missing ranks: " << FormatRangeList(a.missing_ranks) << "\n\n";
+  out << "; missing ranks: " << FormatRangeList(a.missing_ranks);
+  if (a.dumps_after) out << "; " << CountOf(a.dumps_after, "later dump", "later dumps") << " told under then";
+  out << "\n\n";
 }
 
 // Thousands of ranks usually fall into a few states: one line per state.
@@ -210,8 +267,9 @@ void Stacks(const Analysis& a, std::ostringstream& out) {
   if (a.stacks.empty() && a.culprits_without_stacks == 0) return;
   out << "EVIDENCE: culprit stacks (innermost frame first; Python frames where the interpreter runs them)\n";
   for (const auto& g : a.stacks) {
-    out << "  " << FormatRanks(g.ranks) << " (" << Esc(g.where) << (g.ranks.size() > 1 ? " and others with the same stacks" : "")
-        << "): " << CountOf(g.threads_total, "thread", "threads") << '\n';
+    out << "  " << FormatRanks(g.ranks) << " (" << Esc(g.where);
+    if (g.processes > 1) out << " and " << CountOf(g.processes - 1, "other process", "other processes") << " with the same stacks";
+    out << "): " << CountOf(g.threads_total, "thread", "threads") << '\n';
     if (g.threads.empty()) out << "    (no stacks captured)\n";
     for (const auto& t : g.threads) {
       out << "    " << Esc(ThreadHeader(t)) << '\n';
@@ -228,7 +286,7 @@ void Stacks(const Analysis& a, std::ostringstream& out) {
     if (!g.python_unavailable.empty()) out << "    python stacks unavailable: " << Esc(g.python_unavailable) << '\n';
   }
   if (a.culprits_without_stacks) {
-    out << "  " << CountOf(a.culprits_without_stacks, "culprit", "culprits") << " left no dump, so no stacks\n";
+    out << "  " << CountOf(a.culprits_without_stacks, "culprit", "culprits") << " left no dump, so no stacks (see above)\n";
   }
   out << '\n';
 }
@@ -249,10 +307,7 @@ void Lines(const char* title, const std::vector<std::string>& lines, std::ostrin
   for (const auto& l : lines) out << "  " << Esc(l) << '\n';
 }
 
-}  // namespace
-
-std::string RenderTextReport(const Analysis& a) {
-  std::ostringstream out;
+void RenderOne(const Analysis& a, std::ostringstream& out) {
   Verdict(a, out);
   RankStates(a, out);
   Fingerprints(a, out);
@@ -260,6 +315,39 @@ std::string RenderTextReport(const Analysis& a) {
   Stacks(a, out);
   Hints(a, out);
   Lines("NOTES", a.notes, out);
+}
+
+// "RUN 1 of 2: job none, host vm, 2 attempts, 6 dumps, the last at 2026-12-01T10:00:01Z".
+std::string RunHeading(const Analysis& a, size_t index, size_t runs) {
+  std::string text = "RUN " + std::to_string(index) + " of " + std::to_string(runs) + ":";
+  if (!a.run.job_ids.empty()) {
+    text += " job";
+    for (const std::string& id : a.run.job_ids) text += " " + Esc(id);
+    text += ",";
+  }
+  text += " " + std::string(format::Agree(a.run.hosts.size(), "host", "hosts"));
+  for (size_t i = 0; i < a.run.hosts.size() && i < 8; ++i) text += " " + Esc(a.run.hosts[i]);
+  if (a.run.hosts.size() > 8) text += " ...";
+  text += ", " + CountOf(a.run.attempts, "attempt", "attempts") + ", " + CountOf(a.run.dumps, "dump", "dumps");
+  if (a.run.last_unix_ns) text += ", the last at " + dump::FormatIso8601Utc(a.run.last_unix_ns);
+  return text;
+}
+
+}  // namespace
+
+std::string RenderTextReport(const Analysis& a) {
+  std::ostringstream out;
+  const size_t runs = 1 + a.other_runs.size();
+  if (runs > 1) {
+    out << runs << " unrelated runs in these directories (different launchers and communicators), reported apart, "
+        << "the most recent first\n\n";
+    out << RunHeading(a, 1, runs) << '\n';
+  }
+  RenderOne(a, out);
+  for (size_t i = 0; i < a.other_runs.size(); ++i) {
+    out << '\n' << RunHeading(a.other_runs[i], i + 2, runs) << '\n';
+    RenderOne(a.other_runs[i], out);
+  }
   Lines("UNUSABLE FILES", a.rejected, out);
   return out.str();
 }

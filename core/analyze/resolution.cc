@@ -38,19 +38,19 @@ class BoundedNotes {
 };
 
 // The note of one dump, if it has a valid one of its own.
-bool ReadNoteOf(const dump::LoadedDump& loaded, dump::Resolution* note, BoundedNotes* notes) {
+bool ReadNoteOf(const dump::LoadedDump& loaded, dump::Resolution* note, std::vector<std::string>* ignored) {
   const std::string path = dump::ResolutionPathForDumpFile(loaded.path);
   Result<std::optional<dump::Resolution>> read = dump::ReadResolutionFile(path);
   if (!read.ok()) {
-    notes->Add("resolution note ignored: " + read.error().message());
+    ignored->push_back("resolution note ignored: " + read.error().message());
     return false;
   }
   if (!*read) return false;
   *note = std::move(**read);
   if (note->incident_id != loaded.dump.incident.id || note->pid != loaded.dump.process.pid) {
-    notes->Add("resolution note ignored: " + path + ": it is for incident " + note->incident_id + " of pid " +
-               std::to_string(note->pid) + ", its dump for incident " + loaded.dump.incident.id + " of pid " +
-               std::to_string(loaded.dump.process.pid));
+    ignored->push_back("resolution note ignored: " + path + ": it is for incident " + note->incident_id + " of pid " +
+                       std::to_string(note->pid) + ", its dump for incident " + loaded.dump.incident.id + " of pid " +
+                       std::to_string(loaded.dump.process.pid));
     return false;
   }
   return true;
@@ -58,18 +58,32 @@ bool ReadNoteOf(const dump::LoadedDump& loaded, dump::Resolution* note, BoundedN
 
 }  // namespace
 
-ResolutionSummary SummarizeResolutions(const dump::DumpSet& set) {
+ResolutionIndex::ResolutionIndex(const dump::DumpSet& set) {
+  for (const dump::LoadedDump& loaded : set.dumps) {
+    dump::Resolution note;
+    if (ReadNoteOf(loaded, &note, &ignored_)) resolved_after_ns_[&loaded] = dump::ResolvedAfterNs(note);
+  }
+}
+
+std::optional<uint64_t> ResolutionIndex::ResolvedAfter(const dump::LoadedDump& loaded) const {
+  auto it = resolved_after_ns_.find(&loaded);
+  if (it == resolved_after_ns_.end()) return std::nullopt;
+  return it->second;
+}
+
+ResolutionSummary SummarizeResolutions(const ResolutionIndex& index, const std::vector<const dump::LoadedDump*>& dumps) {
   ResolutionSummary summary;
   std::map<std::string, IncidentTally> by_incident;
   {
     BoundedNotes notes(&summary.notes);
-    for (const dump::LoadedDump& loaded : set.dumps) {
-      IncidentTally& tally = by_incident[loaded.dump.incident.id];
+    for (const std::string& line : index.ignored()) notes.Add(line);
+    for (const dump::LoadedDump* loaded : dumps) {
+      IncidentTally& tally = by_incident[loaded->dump.incident.id];
       ++tally.dumps;
-      dump::Resolution note;
-      if (!ReadNoteOf(loaded, &note, &notes)) continue;
+      const std::optional<uint64_t> after = index.ResolvedAfter(*loaded);
+      if (!after) continue;
       ++tally.resolved;
-      tally.longest_ns = std::max(tally.longest_ns, dump::ResolvedAfterNs(note));
+      tally.longest_ns = std::max(tally.longest_ns, *after);
     }
     for (const auto& [id, tally] : by_incident) {
       if (tally.resolved == tally.dumps) {
@@ -91,10 +105,10 @@ ResolutionSummary SummarizeResolutions(const dump::DumpSet& set) {
   return summary;
 }
 
-void ApplyResolutions(const dump::DumpSet& set, Analysis* analysis) {
-  ResolutionSummary summary = SummarizeResolutions(set);
-  analysis->resolution = VerdictResolution{summary.all_resolved, summary.resolved_after_ns};
-  for (std::string& note : summary.notes) analysis->notes.push_back(std::move(note));
+ResolutionSummary SummarizeResolutions(const dump::DumpSet& set) {
+  std::vector<const dump::LoadedDump*> all;
+  for (const dump::LoadedDump& loaded : set.dumps) all.push_back(&loaded);
+  return SummarizeResolutions(ResolutionIndex(set), all);
 }
 
 }  // namespace ncclwatch::analyze

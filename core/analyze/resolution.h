@@ -5,9 +5,9 @@
 // An incident (one incident id) is resolved when every dump of it in the set has a valid
 // note of its own (same incident id and pid): a rank that was killed before the collective
 // completed, or that never saw it complete, keeps the incident open. The set is resolved
-// when it holds at least one dump and every incident in it is resolved; then the analysis is
-// marked resolved (Analysis::resolution) and `ncclwatch analyze` exits 0. Every dump counts, older incidents of a
-// process included: one still open among them is enough to keep the set open.
+// when it holds at least one dump and every incident in it is resolved. `analyze` asks it of the
+// dumps it judges an attempt by (attempt_snapshot.h): resolved, the analysis is marked so
+// (Analysis::resolution) and, a hang after all, `ncclwatch analyze` exits 4 instead of 3.
 //
 // Dumps without notes (any dump written before notes existed, or of an incident that did
 // not resolve) read as unresolved; nothing else changes. Notes are input: bounded, validated,
@@ -17,13 +17,28 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
-#include "core/analyze/analysis.h"
 #include "core/dump/dump_reader.h"
 
 namespace ncclwatch::analyze {
+
+// Every dump's own note, read once (bounded, validated); notes that are malformed or belong to
+// another dump are ignored, each with a line in ignored().
+class ResolutionIndex {
+ public:
+  explicit ResolutionIndex(const dump::DumpSet& set);
+  // Detection to completion, on the dump's host clock, when the dump has a valid note.
+  std::optional<uint64_t> ResolvedAfter(const dump::LoadedDump& loaded) const;
+  const std::vector<std::string>& ignored() const { return ignored_; }
+
+ private:
+  std::unordered_map<const dump::LoadedDump*, uint64_t> resolved_after_ns_;
+  std::vector<std::string> ignored_;
+};
 
 struct ResolutionSummary {
   size_t incidents = 0;           // distinct incident ids among the dumps
@@ -35,10 +50,10 @@ struct ResolutionSummary {
   std::vector<std::string> notes;  // partial resolutions, ignored notes (bounded)
 };
 
+// Over `dumps` (pointers into the set `index` was built from).
+ResolutionSummary SummarizeResolutions(const ResolutionIndex& index, const std::vector<const dump::LoadedDump*>& dumps);
+// Over every dump of `set`.
 ResolutionSummary SummarizeResolutions(const dump::DumpSet& set);
-
-// Sets analysis->resolution and appends the summary's notes.
-void ApplyResolutions(const dump::DumpSet& set, Analysis* analysis);
 
 }  // namespace ncclwatch::analyze
 

@@ -32,13 +32,26 @@ inline constexpr char kSchemaName[] = "ncclwatch.dump";
 // Readers accept 1..kSchemaVersion; a version 1 dump reads as a live process's own dump.
 inline constexpr int kSchemaVersion = 2;
 
+// A teardown that asked for a last-gasp dump (preload/lifecycle/last_gasp.h).
+struct Teardown {
+  std::string cause;           // "SIGTERM", "SIGABRT", "SIGINT", "ncclCommAbort", "ncclCommRevoke"; empty: none
+  uint64_t began_mono_ns = 0;  // when the teardown began (the writer's host clock); 0 unknown
+};
+
 struct Incident {
   std::string id;            // Same on every rank of one host for one incident.
-  std::string trigger;       // "local", "trigger-file" or "lone-rank".
+  std::string trigger;       // "local", "trigger-file", "lone-rank" or "last-gasp".
   std::string job_id;        // NCCLWATCH_JOB_ID, may be empty.
   uint64_t detected_mono_ns = 0;
   uint64_t detected_unix_ns = 0;
   std::string detected_iso;  // UTC, e.g. "2026-11-21T23:12:53.123456789Z".
+  // The writer's run key (core/shm/run_identity.h): the processes one launcher started on one
+  // host share it, whatever the job id; 0 unknown (older writers). A dump written on behalf of
+  // another process carries its writer's: the watchdog judges only processes of its own run.
+  uint64_t run_key = 0;
+  // Set on a last-gasp dump, on the dumps its writer wrote beside it on behalf of gone
+  // processes, and never otherwise.
+  Teardown teardown;
 };
 
 struct ProcessInfo {

@@ -47,7 +47,8 @@ json ToJson(const detect::RecordFacts& r) {
            {"enqueue_ns", r.enqueue_ns}, {"complete_ns", r.complete_ns},
            {"never_completes", r.never_completes},
            {"captured", r.captured},
-           {"untracked", r.untracked}};
+           {"untracked", r.untracked},
+           {"aborted", r.aborted}};
   if (!r.call_site.empty()) out["call_site"] = r.call_site;  // only with NCCLWATCH_CALL_SITES=1
   return out;
 }
@@ -108,6 +109,14 @@ json ToJson(const PythonStacks& p) {
 // ---- reading: the schema as the checked reader's specs (checked_reader.h), in the order
 // of README.md's tables, which is the order fields are checked in ----
 
+const ObjectSpec& TeardownSpec() {
+  static const ObjectSpec spec({
+      StringField<&Teardown::cause>("cause", kRequired),
+      U64Field<&Teardown::began_mono_ns>("began_mono_ns"),
+  });
+  return spec;
+}
+
 const ObjectSpec& IncidentSpec() {
   static const ObjectSpec spec({
       StringField<&Incident::id>("id", kRequired),
@@ -116,6 +125,8 @@ const ObjectSpec& IncidentSpec() {
       U64Field<&Incident::detected_mono_ns>("detected_mono_ns"),
       U64Field<&Incident::detected_unix_ns>("detected_unix_ns"),
       StringField<&Incident::detected_iso>("detected_iso"),
+      HexField<&Incident::run_key>("run_key"),  // absent in older dumps: unknown (0)
+      ObjectField<&Incident::teardown>("teardown", &TeardownSpec()),  // last gasps only
   });
   return spec;
 }
@@ -132,7 +143,7 @@ const ObjectSpec& VerdictSpec() {
         U64Field<&detect::Verdict::seq>("seq"),
         U64Field<&detect::Verdict::framework_seq>("framework_seq"),  // absent before shm layout 6: 0, unknown
         StringField<&detect::Verdict::op>("op"),
-        StringField<&detect::Verdict::graph_label>("graph_label"),  // absent before shm layout 8: not a replay
+        StringField<&detect::Verdict::graph_label>("graph_label"),  // absent in older dumps: not a replay
         IntArrayField<&detect::Verdict::culprit_ranks>("culprit_ranks"),
         IntArrayField<&detect::Verdict::other_ranks>("other_ranks"),
         U64Field<&detect::Verdict::since_ns>("since_mono_ns"),
@@ -249,9 +260,10 @@ const ObjectSpec& RecordSpec() {
         U64FieldTo("group", set_group),
         U64Field<&detect::RecordFacts::enqueue_ns>("enqueue_ns"),
         U64Field<&detect::RecordFacts::complete_ns>("complete_ns"),
-        BoolField<&detect::RecordFacts::never_completes>("never_completes"),  // absent before 2026-11: false
-        BoolField<&detect::RecordFacts::captured>("captured"),  // absent before shm layout 8: false
+        BoolField<&detect::RecordFacts::never_completes>("never_completes"),  // absent in older dumps: false
+        BoolField<&detect::RecordFacts::captured>("captured"),  // absent in older dumps: false
         BoolField<&detect::RecordFacts::untracked>("untracked"),  // absent before schema 2's untracked: false
+        BoolField<&detect::RecordFacts::aborted>("aborted"),  // absent in older dumps: false
         StringField<&detect::RecordFacts::call_site>("call_site"),  // absent unless NCCLWATCH_CALL_SITES=1
     };
   }());
@@ -316,7 +328,7 @@ const ObjectSpec& CommSpec() {
         BoolField<&detect::CommFacts::derived>("derived"),  // absent before shm layout 7: a root communicator
         records,
     };
-    AppendReplayFields(&fields);  // absent before shm layout 8: none
+    AppendReplayFields(&fields);  // absent in older dumps: none
     return fields;
   }());
   return spec;
@@ -454,13 +466,18 @@ nlohmann::json ToJson(const RankDump& d) {
   }
   // nlohmann::ordered_json is not used: key order does not matter to readers, and the
   // default json sorts keys, which keeps files diffable.
+  json incident = {{"id", d.incident.id}, {"trigger", d.incident.trigger}, {"job_id", d.incident.job_id},
+                   {"detected_mono_ns", d.incident.detected_mono_ns},
+                   {"detected_unix_ns", d.incident.detected_unix_ns},
+                   {"detected_iso", d.incident.detected_iso}};
+  if (d.incident.run_key != 0) incident["run_key"] = FormatHex(d.incident.run_key);
+  if (!d.incident.teardown.cause.empty()) {
+    incident["teardown"] = {{"cause", d.incident.teardown.cause}, {"began_mono_ns", d.incident.teardown.began_mono_ns}};
+  }
   json doc = json{
       {"schema", kSchemaName},
       {"version", kSchemaVersion},
-      {"incident", {{"id", d.incident.id}, {"trigger", d.incident.trigger}, {"job_id", d.incident.job_id},
-                    {"detected_mono_ns", d.incident.detected_mono_ns},
-                    {"detected_unix_ns", d.incident.detected_unix_ns},
-                    {"detected_iso", d.incident.detected_iso}}},
+      {"incident", std::move(incident)},
       {"verdict", {{"kind", detect::ToString(v.kind)}, {"comm", FormatHex(v.comm_hash)}, {"seq", v.seq},
                    {"framework_seq", v.framework_seq}, {"op", v.op}, {"graph_label", v.graph_label},
                    {"culprit_ranks", v.culprit_ranks},

@@ -171,7 +171,7 @@ class Poller {
     policy_.Claim(id);
     detect::Verdict verdict;
     verdict.summary = std::string("last gasp: torn down by ") + LastGaspCauseName(cause) + " with " + waiting;
-    const bool written = WriteRankDump(id, "last-gasp", verdict);
+    const bool written = WriteRankDump(id, "last-gasp", verdict, dump::Teardown{LastGaspCauseName(cause), teardown_ns});
     watch::Trigger trigger = TriggerOf(id, detect::Verdict{});
     trigger.verdict = verdict;
     if (written) ReportIfFailed(watch::WriteTriggerFile(settings_.dump_dir, trigger));
@@ -358,13 +358,16 @@ class Poller {
     }
   }
 
-  bool WriteRankDump(const std::string& id, const char* trigger, detect::Verdict verdict) {
+  bool WriteRankDump(const std::string& id, const char* trigger, detect::Verdict verdict,
+                     dump::Teardown teardown = {}) {
     Prepare();  // a last gasp may dump before the first communicator was ready
     dump::RankDump d;
     dump::StampDetectionTime(&d.incident);
     d.incident.id = id;
     d.incident.trigger = trigger;
     d.incident.job_id = settings_.job_id;
+    d.incident.run_key = settings_.run_key;  // analyze tells runs apart by it
+    d.incident.teardown = std::move(teardown);
     d.verdict = std::move(verdict);
     dump::FillProcessFacts(settings_.nccl_env, &d);
     d.environment.cuda_driver_version = versions_.cuda_driver;

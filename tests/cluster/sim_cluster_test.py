@@ -343,6 +343,40 @@ def case_watch_partition():
         assert "p2p_transport" in [h["id"] for h in a["hints"]], f"hints {[h['id'] for h in a['hints']]}"
 
 
+def case_watch_host_killed_in_init():
+    """host1 dies (SIGKILL of all of it, as a node failure) while its ranks 2-3 are in
+    ncclCommInitRank: host0's ranks wait in init, dump, and are killed at the timeout. analyze's
+    first hint is about the ranks that never showed up, before any NCCL variable, and no hint
+    offers an unset variable as evidence."""
+    cli = os.path.join(BUILD, "bin", "ncclwatch")
+    with tempfile.TemporaryDirectory() as tmp:
+        dumps = os.path.join(tmp, "dumps")
+        job = f"exec {cli} run --stall 2 --poll-ms 200 --dump-dir {dumps} --job-id killed-init -- sh -c '" + \
+            two_ranks_per_host("--tp", "1", "--steps", "1000") + "'"
+        # Every rank's init waits (as NCCL's does for a peer that never connects) until host1 dies.
+        status, out, err, _ = sim_cluster(["--hosts", "2", "--local", dumps, "--kill-host", "1", "--after", "1",
+                                           "--timeout", "8", "--", "sh", "-c", job],
+                                          env={"NCCLSIM_FAULT": "hang:seq=init"})
+        assert status == 124, f"status {status}, expected host0 to hang in init until the timeout:\n{out}\n{err}"
+        p = subprocess.run([cli, "analyze", "--json", dumps], capture_output=True, text=True)
+        assert p.returncode == 3, f"analyze exit {p.returncode}: {p.stderr}"
+        a = json.loads(p.stdout)
+        v = a["verdict"]
+        assert v["kind"] == "init_hang" and sorted(a["hosts"]) == ["host0"], f"verdict {v['kind']}, hosts {a['hosts']}"
+        hints = [h["id"] for h in a["hints"]]
+        assert hints[:1] == ["absent_ranks"], f"the first hint is about the missing ranks: {hints}"
+        evidence = [e for h in a["hints"] for e in h["evidence"]]
+        assert not [e for e in evidence if "unset" in e], f"no unset variable as evidence: {evidence}"
+        text = subprocess.run([cli, "analyze", dumps], capture_output=True, text=True).stdout
+        print(text)
+        head = text.split("\n\n", 1)[0]
+        assert "  ranks 2-3: no dump" in head and "host0 (ranks 0-1) waited on them" in head, \
+            f"the first lines say what is known of ranks 2-3, and from whom:\n{head}"
+        tried = [line for line in text.splitlines() if line.startswith("  [")]
+        assert tried[:1] and tried[0].startswith("  [absent_ranks] Start with the host of ranks 2-3"), \
+            f"WHAT TO TRY starts with ranks 2-3's host: {tried[:2]}"
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

@@ -533,8 +533,8 @@ void RunDiverge(int rank, int nranks) {
 }
 
 // One process drives 4 ranks (ncclCommInitAll over 4 devices), one thread per rank. The
-// thread of rank 3 is a straggler: it issues AllReduce #2 only once released.
-void RunInitAll4() {
+// threads of the last `stragglers` ranks (rank 3; ranks 2-3) issue AllReduce #2 only once released.
+void RunInitAll4(int stragglers) {
   constexpr int kRanks = 4;
   ncclComm_t comms[kRanks];
   REQUIRE_OK(ncclCommInitAll(comms, kRanks, nullptr));
@@ -548,7 +548,7 @@ void RunInitAll4() {
       Buffers b;
       REQUIRE_OK(ncclAllReduce(b.send, b.recv, 110, ncclFloat, ncclSum, comms[d], s));
       REQUIRE_OK(cudaStreamSynchronize(s));
-      if (d == kRanks - 1) {
+      if (d >= kRanks - stragglers) {
         while (!released.load()) usleep(1000);
       }
       REQUIRE_OK(ncclAllReduce(b.send, b.recv, 111, ncclFloat, ncclSum, comms[d], s));
@@ -556,7 +556,7 @@ void RunInitAll4() {
       REQUIRE_OK(cudaStreamSynchronize(s));
     });
   }
-  while (issued.load() < kRanks - 1) usleep(1000);
+  while (issued.load() < kRanks - stragglers) usleep(1000);
   ReadyAndWaitForRelease();
   released.store(true);
   for (auto& t : threads) t.join();
@@ -594,7 +594,7 @@ void RunManyComms(int rank, int nranks) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: preload_rank collectives|split|nonblocking|initall|threads|fork|capture|hotpath|groupinit|api232|blocked|polling|polling_hang|diverge|initall4|manycomms\n");
+    std::fprintf(stderr, "usage: preload_rank collectives|split|nonblocking|initall|threads|fork|capture|hotpath|groupinit|api232|blocked|polling|polling_hang|diverge|initall4|initall4_pair|manycomms\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -607,7 +607,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (scenario == "initall4") {
-    RunInitAll4();
+    RunInitAll4(1);
+    return 0;
+  }
+  if (scenario == "initall4_pair") {
+    RunInitAll4(2);
     return 0;
   }
   if (scenario == "api232") {

@@ -14,6 +14,9 @@ Modes:
   --fail-rank R --fail-step S
       on attempt 0 (TORCHELASTIC_RESTART_COUNT), rank R raises at step S: torchrun stops the
       others and, with --max-restarts, starts attempt 1, which runs to the end.
+  --stall-rank R --stall-step S --stall-sec T
+      on attempts after the first, rank R stalls T s in Python (load_next_shard) at step S: its
+      peers wait in the next collective, a straggler.
   --store-per-attempt
       init_process_group on torchrun's store under a prefix of the attempt: attempt 1 never
       reads a key attempt 0 left (the workaround of docs/torchrun-restart-race.md).
@@ -70,6 +73,13 @@ def attempt_store(attempt):
     return dist.PrefixStore(f"attempt{attempt}", store)
 
 
+def load_next_shard(seconds):
+    """Where a worker waits for its input (a slow filesystem, a stuck reader)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def all_reduce_once(device):
     t = torch.ones(16, device=device)
     dist.all_reduce(t)
@@ -86,6 +96,9 @@ def main():
     parser.add_argument("--probe-key", action="store_true")
     parser.add_argument("--restart-root-delay-sec", type=float, default=0.0)
     parser.add_argument("--store-per-attempt", action="store_true")
+    parser.add_argument("--stall-rank", type=int, default=-1)
+    parser.add_argument("--stall-step", type=int, default=-1)
+    parser.add_argument("--stall-sec", type=float, default=0.0)
     args = parser.parse_args()
 
     rank = int(os.environ["RANK"])
@@ -112,6 +125,9 @@ def main():
         if attempt == 0 and rank == args.fail_rank and step == args.fail_step:
             mark("fail", rank, attempt)
             raise RuntimeError(f"rank {rank}: planted failure at step {step} of attempt {attempt}")
+        if attempt > 0 and rank == args.stall_rank and step == args.stall_step:
+            mark("stall", rank, attempt)
+            load_next_shard(args.stall_sec)
         all_reduce_once(device)
     for round_number in range(1, args.rounds + 1):
         dist.destroy_process_group()

@@ -21,6 +21,11 @@ forms, with or without ncclwatch (docs/torchrun-restart-race.md).
                      attempt 1's rank 1 reads attempt 0's id. analyze: stale_unique_id naming
                      attempt 0's communicator and attempt.
 
+  restart_straggler  attempt 0's rank 1 raises (rank_exited), attempt 1's rank 0 stalls in Python
+                     (straggler), one dump directory: analyze leads with attempt 1's straggler and
+                     its frame, gives attempt 0 one line, exits 3; attempt 1 wrote nothing about
+                     attempt 0's incident.
+
 Each runs in a private mount namespace with a /dev/shm of its own: between two attempts none of
 the job's processes lives, and the watchdogs of other jobs of this user (the other tests on this
 machine, built from other trees) remove what dead jobs left, attempt 0's segments included.
@@ -175,10 +180,56 @@ def stale_restart():
         job.cleanup()
 
 
+def restart_straggler():
+    # torchrun looks at its workers every 3 s: attempt 0's rank 0 is still there, waiting in #6,
+    # when its watchdog sees rank 1 exit (two 200 ms polls), so attempt 0 dumps its rank_exited.
+    job = ts.TorchJob("restart_straggler", 2,
+                      FAIL + ["--store-per-attempt", "--steps", "1000", "--stall-rank", "0", "--stall-step", "12",
+                              "--stall-sec", "120"],
+                      script=JOB, torchrun_args=RESTART + ["--monitor-interval", "3"])
+    try:
+        def attempt1_straggler(dumps):
+            return any(d["verdict"]["kind"] == "straggler" and d["process"].get("attempt", {}).get("restart") == 1
+                       for d in dumps)
+        assert job.wait(lambda: attempt1_straggler(wd.load_dumps(job)), 150), \
+            f"attempt 1's straggler was dumped:\n{job.output()[-3000:]}"
+        time.sleep(2 * ts.POLL_MS / 1000)
+        job.stop()  # killed, as a user kills a hung job
+        times, pids = marks(job.output())
+        dumps = wd.load_dumps(job)
+        first = {d["incident"]["id"] for d in dumps if d["process"].get("attempt", {}).get("restart") == 0}
+        assert any(i.startswith("rank_exited") for i in first), f"attempt 0 dumped its rank_exited: {sorted(first)}"
+        later = pids.get(1, set())
+        about_first = [d["incident"]["id"] for d in dumps if d["process"]["pid"] in later and d["incident"]["id"] in first]
+        assert not about_first, f"attempt 1's processes wrote nothing about attempt 0's incident: {about_first}"
+
+        report = wd.analyze(job)  # exit 3: a hang
+        v = report.get("verdict", {})
+        assert v.get("kind") == "straggler" and v.get("culprit_ranks") == [0], f"attempt 1's straggler leads: {v}"
+        assert report.get("attempt", {}).get("restart") == 1, f"the analysis is of attempt 1: {report.get('attempt')}"
+        history = report.get("other_attempts", [])
+        assert len(history) == 1 and history[0].get("attempt", {}).get("restart") == 0 and \
+            history[0].get("kind") == "rank_exited", f"attempt 0 is one history line: {history}"
+        text = analyze_text(job)
+        head = text.stdout.split("\n\n", 1)[0].splitlines()
+        said = "\n".join(head)
+        print(text.stdout)
+        assert text.returncode == 3 and head[:1] == ["VERDICT: straggler"], f"exit {text.returncode}:\n{said}"
+        assert any(line.strip().startswith("rank 0 (") and "load_next_shard" in line for line in head), \
+            f"the culprit line gives attempt 1's rank 0 in load_next_shard:\n{said}"
+        old = [line.strip() for line in head if line.strip().startswith("attempt 0:")]
+        assert len(old) == 1 and "rank_exited" in old[0] and "rank 1" in old[0], \
+            f"attempt 0 is one line of the first lines:\n{said}"
+    finally:
+        job.stop()
+        job.cleanup()
+
+
 SCENARIOS = {
     "restart_healthy": restart_healthy,
     "stale_reinit": stale_reinit,
     "stale_restart": stale_restart,
+    "restart_straggler": restart_straggler,
 }
 
 

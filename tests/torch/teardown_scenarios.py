@@ -10,8 +10,10 @@ The "Never harm the job" guarantees (README, "What ncclwatch guarantees"):
                     gasp writes its own dump and rank 1's exit evidence; analyze says rank_exited.
   sigterm_hung      SIGTERM to every process of a hung job, as SLURM sends it: dumps, then the
                     same exit statuses as the same job without the watcher.
-  abort_unresolved  the threshold first (straggler), then torch aborts the communicator: the
-                    incident is never reported resolved.
+  abort_unresolved  the threshold first (straggler, 4 s), then torch's timeout (8 s) aborts the
+                    communicator: the incident is never reported resolved, and analyze, after the
+                    job died, leads with straggler rank 1 and its Python frame, says the job was
+                    then torn down, and exits 3.
   rerun_after_kill  a 3-rank job killed while hung, then a healthy rerun with torchrun's
                     defaults (job id "none", same port, same directory): no dump, no warning.
   two_jobs          a hung job and a healthy one side by side, both "none" in one directory:
@@ -207,10 +209,39 @@ def sigterm_hung():
     assert results.get(True) == results.get(False), f"the same exit statuses with and without the watcher: {results}"
 
 
+def first_lines(text):
+    """The report's answer: its lines up to the first blank one."""
+    return text.split("\n\n", 1)[0].splitlines()
+
+
+def check_verdict_then_teardown(job):
+    """What the user reads after the job died: the straggler with its Python frame first, then
+    that torch's timeout tore the job down; a hang, so a non-zero exit."""
+    comm, seq, op = straggler_seq(job)
+    report = wd.analyze(job)  # exit 3
+    wd.check_analysis(report, "straggler", comm, seq, op, [1])
+    assert report.get("outcome") == "hang", f"analyze's outcome: {report.get('outcome')}"
+    teardown = [e for e in report.get("then", []) if e.get("kind") == "teardown"]
+    assert teardown, f"what followed the verdict names the teardown: {report.get('then')}"
+    r = subprocess.run([wd.CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60)
+    print(r.stdout)
+    head = first_lines(r.stdout)
+    said = "\n".join(head)
+    assert r.returncode == 3 and head[:1] == ["VERDICT: straggler"], f"exit {r.returncode}:\n{said}"
+    culprit = [line for line in head if line.strip().startswith("rank 1 (")]
+    assert culprit and ("skip_samples_to_resume_position" in culprit[0] or "RestoreDataLoaderState" in culprit[0]), \
+        f"the culprit line gives rank 1's Python frame:\n{said}"
+    then = [line for line in head if line.strip().startswith("then torn down:")]
+    assert then and any(cause in then[0] for cause in ("ncclCommAbort", "SIGABRT")), \
+        f"the first lines say torch's timeout then tore the job down:\n{said}"
+
+
 def abort_unresolved():
+    # Our threshold (4 s) fires before torch's collective timeout (8 s), as in production (60 s
+    # against 10 min); torch then aborts the communicator and torchrun stops the ranks.
     job = ts.TorchJob("abort_unresolved", 2, ["--steps", "1000", "--straggler-rank", "1", "--straggler-step", "3",
                                               "--straggler-sec", "120", "--pg-timeout-sec", "8"],
-                      env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"})
+                      env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}, stall=4.0)
     try:
         assert job.wait(lambda: len(job.dump_files()) >= 2, 90), "the straggler was dumped at the threshold"
         wait_exit(job, 90)
@@ -222,6 +253,7 @@ def abort_unresolved():
               "; ".join(l for l in out.splitlines() if "resolved after" in l)[:500])
         notes = [f for f in os.listdir(job.dump_dir) if "resol" in f]
         assert not notes, f"no resolution note: {notes}"
+        check_verdict_then_teardown(job)
     finally:
         job.stop()
         job.cleanup()

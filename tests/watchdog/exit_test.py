@@ -18,6 +18,7 @@ import tempfile
 import time
 import shutil
 import signal
+import socket
 
 import pytest
 
@@ -128,32 +129,78 @@ def healthy_no_leftovers():
             job.cleanup()
 
 
+class InitAllProcess:
+    """One process driving 4 ranks (preload_rank MODE: ncclCommInitAll over 4 devices, one thread
+    per rank), under the preload with its own job id and dump directory. Leaving the with-block
+    releases its stragglers and waits for it to exit."""
+
+    def __init__(self, mode):
+        self.tmp = tempfile.mkdtemp(prefix=f"ncclwatch-wd-{mode}-")
+        self.job_id = f"wdtest-{mode}-{os.getpid()}"
+        self.dump_dir = os.path.join(self.tmp, "dumps")
+        env = dict(os.environ, LD_PRELOAD=wd.PRELOAD, NCCLWATCH_JOB_ID=self.job_id, NCCLWATCH_DUMP_DIR=self.dump_dir,
+                   NCCLWATCH_STALL_SEC=str(wd.STALL_SEC), NCCLWATCH_POLL_MS=str(wd.POLL_MS),
+                   LD_LIBRARY_PATH=wd.SIM_LIB, NCCLSIM_DEVICES="4")
+        for var in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"):
+            env.pop(var, None)
+        self.log = open(os.path.join(self.tmp, "rank.log"), "w")
+        self.proc = subprocess.Popen([RANK_BIN, mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                     env=env, text=True)
+
+    def __enter__(self):
+        return self
+
+    def wait_for_dump(self):
+        lines = iter(self.proc.stdout.readline, "")  # STREAM lines, then READY
+        assert any(line.strip() == "READY" for line in lines), "the 4-rank process is ready"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not glob.glob(os.path.join(self.dump_dir, "*.json")):
+            time.sleep(0.2)
+
+    def __exit__(self, *exc):
+        self.proc.stdin.close()  # releases the stragglers
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        return False
+
+
+def init_all_4_pair():
+    """One process drives 4 ranks (ncclCommInitAll) and the threads of ranks 2 and 3 straggle:
+    analyze (run while it hangs, as the WARN line says) names the process once in its first
+    lines, with the comm ranks and devices it drives and its culprit ranks, never "and others
+    with the same stacks" nor a "= global" mapping."""
+    with InitAllProcess("initall4_pair") as p:
+        p.wait_for_dump()
+        r = subprocess.run([wd.CLI, "analyze", p.dump_dir], capture_output=True, text=True, timeout=60)
+        print(r.stdout)
+        head = r.stdout.split("\n\n", 1)[0].splitlines()
+        said = "\n".join(head)
+        assert r.returncode == 3 and head[:1] == ["VERDICT: straggler"], f"exit {r.returncode}:\n{said}"
+        named = [line for line in head if f":{p.proc.pid}" in line]
+        assert len(named) == 1 and named[0].strip().startswith(
+            f"process {socket.gethostname()}:{p.proc.pid} drives comm ranks 0-3, devices 0-3; culprit ranks 2-3"), \
+            f"one line names the process, its comm ranks, devices and culprits:\n{said}"
+        assert "  culprits: ranks 2-3" in head, f"the culprits line maps to no global rank:\n{said}"
+        assert "others with the same stacks" not in r.stdout, "one process is not 'others'"
+    shutil.rmtree(p.tmp, ignore_errors=True)
+
+
 def init_all_4():
     # One process drives 4 ranks (ncclCommInitAll, one thread per rank); the thread of rank 3
     # straggles before AllReduce #2. The watchdog names communicator rank 3; the one dump of the
     # process lists 4 ranks; `ncclwatch status` shows 4 distinct ranks.
-    tmp = tempfile.mkdtemp(prefix="ncclwatch-wd-initall4-")
-    job_id = f"wdtest-initall4-{os.getpid()}"
-    dump_dir = os.path.join(tmp, "dumps")
-    env = dict(os.environ, LD_PRELOAD=wd.PRELOAD, NCCLWATCH_JOB_ID=job_id, NCCLWATCH_DUMP_DIR=dump_dir,
-               NCCLWATCH_STALL_SEC=str(wd.STALL_SEC), NCCLWATCH_POLL_MS=str(wd.POLL_MS),
-               LD_LIBRARY_PATH=wd.SIM_LIB, NCCLSIM_DEVICES="4")
-    for var in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"):
-        env.pop(var, None)
-    log = open(os.path.join(tmp, "rank.log"), "w")
-    proc = subprocess.Popen([RANK_BIN, "initall4"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                            env=env, text=True)
-    try:
-        lines = iter(proc.stdout.readline, "")  # STREAM lines, then READY
-        assert any(line.strip() == "READY" for line in lines), "the 4-rank process is ready"
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not glob.glob(os.path.join(dump_dir, "*.json")):
-            time.sleep(0.2)
+    with InitAllProcess("initall4") as p:
+        p.wait_for_dump()
+        proc, job_id, dump_dir = p.proc, p.job_id, p.dump_dir
         status = subprocess.run([wd.CLI, "status", "--job", job_id], capture_output=True, text=True, timeout=30)
         rows = [line.split() for line in status.stdout.splitlines() if line.split()[:2] == ["-1", str(proc.pid)]]
         assert sorted(r[3] for r in rows) == ["0/4", "1/4", "2/4", "3/4"], \
             f"status shows 4 distinct ranks of one process: {status.stdout}"
-        dumps = [json.load(open(p)) for p in glob.glob(os.path.join(dump_dir, "*.json"))]
+        dumps = [json.load(open(f)) for f in glob.glob(os.path.join(dump_dir, "*.json"))]
         assert len(dumps) == 1, f"one dump for the one process, got {len(dumps)}"
         d = dumps[0]
         v = d["verdict"]
@@ -168,17 +215,9 @@ def init_all_4():
             a = {}
         assert a.get("kind") == "straggler" and a.get("culprit_ranks") == [3] and a.get("seq") == 2, \
             f"analyze names the straggler rank 3 at #2: {a}"
-    finally:
-        proc.stdin.close()  # releases the straggler
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
     assert proc.returncode == 0, f"the 4-rank process exits 0 once released ({proc.returncode})"
     assert not shm_entries(job_id), "no shared memory left after the process ended"
-    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(p.tmp, ignore_errors=True)
 
 
 def pid_of_rank(job, rank):
@@ -193,11 +232,30 @@ def pid_of_rank(job, rank):
     return None
 
 
+def check_frozen_analysis(job, victim):
+    """analyze, as the WARN line tells the user to run it: the culprit is the stopped process,
+    with its pid, its state and the command that lets it run again."""
+    report = wd.analyze(job)  # exit 3
+    procs = report.get("culprit_processes", [])
+    assert procs and procs[0].get("pid") == victim and procs[0].get("state") == "stopped", \
+        f"the culprit process is pid {victim}, stopped: {procs}"
+    r = subprocess.run([wd.CLI, "analyze", job.dump_dir], capture_output=True, text=True, timeout=60)
+    print(r.stdout)
+    head = r.stdout.split("\n\n", 1)[0].splitlines()
+    said = "\n".join(head)
+    assert r.returncode == 3 and head[:1] == ["VERDICT: straggler"], f"exit {r.returncode}:\n{said}"
+    who = [line for line in head if line.strip().startswith(f"rank 1 (") and f":{victim})" in line]
+    assert who and "stopped" in who[0], f"a first line gives rank 1's pid {victim} and 'stopped':\n{said}"
+    nxt = [line for line in head if line.strip().startswith("next:")]
+    assert nxt and f"kill -CONT {victim} on host " in nxt[0], f"the next command lets it run again:\n{said}"
+
+
 def frozen():
     """Rank 1 is stopped (SIGSTOP: the twin of a rank stuck in a driver, in D state). Its peers
     wait on it: their dumps name it the straggler, and the rank 0 or 2 watchdog writes its dump
     on its behalf with what the kernel says (process.os.state T, written_by), since its own
-    threads cannot answer. `ncclwatch status` shows it STOPPED, never idle."""
+    threads cannot answer. `ncclwatch status` shows it STOPPED, never idle; `ncclwatch analyze`
+    gives its pid, "stopped" and `kill -CONT <pid>` in its first lines."""
     # Rank 1 is stopped while it restores its data loader at step 20 (between two collectives),
     # so its peers wait on it whatever instant the stop lands.
     cmd = [wd.DDP_LOOP, "--quiet", "--steps", "100000", "--step-ms", "20", "--tp", "1",
@@ -226,6 +284,7 @@ def frozen():
                                         text=True, timeout=30).stdout)
         states = {p["pid"]: p["os_state"] for job_doc in doc["jobs"] for p in job_doc["processes"]}
         assert states.get(victim) == "T", f"status --json: os_state of pid {victim}: {states}"
+        check_frozen_analysis(job, victim)
     finally:
         job.stop()
         job.cleanup()
@@ -238,6 +297,7 @@ SCENARIOS = {
     "os_exit": os_exit,
     "healthy_no_leftovers": healthy_no_leftovers,
     "init_all_4": init_all_4,
+    "init_all_4_pair": init_all_4_pair,
     "frozen": frozen,
 }
 

@@ -115,6 +115,41 @@ def collective_hang():
         job.cleanup()
 
 
+def two_runs_apart():
+    """Two unrelated jobs, each killed while hung, their dump directories given to one analyze:
+    reported apart, each with its own verdict, the most recent first, and said so."""
+    first = run_scenario("apart_straggler", 2, ["--tp", "1", "--straggler-rank", "1", "--straggler-step", "3",
+                                                "--straggler-sec", "60"], expect_dumps=2)
+    second = run_scenario("apart_hang", 2, ["--tp", "1", "--transport-hang", "3"], expect_dumps=2)
+    try:
+        assert len(first.dump_files()) >= 2 and len(second.dump_files()) >= 2, "both jobs dumped"
+        r = subprocess.run([CLI, "analyze", first.dump_dir, second.dump_dir, "--json"], capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 3, f"analyze exit {r.returncode}: {r.stderr[:300]}"
+        report = json.loads(r.stdout)
+        assert report["verdict"]["kind"] == "collective_hang" and report["run"]["job_ids"] == [second.job_id], \
+            f"the most recent job leads, alone: {report['verdict']['kind']} {report['run']['job_ids']}"
+        others = report.get("other_runs", [])
+        assert len(others) == 1 and others[0]["verdict"]["kind"] == "straggler" and \
+            others[0]["verdict"]["culprit_ranks"] == [1] and others[0]["run"]["job_ids"] == [first.job_id], \
+            f"the other job is reported apart: {[(o['verdict']['kind'], o['run']['job_ids']) for o in others]}"
+        assert report["dumps_read"] == len(second.dump_files()), "no dump of one job is judged with the other's"
+        text = subprocess.run([CLI, "analyze", first.dump_dir, second.dump_dir], capture_output=True, text=True,
+                              timeout=60)
+        print(text.stdout)
+        lines = text.stdout.splitlines()
+        assert text.returncode == 3 and lines[:1] and lines[0].startswith("2 unrelated runs"), \
+            f"the first line says two runs are reported apart: {lines[:2]}"
+        runs = [i for i, line in enumerate(lines) if line.startswith("RUN ")]
+        assert len(runs) == 2 and second.job_id in lines[runs[0]] and first.job_id in lines[runs[1]], \
+            f"one heading per run, naming its job: {[lines[i] for i in runs]}"
+        assert lines[runs[0] + 1] == "VERDICT: collective_hang" and lines[runs[1] + 1] == "VERDICT: straggler", \
+            f"each heading leads its own verdict: {[lines[i + 1] for i in runs]}"
+    finally:
+        first.cleanup()
+        second.cleanup()
+
+
 def own_sigterm_handler():
     """A hung job whose ranks have their own SIGTERM handler (exit 7), stopped with SIGTERM: with
     the watcher, each rank dumps first (last gasp), then its own handler runs; the job exits 7
@@ -480,6 +515,7 @@ def status_live():
 
 SCENARIOS = {
     "straggler": straggler,
+    "two_runs_apart": two_runs_apart,
     "comm_name": comm_name,
     "extra_broadcast": extra_broadcast,
     "mismatch_count": lambda: mismatch("count"),

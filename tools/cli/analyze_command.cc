@@ -8,7 +8,6 @@
 
 #include "core/analyze/analyzer.h"
 #include "core/analyze/report.h"
-#include "core/analyze/resolution.h"
 #include "core/dump/dump_reader.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/dump_input.h"
@@ -33,8 +32,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
     return kExitUsage;
   }
   const dump::DumpSet& set = *read;
-  analyze::Analysis analysis = analyze::Analyze(set);
-  analyze::ApplyResolutions(set, &analysis);
+  const analyze::Analysis analysis = analyze::Analyze(set);
   if (options.json) {
     // error_handler_t::replace: a path in "rejected" may be invalid UTF-8, which the default
     // handler would throw on; JSON escapes every control character itself.
@@ -43,8 +41,14 @@ int RunAnalyze(const AnalyzeOptions& options) {
   } else {
     std::fputs(analyze::RenderTextReport(analysis).c_str(), stdout);  // escaped by the renderer
   }
-  // A job whose every incident completed after all (slow, not hung) ended well.
-  return analysis.verdict.kind == detect::VerdictKind::kNone || analysis.resolution.resolved ? kExitOk : kExitIncident;
+  // Any run or attempt that hung, whatever the job did next: a script must never read a hang
+  // as success. One whose every incident completed after all (slow, not hung) has its own code.
+  switch (analyze::OverallOutcome(analysis)) {
+    case analyze::Outcome::kNoHang: return kExitOk;
+    case analyze::Outcome::kResolvedHang: return kExitResolved;
+    case analyze::Outcome::kHang: break;
+  }
+  return kExitIncident;
 }
 
 }  // namespace
@@ -56,14 +60,16 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_status) {
                   "Directories of dumps, searched recursively: a shared one (one subdirectory per host is "
                   "fine), or one per host when each host wrote to its local disk")
       ->required();
-  cmd->add_flag("--json", options->json, "Print the stable JSON schema ncclwatch.analysis (version 3) instead of text");
+  cmd->add_flag("--json", options->json, "Print the stable JSON schema ncclwatch.analysis (version 4) instead of text");
   AddInputBudgetOption(cmd, &options->budget_bytes);
   cmd->footer(
-      "Exit status: 0 verdict none, or every incident resolved (each rank that dumped saw it complete);\n"
-      "3 a hang/incident verdict (straggler, mismatch, collective_hang, init_hang, sync_stuck,\n"
-      "rank_exited, p2p_*, replay_straggler, replay_hang) not resolved; 2 bad usage or unusable\n"
-      "input (missing directory, no dumps, every dump corrupt, truncated, foreign or of a future\n"
-      "version, dumps over --max-input-bytes).");
+      "Dumps are grouped by run (launcher and communicators) and attempt (torchrun restart, SLURM\n"
+      "requeue); each attempt is judged by its first incident, what followed (teardown) told after it.\n"
+      "Exit status: 0 no verdict in any run read; 3 a hang/incident verdict (straggler, mismatch,\n"
+      "collective_hang, init_hang, sync_stuck, rank_exited, p2p_*, replay_*) in some run or attempt, whatever the\n"
+      "job did next; 4 verdicts, every one resolved (each rank that dumped saw it complete: slow, not\n"
+      "hung); 2 bad usage or unusable input (missing directory, no dumps, every dump corrupt,\n"
+      "truncated, foreign or of a future version, dumps over --max-input-bytes).");
   cmd->callback([options, exit_status] { *exit_status = RunAnalyze(*options); });
 }
 

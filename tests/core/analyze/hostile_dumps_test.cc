@@ -158,8 +158,13 @@ TEST_CASE("2^20 ranks all present, held by a few processes, are analysed in line
   CHECK(a.verdict.kind == detect::VerdictKind::kCollectiveHang);
   CHECK(detect::AllCulpritRanks(a.verdict).size() == static_cast<size_t>(testing::kHugeRanks));
   CHECK(a.missing_ranks.empty());
-  // Communicator ranks differ from the processes' global ranks 0..7: the note names them.
-  CHECK(text.find("culprits: ranks 0-1048575 of the communicator = global ranks 0-7") != std::string::npos);
+  // Each process drives 2^17 communicator ranks: the culprit lines name each process once, with
+  // its global rank and its communicator ranks, and the culprits line no "= global" mapping.
+  CHECK(text.find("culprits: ranks 0-1048575\n") != std::string::npos);
+  CHECK(text.find("(rank 0) drives comm ranks 0-131071") != std::string::npos);
+  CHECK(text.find("(rank 3) drives comm ranks 393216-524287") != std::string::npos);
+  REQUIRE(a.culprit_processes.size() == 8);
+  CHECK(a.culprit_processes[0].ranks.size() == static_cast<size_t>(testing::kHugeRanks / 8));
   REQUIRE(a.stacks.size() == 8);  // one group per process, not one per rank
   size_t grouped = 0;
   for (const auto& g : a.stacks) grouped += g.ranks.size();

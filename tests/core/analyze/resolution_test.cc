@@ -81,7 +81,6 @@ TEST_CASE("an incident every dumping rank saw complete is resolved, after the lo
 
   analyze::Analysis a = analyze::Analyze(set);
   CHECK(a.verdict.kind == detect::VerdictKind::kCollectiveHang);
-  analyze::ApplyResolutions(set, &a);
   CHECK(a.resolution.resolved);
   const nlohmann::json json = analyze::RenderJsonReport(a);
   CHECK(json["verdict"]["resolved"] == true);
@@ -96,7 +95,6 @@ TEST_CASE("a rank that never saw the collective complete keeps the incident open
   WriteNote(dir, d0, 3 * kSec);
   const dump::DumpSet set = dump::ReadDumpDir(dir.path()).value();
   analyze::Analysis a = analyze::Analyze(set);
-  analyze::ApplyResolutions(set, &a);
   CHECK_FALSE(a.resolution.resolved);
   CHECK(a.resolution.resolved_after_ns == 0);
   CHECK(HasNoteWith(a.notes, "only 1 of its 2 dumps"));

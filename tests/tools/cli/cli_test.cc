@@ -221,6 +221,45 @@ TEST_CASE("trace writes trace-event JSON with one track per rank and the culprit
   CHECK_FALSE(Has(unwritable.err, ".tmp."));
 }
 
+// Two unrelated jobs, one directory each: trace draws the run analyze names (--run, the most
+// recent first), never a mix of both.
+TEST_CASE("trace takes several directories and draws one run of them", "[cli][trace]") {
+  testing::TempDir first, second, out_dir;
+  WriteStragglerJob(first.path());  // 8 ranks on kWorldComm
+  auto later = testing::HealthyJob(2, 0);
+  for (auto& d : later) {
+    d.comms.front().comm_hash = testing::kWorldComm + 1;  // another launch: another communicator
+    d.incident.id = "inc-later";
+    d.incident.job_id = "other-job";
+    d.incident.detected_unix_ns += 60'000'000'000ull;
+    d.process.pid += 5000;
+    testing::Issue(d, d.comms.front(), 5, 4);
+  }
+  testing::WriteJob(later, second.path());
+  auto tracks = [](const std::string& file) {
+    std::ifstream in(file);
+    const json trace = json::parse(in);
+    std::set<int> pids;
+    for (const auto& e : trace.at("traceEvents")) {
+      if (e["ph"] == "M" && e["name"] == "process_name") pids.insert(e["pid"].get<int>());
+    }
+    return pids.size();
+  };
+  const std::string out = out_dir.File("trace.json");
+  testing::ProcessResult recent = Ncclwatch({"trace", first.path(), second.path(), "-o", out});
+  REQUIRE(recent.exit_status == 0);
+  CHECK(Has(recent.out, "verdict collective_hang"));
+  CHECK(Has(recent.out, "traced run 1 of 2 unrelated runs"));
+  CHECK(tracks(out) == 2);
+  testing::ProcessResult older = Ncclwatch({"trace", first.path(), second.path(), "--run", "2", "-o", out});
+  REQUIRE(older.exit_status == 0);
+  CHECK(Has(older.out, "verdict straggler"));
+  CHECK(tracks(out) == 8);
+  testing::ProcessResult none = Ncclwatch({"trace", first.path(), second.path(), "--run", "3", "-o", out});
+  CHECK(none.exit_status == kExitUsage);
+  CHECK(Has(none.err, "--run 3: the dumps hold 2 runs"));
+}
+
 namespace {
 
 // A copy of the CLI in a bin/ next to a lib/ holding a stand-in libncclwatch.so.
