@@ -11,9 +11,9 @@
 #include "core/analyze/report.h"
 #include "core/analyze/runs.h"
 #include "core/analyze/thread_views.h"
+#include "core/clock/instant.h"
 #include "core/detect/p2p_op.h"
 #include "core/detect/verdict.h"
-#include "core/dump/process_facts.h"
 #include "core/format/comm_label.h"
 #include "core/format/duration.h"
 #include "core/format/escape.h"
@@ -329,7 +329,7 @@ std::string RunHeading(const Analysis& a, size_t index, size_t runs) {
   for (size_t i = 0; i < a.run.hosts.size() && i < 8; ++i) text += " " + Esc(a.run.hosts[i]);
   if (a.run.hosts.size() > 8) text += " ...";
   text += ", " + CountOf(a.run.attempts, "attempt", "attempts") + ", " + CountOf(a.run.dumps, "dump", "dumps");
-  if (a.run.last_unix_ns) text += ", the last at " + dump::FormatIso8601Utc(a.run.last_unix_ns);
+  if (a.run.last_unix_ns) text += ", the last at " + clock::FormatIso8601Utc(a.run.last_unix_ns);
   return text;
 }
 

@@ -211,8 +211,17 @@ def graph_watch_two_comms():
             "every replay of both ranks checked out")
         comms = sorted({c for _, _, _, _, c, _ in ts.init_lines(job)})
         assert len(comms) == 2, f"two communicators: {comms}"
-        table = subprocess.run([wd.CLI, "status", "--job", job.job_id], capture_output=True, text=True,
-                               timeout=60).stdout
+        # A completion is published at the tracker's next poll (50 ms busy): the last replay may
+        # still read in flight just after the ranks said they hold. Asked again until both
+        # communicators' rows are idle, for at most 2 s (40 polls).
+        deadline = time.monotonic() + 2
+        while True:
+            table = subprocess.run([wd.CLI, "status", "--job", job.job_id], capture_output=True, text=True,
+                                   timeout=60).stdout
+            rows_of = [l for l in table.splitlines() if l.split()[2:3] and l.split()[2] in comms]
+            if (len(rows_of) == 4 and all(" idle" in l for l in rows_of)) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         header = next((l for l in table.splitlines() if l.startswith("RANK")), "")
         assert "REPLAY" in header.split(), f"status has a REPLAY column: {header}"
         for comm in comms:
