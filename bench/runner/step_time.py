@@ -15,10 +15,10 @@ CPU_SECTION = "watchdog CPU + shm"
 NRANKS = 4
 STEP_MS = 50
 GOAL_RATIO = 1.01
-GOAL_CPU_PCT = 0.1          # of one core, per rank: the watchdog thread (issue 4)
-GOAL_ADDED_CPU_PCT = 0.15   # of one core, per rank: everything of ours, hooks and threads (issue 33)
+GOAL_CPU_PCT = 0.1          # of one core, per rank: the watchdog thread
+GOAL_ADDED_CPU_PCT = 0.15   # of one core, per rank: everything of ours, hooks and threads
 THREADS = {"ncclwatch-wd": "watchdog thread", "ncclwatch": "tracker thread"}
-GOAL_SHM_BYTES = 2 << 20    # reserved per rank (issue 18; 16 communicators: teardown.py)
+GOAL_SHM_BYTES = 2 << 20    # reserved per rank (16 communicators: teardown.py)
 
 
 # Per-thread CPU percentages gathered over the preload runs of one section run.

@@ -257,7 +257,7 @@ inline constexpr PeerAndFlags UnpackPeerAndFlags(uint64_t packed) {
   return {static_cast<int32_t>(static_cast<uint32_t>(packed)), static_cast<uint32_t>(packed >> 32)};
 }
 
-// ---- CUDA graph replays (layout 8).
+// ---- CUDA graph replays.
 // A collective captured into a CUDA graph is recorded once, at capture (kRecordCaptured: it
 // owes no completion of its own), and runs at every launch of the graph. Each launch of an
 // executable graph that holds ops of a communicator appends one ReplayRecord to that
@@ -430,7 +430,7 @@ struct SegmentGeometry {
   uint64_t CommSlotOffset(uint32_t index) const { return comm_slots_offset + uint64_t{index} * comm_slot_bytes; }
   // A slot's ring follows its CommSlotHeader, 64-byte aligned (RingRecord is one cache line).
   uint64_t RingOffset(uint32_t index) const { return CommSlotOffset(index) + kRingOffsetInCommSlot; }
-  // Its replay ring follows the ring (layout 8): a ReplayRingHeader, then the records.
+  // Its replay ring follows the ring: a ReplayRingHeader, then the records.
   uint64_t ReplayRingOffset(uint32_t index) const { return RingOffset(index) + uint64_t{ring_capacity} * sizeof(RingRecord); }
   static constexpr uint64_t kRingOffsetInCommSlot = (sizeof(CommSlotHeader) + 63) / 64 * 64;
   static constexpr uint64_t kReplayRingBytes = sizeof(ReplayRingHeader) + uint64_t{kReplayRingCapacity} * sizeof(ReplayRecord);

@@ -137,7 +137,7 @@ void ToReplayView(const ReplayRecord& r, ReplayView* out) {
   out->complete_ns = (ops.flags & kRecordAborted) != 0 ? 0 : r.complete_ns.load(kRelaxed);
 }
 
-// The replay ring of one comm (layout 8): its header, then its newest records, oldest first.
+// The replay ring of one comm: its header, then its newest records, oldest first.
 void ReadReplays(const SegmentFile& file, uint64_t offset, CommView* out) {
   ReplayRingHeader header;
   if (!file.Read(offset, &header, sizeof header)) return;

@@ -1,4 +1,4 @@
-// CUDA graph replays (layout 8): each launch's ReplayRecord, written by CommSlot and read back
+// CUDA graph replays: each launch's ReplayRecord, written by CommSlot and read back
 // by the reader with its graph key, replay number, captured ops, flags and completion; the
 // ring keeps the newest kReplayRingCapacity, and an abort flags the pending ones.
 #include <catch2/catch.hpp>

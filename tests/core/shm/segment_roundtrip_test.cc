@@ -47,7 +47,7 @@ TEST_CASE("layout: the parts of a segment are aligned, in order and never overla
       CHECK(g.CommSlotOffset(i) % 64 == 0);
       CHECK(g.RingOffset(i) % 64 == 0);
       CHECK(g.RingOffset(i) >= g.CommSlotOffset(i) + sizeof(CommSlotHeader));
-      // The replay ring (layout 8) follows the ring and ends the slot.
+      // The replay ring follows the ring and ends the slot.
       CHECK(g.RingOffset(i) + uint64_t{g.ring_capacity} * sizeof(RingRecord) == g.ReplayRingOffset(i));
       CHECK(g.ReplayRingOffset(i) % 64 == 0);
       CHECK(g.ReplayRingOffset(i) + SegmentGeometry::kReplayRingBytes == g.CommSlotOffset(i) + g.comm_slot_bytes);
