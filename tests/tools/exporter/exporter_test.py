@@ -99,18 +99,33 @@ def samples(parsed, name, **labels):
 
 class Exporter:
     def __init__(self, *args):
-        self.port = free_port()
-        self.log = tempfile.TemporaryFile()
-        cmd = [st.CLI, "exporter", "--listen", f"127.0.0.1:{self.port}"] + list(args)
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
+        # A free port can be taken by a test running beside this one between free_port() and
+        # the exporter's bind: then this exporter exits, and a connection would reach the other
+        # test's server. So wait for this exporter's own "serving" line, and on a lost race
+        # start again on another port.
+        for _ in range(5):
+            self.port = free_port()
+            fd, self.log_path = tempfile.mkstemp(prefix="ncclwatch-exporter-", suffix=".log")
+            os.close(fd)
+            cmd = [st.CLI, "exporter", "--listen", f"127.0.0.1:{self.port}"] + list(args)
+            with open(self.log_path, "ab") as log:  # O_APPEND: this process's reads move no offset of its
+                self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and self.alive() and not self._serving():
                 time.sleep(0.05)
-        pytest.fail("exporter listening within 10 s")
+            if self._serving() and self.alive():
+                return
+            if self.alive():
+                break
+            self.proc.wait()
+        pytest.fail(f"exporter serving within 10 s: {self.output()}")
+
+    def output(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def _serving(self):
+        return f"serving /metrics on 127.0.0.1:{self.port} " in self.output()
 
     def scrape(self, timeout=5.0):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=timeout) as r:
@@ -148,8 +163,8 @@ class Exporter:
                 pytest.fail("exporter stops within 10 s of SIGTERM")
         else:
             pytest.fail(f"exporter still running at the end (exit {self.proc.returncode})")
-        self.log.seek(0)
-        print("exporter output:\n" + self.log.read().decode(errors="replace"))  # pytest shows it on a failure
+        print("exporter output:\n" + self.output())  # pytest shows it on a failure
+        os.unlink(self.log_path)
 
 
 def promtool_check_metrics(text):
