@@ -19,6 +19,7 @@
 #define NCCLWATCH_CORE_WATCH_FACTS_FROM_SNAPSHOT_H_
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/detect/facts.h"
 #include "core/shm/snapshot.h"
@@ -28,6 +29,9 @@ namespace ncclwatch::watch {
 // The newest `max_records` collective records, and as many P2P records, of each communicator are kept;
 // completion is judged over every record first.
 inline constexpr size_t kRecordsPerCommInView = 64;
+// For a snapshot whose read already bounded its records (status, the exporter's --max-records):
+// keep them all, so that an old pending op is judged by its own record.
+inline constexpr size_t kEveryRecordRead = SIZE_MAX;
 
 detect::ExitFacts ExitFactsFromSnapshot(const shm::ProcessView& process);
 detect::CommFacts CommFactsFromSnapshot(const shm::CommView& comm, size_t max_records = kRecordsPerCommInView);

@@ -286,7 +286,7 @@ std::vector<detect::Verdict> JudgeFacts(const detect::JobFacts& facts, uint64_t 
 }
 
 std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
-  const detect::JobFacts facts = watch::FactsFromSnapshot(snapshot);
+  const detect::JobFacts facts = watch::FactsFromSnapshot(snapshot, watch::kEveryRecordRead);
   const uint64_t threshold = StatusThresholdNs(snapshot);
   const std::vector<detect::Verdict> verdicts = JudgeFacts(facts, threshold, now_ns);
   // The job id comes from shared memory any process of the user may have written.
@@ -324,7 +324,7 @@ std::string RenderStatusTable(const shm::JobSnapshot& snapshot, uint64_t now_ns)
 }
 
 nlohmann::json StatusJson(const shm::JobSnapshot& snapshot, uint64_t now_ns) {
-  const detect::JobFacts facts = watch::FactsFromSnapshot(snapshot);
+  const detect::JobFacts facts = watch::FactsFromSnapshot(snapshot, watch::kEveryRecordRead);
   const uint64_t threshold = StatusThresholdNs(snapshot);
   const std::vector<detect::Verdict> verdicts = JudgeFacts(facts, threshold, now_ns);
   nlohmann::json processes = nlohmann::json::array();

@@ -224,7 +224,7 @@ MetricsOutput BuildMetricFamilies(const MetricsInput& input) {
   std::set<std::string> jobs_seen;
   for (const auto& job : input.jobs) {
     if (job.processes.empty() || !jobs_seen.insert(job.job_id).second) continue;
-    const detect::JobFacts facts = watch::FactsFromSnapshot(job);
+    const detect::JobFacts facts = watch::FactsFromSnapshot(job, watch::kEveryRecordRead);
     out.dropped += CommsLeftOut(job, facts);
     AddComms(job.job_id, facts, input.now_ns, &comms, &out.dropped);
     AddProcesses(job.job_id, facts, &processes);

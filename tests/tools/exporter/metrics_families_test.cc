@@ -144,6 +144,16 @@ TEST_CASE("the oldest pending op is the detector's: completion in stream order, 
   CHECK(Pending(c) == Approx(4.0));
 }
 
+TEST_CASE("every record the exporter read is judged (--max-records), not only the watchdog's newest 64") {
+  // #31 pending since now - 169 s, then 69 more issued: the oldest pending record is the 70th newest.
+  shm::CommView c = Comm(0xabc, 0, 1, 0, 0);
+  for (uint64_t s = 1; s <= 100; ++s) c.records.push_back(Record(s, kNow - (200 - s) * kSec, s <= 30 ? kNow : 0));
+  c.last_enqueued_seq = 100;
+  c.last_completed_seq = 30;
+  MetricsOutput out = BuildMetricFamilies(Input({Process(0, 100, {c})}));
+  CHECK(Value(FamilyNamed(out, "ncclwatch_comm_oldest_pending_seconds").metric[0]) == Approx(169.0));
+}
+
 TEST_CASE("a pending op whose record left the ring has an unknown age: NaN, never 0") {
   shm::CommView c = Comm(1, 0, 2, 5, 3);
   c.records.erase(c.records.begin(), c.records.begin() + 5);
