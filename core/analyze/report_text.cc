@@ -83,14 +83,14 @@ void WaitTimes(const Analysis& a, std::ostringstream& out) {
   std::vector<int> waiters;
   std::vector<const RankRow*> rows;
   for (const auto& r : a.ranks) {
-    const bool waits = v.graph != 0 ? r.replays_launched >= v.seq && r.replays_completed < v.seq
+    const bool waits = detect::AboutReplay(v) ? r.replays_launched >= v.seq && r.replays_completed < v.seq
                                     : r.last_joined >= v.seq && r.last_completed < v.seq;
     if (!r.has_dump || !waits || !r.waiting_ns) continue;
     waiters.push_back(r.rank);
     rows.push_back(&r);
   }
   if (rows.empty()) return;
-  out << "  " << FormatRanks(waiters) << (v.graph != 0 ? " launched replay " : " joined #") << v.seq << ' '
+  out << "  " << FormatRanks(waiters) << (detect::AboutReplay(v) ? " launched replay " : " joined #") << v.seq << ' '
       << AgeSpan(rows, &RankRow::waiting_ns)
       << " ago and " << format::Agree(format::CountRanks(format::ToRanges(waiters)), "waits", "wait")
       << " in it (ages at each rank's dump)\n";
@@ -155,7 +155,7 @@ void Verdict(const Analysis& a, std::ostringstream& out) {
     if (v.comm_hash) {
       out << "  communicator " << format::CommLabel(v.comm_hash, v.comm_name) << " (" << CountOf(v.nranks, "rank", "ranks") << ")\n";
     }
-    if (v.seq && v.graph != 0) {
+    if (v.seq && detect::AboutReplay(v)) {
       out << "  replay " << v.seq << " of " << Esc(v.graph_label) << " (key " << format::FormatHex(v.graph)
           << (v.framework_seq != 0 ? "; its first op is framework seq " + std::to_string(v.framework_seq) : "")
           << ")\n";
@@ -188,7 +188,7 @@ void RankStates(const Analysis& a, std::ostringstream& out) {
   using Key = std::tuple<std::string, uint64_t, uint64_t, bool>;
   std::map<Key, std::vector<const RankRow*>> groups;
   // A verdict about a graph's replay: how far each rank got in that graph's replays.
-  const bool replays = a.verdict.graph != 0;
+  const bool replays = detect::AboutReplay(a.verdict);
   for (const auto& r : a.ranks) {
     groups[{r.state, replays ? r.replays_launched : r.last_joined, replays ? r.replays_completed : r.last_completed,
             r.has_dump}]

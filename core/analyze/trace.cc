@@ -306,7 +306,7 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
     }
     if (tracks[i].culprit) {
       std::string label = "culprit: " + detect::ToString(verdict.kind) +
-                          (verdict.graph != 0 ? " replay " + std::to_string(verdict.seq) + " of " + verdict.graph_label
+                          (detect::AboutReplay(verdict) ? " replay " + std::to_string(verdict.seq) + " of " + verdict.graph_label
                                               : (verdict.seq ? " #" + std::to_string(verdict.seq) : "") +
                                                     (verdict.op.empty() ? "" : " " + verdict.op));
       events.push_back(json{{"ph", "i"}, {"s", "p"}, {"name", label}, {"cat", "verdict"}, {"pid", pid},

@@ -5,7 +5,7 @@
 namespace ncclwatch::detect {
 
 uint64_t ReplayGraphOf(const Verdict& verdict) {
-  return IsReplayKind(verdict.kind) || verdict.kind == VerdictKind::kRankExited ? verdict.graph : 0;
+  return AboutReplay(verdict) ? verdict.graph : 0;
 }
 
 IncidentKey IncidentKeyOf(const Verdict& verdict) {

@@ -59,6 +59,14 @@ std::string WaitSubject(uint64_t seq, const std::string& op, uint64_t framework_
 
 bool IsReplayKind(VerdictKind kind) { return kind == VerdictKind::kReplayStraggler || kind == VerdictKind::kReplayHang; }
 
+bool AboutReplay(const Verdict& v) {
+  return v.graph != 0 && (IsReplayKind(v.kind) || v.kind == VerdictKind::kRankExited);
+}
+
+std::string WaitSubject(const Verdict& v) {
+  return WaitSubject(v.seq, v.op, v.framework_seq, IsPointToPointKind(v.kind), AboutReplay(v) ? v.graph_label : "");
+}
+
 std::string ToString(SyncTarget target) {
   switch (target) {
     case SyncTarget::kStream: return "stream";

@@ -158,6 +158,13 @@ struct Verdict {
   std::vector<uint64_t> explained_comms;
 };
 
+// Whether `v` is about a replay: its seq is a replay number of `graph` (replay_straggler,
+// replay_hang, a rank_exited in a replay). A mismatch at capture names a graph too, but its
+// seq is the #N of the captured op.
+bool AboutReplay(const Verdict& v);
+// WaitSubject for `v`: its graph label only when it is about a replay.
+std::string WaitSubject(const Verdict& v);
+
 // Every culprit of `verdict`, sorted: culprit_ranks and culprits_without_facts expanded.
 // O(culprits), up to 2^20 for a communicator of ranks without facts: for reports, which print
 // them, never for the classifier, which keeps the runs.

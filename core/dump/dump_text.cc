@@ -103,7 +103,7 @@ void RenderHeader(const RankDump& d, std::ostringstream& out) {
   out << '\n';
   const auto& v = d.verdict;
   out << "verdict " << detect::ToString(v.kind) << " comm " << format::CommLabel(v.comm_hash, NameOf(d, v.comm_hash)) << ' '
-      << Esc(detect::WaitSubject(v.seq, v.op, v.framework_seq, detect::IsPointToPointKind(v.kind), v.graph_label))
+      << Esc(detect::WaitSubject(v))
       << " culprits " << FormatRangeList(v.culprit_ranks) << " others " << FormatRangeList(v.other_ranks)
       << (v.partial ? " (partial view)" : "") << "\n  " << Esc(v.summary) << "\n\n";
   const auto& e = d.environment;

@@ -87,7 +87,7 @@ std::string IncidentLine(const LineOrigin& origin, const detect::Verdict& v, con
                               : " culprit ranks " + CulpritList(v);
   return LinePrefix(origin, "WARN") + detect::ToString(v.kind) + " comm " +
          format::CommLabelUnescaped(v.comm_hash, v.comm_name) + " " +
-         detect::WaitSubject(v.seq, v.op, v.framework_seq, detect::IsPointToPointKind(v.kind), v.graph_label) + who +
+         detect::WaitSubject(v) + who +
          DumpsAndNextStep(dump_dir, written, related);
 }
 

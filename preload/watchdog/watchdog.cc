@@ -331,7 +331,7 @@ class Poller {
     open_.push_back(OpenIncident{*key, dump::ResolutionOf(d),
                                  {detect::ToString(d.verdict.kind), d.verdict.comm_hash, d.verdict.seq, d.verdict.op,
                                   dump::ResolutionPathFor(d, settings_.dump_dir), CommNameIn(d, d.verdict.comm_hash),
-                                  d.verdict.graph_label}});
+                                  detect::AboutReplay(d.verdict) ? d.verdict.graph_label : ""}});
   }
 
   // The name of the dump's communicator `hash`, as the incident line showed it.

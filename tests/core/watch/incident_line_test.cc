@@ -99,6 +99,20 @@ TEST_CASE("the framework's sequence number follows the op when known", "[inciden
         std::string::npos);
 }
 
+TEST_CASE("a replay is named as one; a mismatch at capture names its graph but waits on a #N", "[incident_line]") {
+  detect::Verdict v = MakeVerdict(detect::VerdictKind::kReplayStraggler, 0xab, 58, "AllReduce");
+  v.graph = 0x77;
+  v.graph_label = "graph [AllReduce from #2 on comm 0xab]";
+  v.culprit_ranks = {1};
+  v.rank_evidence = {Rank(1, 1)};
+  CHECK(watch::IncidentLine(kOrigin, v, "", "/d", true).find(
+            " replay 58 of graph [AllReduce from #2 on comm 0xab] culprit ranks [1]") != std::string::npos);
+  v.kind = detect::VerdictKind::kMismatch;
+  v.seq = 2;
+  CHECK(watch::IncidentLine(kOrigin, v, "", "/d", true).find(" comm 0xab #2 AllReduce culprit ranks [1]") !=
+        std::string::npos);
+}
+
 TEST_CASE("a host whose ranks all joined names the remote ranks it waits for", "[incident_line]") {
   detect::Verdict v = MakeVerdict(detect::VerdictKind::kCollectiveHang, 0xab, 9, "AllGather");
   v.culprits_without_facts = {{4, 7}};
