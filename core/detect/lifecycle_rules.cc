@@ -60,7 +60,11 @@ std::optional<Verdict> CheckRankExited(const RuleContext& context) {
     uint64_t pending = OldestPendingSeq(member);
     seq = seq == 0 ? pending : std::min(seq, pending);
   }
-  if (waiters.empty()) return CheckRankExitedInReplay(context);
+  if (waiters.empty()) {
+    std::optional<Verdict> in_replay = CheckRankExitedInReplay(context);
+    if (in_replay) AddExitNotes(group, *in_replay);
+    return in_replay;
+  }
 
   Verdict verdict = StartVerdict(VerdictKind::kRankExited, group, seq);
   for (const CommMember& member : group.members) {

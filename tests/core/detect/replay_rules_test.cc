@@ -1,6 +1,7 @@
 // CUDA graph replays in the one classifier, with crafted facts: the straggler of a replay, a
 // hung replay, a mismatch at capture, a replay stuck behind an eager op (and the reverse), a
 // rank that exited while its peers wait in a replay, and what is healthy.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "core/detect/detector.h"
@@ -270,6 +271,9 @@ TEST_CASE("rank_exited while its peers wait in a replay it had not completed", "
   CHECK(v.summary == "rank_exited on comm 0xc0ffee: rank 1 left while rank 0 waits in replay 3 of graph [AllReduce "
                      "from #2 on comm 0xc0ffee]");
   CHECK(IncidentKeyOf(v).graph == kGraph);
+  // How it left, as a rank_exited in a collective says.
+  CHECK(std::find(v.notes.begin(), v.notes.end(), "rank 1 died without recording an exit (killed or crashed) after #2") !=
+        v.notes.end());
 }
 
 TEST_CASE("a pending replay is a wait: the oldest wait, and what a blocked host sync waits behind", "[replays]") {
