@@ -90,7 +90,6 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
   options.host = shm::HostName();
   options.rank = config.launcher_rank;
   options.ring_capacity = config.ring_capacity;
-  // Milliseconds in 32 bits: up to 49 days, far beyond any useful threshold.
   options.stall_threshold_ns = config.stall_threshold_ns;
   Result<std::unique_ptr<shm::SegmentWriter>> created = shm::SegmentWriter::Create(options);
   if (!created.ok()) {
@@ -117,6 +116,7 @@ std::unique_ptr<Runtime> CreateRuntime(const settings::Settings& config) {
   ArmExitEvidence(&rt->segment->header(), rt->owner_pid);
   WatchdogSettings watchdog_settings = WatchdogSettingsOf(config, options.host);
   watchdog_settings.run_key = options.run_key;
+  watchdog_settings.process_start_unix_ns = shm::StartTicksToUnixNs(options.process_start_ticks);
   rt->watchdog = std::make_unique<Watchdog>(std::move(watchdog_settings));
   return rt;
 }

@@ -492,7 +492,6 @@ WatchdogSettings WatchdogSettingsOf(const settings::Settings& config, const std:
   s.capture = settings::CaptureOptionsOf(config);
   s.nccl_env = config.nccl_env;
   s.attempt = detect::Attempt{config.launcher_rank.restart_count, config.launcher_rank.requeue_count};
-  s.process_start_unix_ns = shm::StartTicksToUnixNs(shm::ProcessStartTicks(getpid()));
   return s;
 }
 
