@@ -164,7 +164,11 @@ def graph_watch_replay_hang():
         assert ok_lines(job.output(), "replay") == {0: [1, 2, 3, 4], 1: [1, 2, 3, 4]}, "replays 1-4 checked out"
         comm = ts.world_comm(job)
         check_replay_incident(live_dumps(job, "replay_hang"), "replay_hang", comm, 5, [0, 1], [0, 1])
-        lines = [l for l in job.output().splitlines() if "NCCLWATCH WARN replay_hang" in l]
+        # A rank logs its line once its dump is written: the second line may follow the second dump.
+        def warn_lines():
+            return [l for l in job.output().splitlines() if "NCCLWATCH WARN replay_hang" in l]
+        job.wait(lambda: len(warn_lines()) >= 2, 10)
+        lines = warn_lines()
         assert len(lines) == 2 and all(f"replay 5 of graph [AllReduce from #" in l for l in lines), (
             f"each rank logs the replay and its graph: {lines}")
         sigterm_all(job)
