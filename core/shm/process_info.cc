@@ -52,11 +52,10 @@ uint64_t ProcessStartTicks(pid_t pid) {
   return StartTicksOf(stat);
 }
 
-bool ProcessIsAlive(pid_t pid, uint64_t start_ticks) {
-  if (pid <= 0) return false;
+ProcessLook LookAtProcess(pid_t pid, uint64_t start_ticks) {
+  if (pid <= 0) return {};
   // The caller itself runs: no /proc read. The watchdog asks this of every segment of its
-  // job at every poll, and a /proc/<pid>/stat read (the kernel formats 52 fields) was a fifth
-  // of its time; this process's start ticks are read once (a fork's child reads its own).
+  // job at every poll; this process's start ticks are read once (a fork's child reads its own).
   static std::atomic<pid_t> self_pid{0};
   static std::atomic<uint64_t> self_start_ticks{0};
   const pid_t self = getpid();
@@ -65,17 +64,20 @@ bool ProcessIsAlive(pid_t pid, uint64_t start_ticks) {
       self_start_ticks.store(ProcessStartTicks(self), std::memory_order_relaxed);
       self_pid.store(self, std::memory_order_release);
     }
-    return self_start_ticks.load(std::memory_order_relaxed) == start_ticks;
+    return {self_start_ticks.load(std::memory_order_relaxed) == start_ticks, 0};
   }
   // One read gives both the state and the start time.
   char stat[1024];
-  if (!ReadProcStat(pid, stat, sizeof(stat))) return false;
+  if (!ReadProcStat(pid, stat, sizeof(stat))) return {};
   const char* cursor = AfterCommandName(stat);
-  if (cursor == nullptr) return false;
+  if (cursor == nullptr) return {};
   while (*cursor == ' ') ++cursor;
-  if (*cursor == 'Z' || *cursor == 'X') return false;
-  return StartTicksOf(stat) == start_ticks;
+  if (*cursor == 'Z' || *cursor == 'X') return {};
+  if (StartTicksOf(stat) != start_ticks) return {};
+  return {true, *cursor};
 }
+
+bool ProcessIsAlive(pid_t pid, uint64_t start_ticks) { return LookAtProcess(pid, start_ticks).alive; }
 
 std::string BootId() {
   char id[64] = {};
@@ -89,12 +91,16 @@ std::string BootId() {
   return text;
 }
 
-bool ProcessOfBootIsAlive(const char* boot_id, size_t boot_id_bytes, pid_t pid, uint64_t start_ticks) {
+ProcessLook LookAtProcessOfBoot(const char* boot_id, size_t boot_id_bytes, pid_t pid, uint64_t start_ticks) {
   // Read once: the boot id cannot change while we run.
   static const std::string* const kThisBoot = new std::string(BootId());
   const std::string theirs(boot_id, strnlen(boot_id, boot_id_bytes));
-  if (theirs.empty() || theirs != *kThisBoot) return false;
-  return ProcessIsAlive(pid, start_ticks);
+  if (theirs.empty() || theirs != *kThisBoot) return {};
+  return LookAtProcess(pid, start_ticks);
+}
+
+bool ProcessOfBootIsAlive(const char* boot_id, size_t boot_id_bytes, pid_t pid, uint64_t start_ticks) {
+  return LookAtProcessOfBoot(boot_id, boot_id_bytes, pid, start_ticks).alive;
 }
 
 uint64_t StartTicksToUnixNs(uint64_t start_ticks) {
@@ -134,14 +140,18 @@ std::string ReadProcFile(pid_t pid, const char* name, size_t limit) {
 
 }  // namespace
 
-OsState ReadOsState(pid_t pid) {
+OsState ReadOsState(pid_t pid, char state) {
   OsState out;
-  char stat[1024];
-  if (pid <= 0 || !ReadProcStat(pid, stat, sizeof(stat))) return out;
-  const char* cursor = AfterCommandName(stat);
-  if (cursor == nullptr) return out;
-  while (*cursor == ' ') ++cursor;
-  out.state = *cursor;
+  if (pid <= 0) return out;
+  if (state == 0) {
+    char stat[1024];
+    if (!ReadProcStat(pid, stat, sizeof(stat))) return out;
+    const char* cursor = AfterCommandName(stat);
+    if (cursor == nullptr) return out;
+    while (*cursor == ' ') ++cursor;
+    state = *cursor;
+  }
+  out.state = state;
   if (out.state != 'D' && out.state != 'T' && out.state != 't') return out;
   out.wchan = ReadProcFile(pid, "wchan", 256);
   if (out.wchan == "0") out.wchan.clear();

@@ -244,7 +244,9 @@ void FillProcessFields(const SegmentHeader& h, ProcessView* view) {
   view->pid = h.pid;
   view->process_start_ticks = h.process_start_ticks;
   view->run_key = h.run_key;
-  view->alive = ProcessOfBootIsAlive(h.boot_id, sizeof h.boot_id, h.pid, h.process_start_ticks);
+  const ProcessLook look = LookAtProcessOfBoot(h.boot_id, sizeof h.boot_id, h.pid, h.process_start_ticks);
+  view->alive = look.alive;
+  view->os.state = look.state;  // the rest of the OS state only where ReadJobSnapshot asks
   const uint32_t state = h.state.load(kRelaxed);
   view->closed = state == static_cast<uint32_t>(SegmentState::kClosed);
   view->exited = state == static_cast<uint32_t>(SegmentState::kExited);
@@ -367,7 +369,9 @@ JobSnapshot ReadJobSnapshot(const std::string& job_id, uid_t uid, size_t max_rec
                                            " runs but does not map it (a copy, not its segment)");
         continue;
       }
-      view->os = ReadOsState(view->pid);
+      view->os = ReadOsState(view->pid, view->os.state);
+    } else {
+      view->os = {};
     }
     snapshot.processes.push_back(std::move(*view));
   }
