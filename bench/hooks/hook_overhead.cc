@@ -16,8 +16,9 @@
 // as a static CUDA runtime calls it: through the pointer cuGetProcAddress_v2 gave, itself found
 // with dlsym in libcuda.so.1; only when libcuda.so.1 is found), graph_launch (cudaGraphLaunch of
 // a graph holding one captured ncclAllReduce: a replay record and its completion event),
-// graph_launch_plain (cudaGraphLaunch of a graph without NCCL ops: one lookup), and the floor: plt_empty (an
-// empty call into a shared object), clock_read (one clock_gettime(CLOCK_MONOTONIC)),
+// graph_launch_plain (cudaGraphLaunch of a graph without NCCL ops: one lookup), and the floor:
+// nothing (an empty lambda: what the timing itself costs, cold after the pause too), plt_empty
+// (an empty call into a shared object), clock_read (one clock_gettime(CLOCK_MONOTONIC)),
 // stamp_read (one clock::StampNowNs, the hooks' clock, calibrated here as the preload's tracker
 // does: refreshed in every pause) and cuda_record (one cuEventRecord on the sim driver, the call
 // the hook adds per op; only when libcuda.so.1 is found). Per hooked family also, once per batch:
@@ -172,6 +173,7 @@ std::vector<Family> Families(const Sim& sim) {
       {"sync", [&] { cudaStreamSynchronize(sim.stream); }, true},
       {"graph_launch", [&] { cudaGraphLaunch(sim.nccl_graph, sim.stream); }, true},
       {"graph_launch_plain", [&] { cudaGraphLaunch(sim.plain_graph, sim.stream); }, true},
+      {"nothing", [] {}},
       {"plt_empty", [] { ncclwatch_bench_empty_call(); }},
       {"clock_read",
        [] {
