@@ -9,9 +9,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 import pytest
@@ -133,6 +135,38 @@ def case_timeout():
     assert status == 124 and took < 20, f"status {status} after {took:.1f} s"
     no_strays("301.25")
     no_strays("302.25")
+
+
+def case_signal_while_polling():
+    """SIGTERM stops every host and exits 143 even when it lands while Popen.poll() holds the
+    Popen's wait lock: the handler once stopped the hosts itself, and its wait() then blocked
+    on that lock for ever (a benchmark's sim-cluster hung so). The wrapper holds the lock 50 ms
+    in every poll, so that the signal lands inside it."""
+    wrapper = textwrap.dedent(f"""
+        import runpy, subprocess, sys, time
+        original = subprocess.Popen._internal_poll
+        def slow_poll(self, *args, **kwargs):
+            with self._waitpid_lock:
+                time.sleep(0.05)
+            return original(self, *args, **kwargs)
+        subprocess.Popen._internal_poll = slow_poll
+        sys.argv = [{SIM_CLUSTER!r}] + sys.argv[1:]
+        runpy.run_path({SIM_CLUSTER!r}, run_name="__main__")
+    """)
+    env = dict(os.environ, BUILD_DIR=BUILD)
+    env.pop("NCCLSIM_FABRIC_DIR", None)
+    p = subprocess.Popen([sys.executable, "-c", wrapper, "--hosts", "2", "--", "sh", "-c", "sleep 303.25"],
+                         env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2)
+        p.send_signal(signal.SIGTERM)
+        status = p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        pytest.fail("sim-cluster did not exit within 20 s of SIGTERM (its handler deadlocked)")
+    assert status == 128 + signal.SIGTERM, f"status {status}, expected 143; stderr:\n{p.stderr.read()}"
+    no_strays("303.25")
 
 
 def case_status():
