@@ -258,21 +258,24 @@ void Tracker::CreateMissingEvents() {
   }
 }
 
+template <typename Slot, typename FinishFn>
+bool Tracker::PollSlot(int device, DevicePool* pool, Slot* slot, int* bound_device, FinishFn finish, uint64_t now_ns) {
+  Bind(device, pool, bound_device);
+  const cudaError_t status = Query(slot->event);
+  if (status == cudaErrorNotReady) return true;
+  // Any other status: the event is unusable; its records never complete.
+  finish(slot, status == cudaSuccess, now_ns);
+  Release(slot);
+  return false;
+}
+
 template <typename Slot, uint32_t kSlots, typename FinishFn>
 int Tracker::PollSlots(int device, DevicePool* pool, Slot (&slots)[kSlots], int* bound_device, FinishFn finish,
                        uint64_t now_ns) {
   int still_pending = 0;
   for (Slot& slot : slots) {
     if (slot.state.load(std::memory_order_acquire) != kPending) continue;
-    Bind(device, pool, bound_device);
-    const cudaError_t status = Query(slot.event);
-    if (status == cudaErrorNotReady) {
-      ++still_pending;
-      continue;
-    }
-    // Any other status: the event is unusable; its records never complete.
-    finish(&slot, status == cudaSuccess, now_ns);
-    Release(&slot);
+    if (PollSlot(device, pool, &slot, bound_device, finish, now_ns)) ++still_pending;
   }
   return still_pending;
 }
@@ -318,14 +321,7 @@ int Tracker::PollPool(int device, DevicePool* pool, bool full, int* bound_device
     const uint32_t state = slot.state.load(std::memory_order_acquire);
     if (state == kFree) continue;
     if (state == kPending) {
-      Bind(device, pool, bound_device);
-      const cudaError_t status = Query(slot.event);
-      if (status != cudaErrorNotReady) {
-        // Any other status: the event is unusable; its records never complete.
-        Finish(&slot, status == cudaSuccess, now_ns);
-        Release(&slot);
-        continue;
-      }
+      if (!PollSlot(device, pool, &slot, bound_device, Finish, now_ns)) continue;
       ++still_pending;
     }
     // Pending, or claimed by a hook that has not recorded yet: the next poll starts here.

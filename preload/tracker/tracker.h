@@ -183,6 +183,10 @@ class alignas(64) Tracker {
   void Bind(int device, DevicePool* pool, int* bound_device);
   static void Finish(EventSlot* slot, bool completed, uint64_t now_ns);
   static void FinishReplays(ReplayEventSlot* slot, bool completed, uint64_t now_ns);
+  // Queries `slot`, pending: when its event is done (or unusable), finishes and releases it.
+  // True while it is still not ready.
+  template <typename Slot, typename FinishFn>
+  bool PollSlot(int device, DevicePool* pool, Slot* slot, int* bound_device, FinishFn finish, uint64_t now_ns);
   // Queries every pending slot of `slots`; returns how many are still not ready.
   template <typename Slot, uint32_t kSlots, typename FinishFn>
   int PollSlots(int device, DevicePool* pool, Slot (&slots)[kSlots], int* bound_device, FinishFn finish,
