@@ -215,7 +215,7 @@ Analysis AnalyzeAttempt(const AttemptDumps& attempt, const AttemptSnapshot& snap
     a.missing_ranks = table->MissingRanks();
     // A P2P verdict's number counts per peer: the rows show each rank's collectives as they stand.
     a.ranks = BuildRankRows(*table, detect::IsPointToPointKind(a.verdict.kind) ? 0 : a.verdict.seq,
-                            detect::AboutReplay(a.verdict) ? a.verdict.graph : 0);
+                            detect::ReplayGraphOf(a.verdict));
     if (a.verdict.kind == detect::VerdictKind::kMismatch) a.fingerprints = BuildFingerprints(*table, a.verdict.seq);
   }
   std::vector<int> without;

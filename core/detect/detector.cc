@@ -62,10 +62,6 @@ IssueOrder OrderOf(const CommGroup& group, uint64_t seq, uint64_t graph, uint64_
   return order;
 }
 
-std::string ReplayName(const Verdict& replay) {
-  return "replay " + std::to_string(replay.seq) + " of " + replay.graph_label;
-}
-
 // A collective verdict and a replay verdict of one communicator: ops of one communicator run in
 // the order a rank issued them, so the wait issued later is stuck behind the earlier one, which
 // is reported with a note naming the other. When no rank kept both, or ranks issued them in
@@ -74,12 +70,12 @@ std::optional<Verdict> OlderOf(const CommGroup& group, Verdict collective, Verdi
   const IssueOrder order = OrderOf(group, collective.seq, replay.graph, replay.seq);
   const std::string eager = WaitSubject(collective.seq, collective.op, collective.framework_seq, false, "");
   if (!order.eager_first.empty() && order.replay_first.empty()) {
-    collective.notes.push_back(ReplayName(replay) + " waits behind " + eager + ": " + FormatRanks(order.eager_first) +
+    collective.notes.push_back(ReplaySubject(replay) + " waits behind " + eager + ": " + FormatRanks(order.eager_first) +
                                " launched the replay after issuing #" + std::to_string(collective.seq));
     return collective;
   }
   if (order.eager_first.empty() && !order.replay_first.empty()) {
-    replay.notes.push_back(eager + " waits behind " + ReplayName(replay) + ": " + FormatRanks(order.replay_first) +
+    replay.notes.push_back(eager + " waits behind " + ReplaySubject(replay) + ": " + FormatRanks(order.replay_first) +
                            " issued #" + std::to_string(collective.seq) + " after launching the replay");
     return replay;
   }

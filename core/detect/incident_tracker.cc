@@ -4,10 +4,6 @@
 
 namespace ncclwatch::detect {
 
-uint64_t ReplayGraphOf(const Verdict& verdict) {
-  return AboutReplay(verdict) ? verdict.graph : 0;
-}
-
 IncidentKey IncidentKeyOf(const Verdict& verdict) {
   IncidentKey key{verdict.kind, verdict.comm_hash, verdict.seq, 0, 0, ReplayGraphOf(verdict)};
   if (verdict.kind == VerdictKind::kSyncStuck) {

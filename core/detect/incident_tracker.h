@@ -36,11 +36,6 @@ struct IncidentKey {
 
 IncidentKey IncidentKeyOf(const Verdict& verdict);
 
-// The graph whose replay `verdict` waits in (replay_straggler, replay_hang, a rank_exited whose
-// waiters wait in a replay); 0 for every other verdict, a mismatch at capture included (it is
-// keyed by its #N like any mismatch).
-uint64_t ReplayGraphOf(const Verdict& verdict);
-
 class IncidentTracker {
  public:
   // Remembers this many reported keys; older ones are forgotten first.

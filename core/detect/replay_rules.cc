@@ -75,11 +75,6 @@ Verdict StartReplayVerdict(VerdictKind kind, const CommGroup& group, const Graph
   return verdict;
 }
 
-std::string Subject(const Verdict& verdict) {
-  return "replay " + std::to_string(verdict.seq) + " of " +
-         (verdict.graph_label.empty() ? std::string("graph ") + FormatHash(verdict.graph) : verdict.graph_label);
-}
-
 // Offline, ranks without a dump are not known to have launched anything: when every rank with
 // a dump launched the replay and one still waits in it, they are the stragglers.
 std::optional<Verdict> ReplayStragglerWithoutFacts(const RuleContext& context, const GraphState& state) {
@@ -90,7 +85,7 @@ std::optional<Verdict> ReplayStragglerWithoutFacts(const RuleContext& context, c
   }
   verdict.culprits_without_facts = group.NotVisibleRanges();
   verdict.summary = "replay_straggler on comm " + FormatHash(group.comm_hash) + ": " +
-                    FormatRanksVerb(verdict.other_ranks, "waits", "wait") + " in " + Subject(verdict) + "; " +
+                    FormatRanksVerb(verdict.other_ranks, "waits", "wait") + " in " + ReplaySubject(verdict) + "; " +
                     FormatRanks(verdict.culprits_without_facts) +
                     (format::CountRanks(verdict.culprits_without_facts) == 1
                          ? " left no dump and is not known to have launched it"
@@ -123,7 +118,7 @@ std::optional<Verdict> StragglerOf(const RuleContext& context, const GraphState&
   verdict.other_ranks = joined;
   verdict.since_ns = onset.value_or(0);
   verdict.summary = "replay_straggler on comm " + FormatHash(group.comm_hash) + ": " +
-                    FormatRanksVerb(lagging, "has", "have") + " not launched " + Subject(verdict) + "; " +
+                    FormatRanksVerb(lagging, "has", "have") + " not launched " + ReplaySubject(verdict) + "; " +
                     FormatRanks(joined) + " launched it" +
                     (context.offline() ? "" : " " + FormatDuration(Age(context.now_ns, verdict.since_ns)) + " ago") +
                     (joined.size() == 1 ? " and waits" : " and wait");
@@ -157,7 +152,7 @@ std::optional<Verdict> HangOf(const RuleContext& context, const GraphState& stat
   }
   verdict.since_ns = all_joined.value_or(0);
   const std::string stuck =
-      "replay_hang on comm " + FormatHash(group.comm_hash) + ": " + Subject(verdict) + " launched by " +
+      "replay_hang on comm " + FormatHash(group.comm_hash) + ": " + ReplaySubject(verdict) + " launched by " +
       (group.members.size() == 1 ? "the only " : "all ") +
       (context.offline() ? CountOf(group.members.size(), "rank", "ranks") + " with a dump"
                          : CountOf(group.members.size(), "visible rank", "visible ranks")) +
@@ -227,7 +222,7 @@ std::optional<Verdict> CheckRankExitedInReplay(const RuleContext& context) {
     verdict.other_ranks = waiters;
     verdict.since_ns = since;
     verdict.summary = "rank_exited on comm " + FormatHash(group.comm_hash) + ": " + FormatRanks(culprits) +
-                      " left while " + FormatRanksVerb(waiters, "waits", "wait") + " in " + Subject(verdict);
+                      " left while " + FormatRanksVerb(waiters, "waits", "wait") + " in " + ReplaySubject(verdict);
     return verdict;
   });
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/format/framework_seq.h"
+#include "core/format/hex.h"
 #include "core/format/nccl_names.h"
 
 namespace ncclwatch::detect {
@@ -61,6 +62,13 @@ bool IsReplayKind(VerdictKind kind) { return kind == VerdictKind::kReplayStraggl
 
 bool AboutReplay(const Verdict& v) {
   return v.graph != 0 && (IsReplayKind(v.kind) || v.kind == VerdictKind::kRankExited);
+}
+
+uint64_t ReplayGraphOf(const Verdict& v) { return AboutReplay(v) ? v.graph : 0; }
+
+std::string ReplaySubject(const Verdict& v) {
+  return "replay " + std::to_string(v.seq) + " of " +
+         (v.graph_label.empty() ? "graph " + format::FormatHex(v.graph) : v.graph_label);
 }
 
 std::string WaitSubject(const Verdict& v) {

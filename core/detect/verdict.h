@@ -162,8 +162,14 @@ struct Verdict {
 // replay_hang, a rank_exited in a replay). A mismatch at capture names a graph too, but its
 // seq is the #N of the captured op.
 bool AboutReplay(const Verdict& v);
+// The graph whose replay `v` waits in (replay_straggler, replay_hang, a rank_exited whose
+// waiters wait in a replay); 0 for every other verdict, a mismatch at capture included (it is
+// keyed by its #N like any mismatch).
+uint64_t ReplayGraphOf(const Verdict& v);
 // WaitSubject for `v`: its graph label only when it is about a replay.
 std::string WaitSubject(const Verdict& v);
+// "replay N of <graph label>" (of "graph <key>" when it has no label), for a verdict about a replay.
+std::string ReplaySubject(const Verdict& v);
 
 // Every culprit of `verdict`, sorted: culprit_ranks and culprits_without_facts expanded.
 // O(culprits), up to 2^20 for a communicator of ranks without facts: for reports, which print
