@@ -32,6 +32,14 @@ const char* AfterCommandName(const char* stat) {
   return close_paren == nullptr ? nullptr : close_paren + 1;
 }
 
+// Field 3 (state) of a /proc/<pid>/stat text, 0 if absent.
+char StateOf(const char* stat) {
+  const char* cursor = AfterCommandName(stat);
+  if (cursor == nullptr) return 0;
+  while (*cursor == ' ') ++cursor;
+  return *cursor;
+}
+
 // Field 22 (starttime) of a /proc/<pid>/stat text, 0 if absent.
 uint64_t StartTicksOf(const char* stat) {
   const char* cursor = AfterCommandName(stat);
@@ -69,12 +77,10 @@ ProcessLook LookAtProcess(pid_t pid, uint64_t start_ticks) {
   // One read gives both the state and the start time.
   char stat[1024];
   if (!ReadProcStat(pid, stat, sizeof(stat))) return {};
-  const char* cursor = AfterCommandName(stat);
-  if (cursor == nullptr) return {};
-  while (*cursor == ' ') ++cursor;
-  if (*cursor == 'Z' || *cursor == 'X') return {};
+  const char state = StateOf(stat);
+  if (state == 0 || state == 'Z' || state == 'X') return {};
   if (StartTicksOf(stat) != start_ticks) return {};
-  return {true, *cursor};
+  return {true, state};
 }
 
 bool ProcessIsAlive(pid_t pid, uint64_t start_ticks) { return LookAtProcess(pid, start_ticks).alive; }
@@ -146,10 +152,7 @@ OsState ReadOsState(pid_t pid, char state) {
   if (state == 0) {
     char stat[1024];
     if (!ReadProcStat(pid, stat, sizeof(stat))) return out;
-    const char* cursor = AfterCommandName(stat);
-    if (cursor == nullptr) return out;
-    while (*cursor == ' ') ++cursor;
-    state = *cursor;
+    state = StateOf(stat);
   }
   out.state = state;
   if (out.state != 'D' && out.state != 'T' && out.state != 't') return out;

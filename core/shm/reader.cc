@@ -246,10 +246,12 @@ void FillProcessFields(const SegmentHeader& h, ProcessView* view) {
   view->run_key = h.run_key;
   const ProcessLook look = LookAtProcessOfBoot(h.boot_id, sizeof h.boot_id, h.pid, h.process_start_ticks);
   view->alive = look.alive;
-  view->os.state = look.state;  // the rest of the OS state only where ReadJobSnapshot asks
   const uint32_t state = h.state.load(kRelaxed);
   view->closed = state == static_cast<uint32_t>(SegmentState::kClosed);
   view->exited = state == static_cast<uint32_t>(SegmentState::kExited);
+  // A process that runs and has not exited: its state (0 for a dead one), the rest of its OS
+  // state where ReadJobSnapshot asks.
+  if (!view->exited) view->os.state = look.state;
   if (view->exited) {
     view->exit_how = static_cast<ExitHow>(h.exit_how.load(kRelaxed));
     view->exit_status = h.exit_status.load(kRelaxed);
@@ -370,8 +372,6 @@ JobSnapshot ReadJobSnapshot(const std::string& job_id, uid_t uid, size_t max_rec
         continue;
       }
       view->os = ReadOsState(view->pid, view->os.state);
-    } else {
-      view->os = {};
     }
     snapshot.processes.push_back(std::move(*view));
   }
