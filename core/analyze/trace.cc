@@ -212,26 +212,24 @@ nlohmann::json BuildTrace(const std::vector<const dump::RankDump*>& dumps, const
         int tid;
         int64_t end;  // of its last span
       };
-      std::map<uint64_t, Lane> lanes;  // by stream
-      auto lane_of = [&](uint64_t stream, const std::string& suffix) -> Lane& {
+      // The lane of `stream` in `lanes`, named comm_name + `suffix` when it is made.
+      auto lane_in = [&](std::map<uint64_t, Lane>& lanes, uint64_t stream, const std::string& suffix) -> Lane& {
         auto it = lanes.find(stream);
         if (it != lanes.end()) return it->second;
         const int tid = next_tid++;
         events.push_back(Meta("thread_name", pid, tid, {{"name", comm_name + suffix}}));
         return lanes.emplace(stream, Lane{tid, INT64_MIN}).first->second;
       };
-      auto stream_lane = [&](uint64_t stream) -> Lane& {
-        return lane_of(stream, streams.size() > 1 ? " stream " + format::StreamText(stream) : "");
+      auto stream_suffix = [&](uint64_t stream) {
+        return streams.size() > 1 ? " stream " + format::StreamText(stream) : std::string();
       };
+      std::map<uint64_t, Lane> lanes;  // by stream
+      auto lane_of = [&](uint64_t stream, const std::string& suffix) -> Lane& { return lane_in(lanes, stream, suffix); };
+      auto stream_lane = [&](uint64_t stream) -> Lane& { return lane_of(stream, stream_suffix(stream)); };
       // A graph's replays run in launch order on their stream: lanes of their own, per stream.
       std::map<uint64_t, Lane> replay_lanes;
       auto replay_lane = [&](uint64_t stream) -> Lane& {
-        auto it = replay_lanes.find(stream);
-        if (it != replay_lanes.end()) return it->second;
-        const int tid = next_tid++;
-        events.push_back(Meta("thread_name", pid, tid,
-                              {{"name", comm_name + " replays" + (streams.size() > 1 ? " stream " + format::StreamText(stream) : "")}}));
-        return replay_lanes.emplace(stream, Lane{tid, INT64_MIN}).first->second;
+        return lane_in(replay_lanes, stream, " replays" + stream_suffix(stream));
       };
       if (records.empty() && c.replays.empty()) stream_lane(0);
       bool has_verdict_op = false;
